@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+'use strict';
+require('../dist/client.js')
+  .main(process.argv.slice(2))
+  .then((code) => {
+    process.exitCode = code;
+  })
+  .catch((err) => {
+    console.error(`aca: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });

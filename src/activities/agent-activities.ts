@@ -1,0 +1,91 @@
+import { Context, log } from '@temporalio/activity';
+import { openTurn, runAgentStep, executeTurnToolCall, toChatMessages, type OpenTurnInput } from '../agents/agent-turn';
+import type { ConversationStore, StepDecision } from '../agents/conversation-store';
+import type { ChatModel } from '../llm/chat-model';
+import { toActivityFailure } from '../llm/model-errors';
+import type { RunFiles } from './run-files';
+
+export interface AgentActivityDeps {
+  store: ConversationStore;
+  runFiles: RunFiles;
+  /** Makes the model client for one call; the timeout comes from the run's options. */
+  chatModel: (timeoutMs: number) => ChatModel;
+  /**
+   * ACA_LOG_PROMPTS: also log what the model was sent and answered. Off by default, because
+   * prompts carry the user's task and file contents, which do not belong in shared logs.
+   */
+  logPrompts: boolean;
+}
+
+const MAX_LOGGED_PROMPT_CHARS = 20_000;
+
+export interface AgentStepInput {
+  ref: string;
+  stepIndex: number;
+  timeoutMs: number;
+}
+
+export interface ToolCallInput {
+  ref: string;
+  toolCallId: string;
+}
+
+const HEARTBEAT_EVERY_MS = 5_000;
+
+/** Keeps heartbeating while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
+async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function createAgentActivities(deps: AgentActivityDeps) {
+  const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+  return {
+    async openAgentTurn(input: OpenTurnInput): Promise<string> {
+      return openTurn(deps.store, input, (ref) => deps.runFiles.loadReport(ref));
+    },
+
+    async agentStep(input: AgentStepInput): Promise<StepDecision> {
+      const ctx = Context.current();
+      const model = deps.chatModel(input.timeoutMs);
+      let decision: StepDecision;
+      try {
+        decision = await withHeartbeats(() => runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal));
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+      const tokens = ctx.metricMeter.createCounter('aca_tokens', 'tokens', 'Model tokens reported by the endpoint');
+      tokens.add(decision.usage.prompt, { kind: 'prompt' });
+      tokens.add(decision.usage.completion, { kind: 'completion' });
+      log.info('model step', {
+        ref: input.ref,
+        step: input.stepIndex,
+        toolCalls: decision.toolCalls.map((c) => c.name),
+        finished: decision.finished !== null,
+        promptTokens: decision.usage.prompt,
+        completionTokens: decision.usage.completion,
+      });
+      if (deps.logPrompts) {
+        const conversation = await deps.store.load(input.ref);
+        log.info('model step conversation (ACA_LOG_PROMPTS)', {
+          ref: input.ref,
+          step: input.stepIndex,
+          messages: JSON.stringify(toChatMessages(conversation)).slice(-MAX_LOGGED_PROMPT_CHARS),
+        });
+      }
+      return decision;
+    },
+
+    // One activity per file tool, as the design asks, so each call is retried and shown on its own.
+    listFiles: runFileTool,
+    readFile: runFileTool,
+    createFile: runFileTool,
+    deleteFile: runFileTool,
+  };
+}

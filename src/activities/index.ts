@@ -1,0 +1,19 @@
+import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
+import { createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
+import { createTestActivities, type TestActivityDeps } from './test-activities';
+import { listRunFiles, prepareWorkspace } from './workspace-activities';
+
+export type ActivityDeps = AgentActivityDeps & TestActivityDeps & MemoryActivityDeps;
+
+/** Builds every activity the worker registers, closed over the worker's dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createAgentActivities(deps),
+    ...createTestActivities(deps),
+    ...createMemoryActivities(deps),
+    prepareWorkspace,
+    listRunFiles,
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

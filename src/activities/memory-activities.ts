@@ -1,0 +1,162 @@
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
+import type { FailureMemory } from '../memory/failure-repository';
+import { isRetryableMemoryError, MemoryLockedError } from '../memory/memory-errors';
+import type { Analysis, Language, Lesson } from '../shared/types';
+import { describeTestReport } from '../agents/user-message';
+import type { RunFiles } from './run-files';
+
+export interface MemoryActivityDeps {
+  runFiles: RunFiles;
+  /**
+   * The worker's failure memory, opened on first use; null when this worker runs without one
+   * (e.g. the embedded database is held by another process). Throws when it cannot be reached.
+   */
+  memory: () => Promise<FailureMemory | null>;
+}
+
+export interface RecallInput {
+  workflowId: string;
+  task: string;
+}
+
+export interface RememberRunInput {
+  workflowId: string;
+  task: string;
+  language: Language;
+}
+
+export interface RememberAttemptInput {
+  workflowId: string;
+  iteration: number;
+  passRate: number;
+  passed: number;
+  failed: number;
+  /** Set when the attempt failed: the full report is read from the run's files, not history. */
+  reportRef: string | null;
+  analysis: Analysis | null;
+  /** Why there is no analysis when the Reflector's turn failed. */
+  analysisError: string | null;
+}
+
+export interface RememberOutcomeInput {
+  workflowId: string;
+  status: 'success' | 'failed';
+  reason: string | null;
+  /** On success after failures: what made the difference, stored against those failures. */
+  fix: { iteration: number; summary: string } | null;
+}
+
+/** Retryable for outages; permanent for refusals, so a bad row cannot loop for an hour. */
+function asActivityFailure(err: unknown, action: string): ApplicationFailure {
+  const message = `failure memory: ${action}: ${err instanceof Error ? err.message : String(err)}`;
+  return isRetryableMemoryError(err)
+    ? ApplicationFailure.retryable(message, 'MemoryUnavailable')
+    : ApplicationFailure.nonRetryable(message, 'MemoryQueryError');
+}
+
+export function createMemoryActivities(deps: MemoryActivityDeps) {
+  const withMemory = async <T>(action: string, fallback: T, work: (memory: FailureMemory) => Promise<T>): Promise<T> => {
+    // Heartbeats let Temporal notice a dead worker in seconds rather than at the timeout; they
+    // start before the first open, which for the embedded database can take a while.
+    const ctx = Context.current();
+    ctx.heartbeat();
+    const timer = setInterval(() => ctx.heartbeat(), 2_000);
+    try {
+      let memory: FailureMemory | null;
+      try {
+        memory = await deps.memory();
+      } catch (err) {
+        throw asActivityFailure(err, action);
+      }
+      if (!memory) return fallback;
+      try {
+        return await work(memory);
+      } catch (err) {
+        throw asActivityFailure(err, action);
+      }
+    } finally {
+      clearInterval(timer);
+    }
+  };
+
+  return {
+    /** Lessons for the Planner: bounded in number and size, the run's own failures excluded. */
+    async recallLessons(input: RecallInput): Promise<Lesson[]> {
+      return withMemory('recall lessons', [], (memory) =>
+        memory.findSimilarFailures(input.task, { excludeWorkflowId: input.workflowId, limit: 3 }),
+      );
+    },
+
+    async rememberRun(input: RememberRunInput): Promise<void> {
+      await withMemory('create task', undefined, (memory) => memory.createTask(input));
+    },
+
+    /**
+     * One attempt: its iteration row, then (if it failed) its failure row. Both writes are
+     * keyed upserts, so a retry after a crash between them completes the pair without
+     * duplicating the first.
+     */
+    async rememberAttempt(input: RememberAttemptInput): Promise<void> {
+      await withMemory('store attempt', undefined, async (memory) => {
+        await memory.logIteration({
+          workflowId: input.workflowId,
+          iteration: input.iteration,
+          passRate: input.passRate,
+          passed: input.passed,
+          failed: input.failed,
+        });
+        if (input.reportRef === null) return;
+        const report = await deps.runFiles.loadReport(input.reportRef);
+        if (!report) log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
+        await memory.storeFailure({
+          workflowId: input.workflowId,
+          iteration: input.iteration,
+          testOutput: report ? describeTestReport(report) : '',
+          rootCause: input.analysis?.rootCause ?? `(no analysis: ${input.analysisError ?? 'the Reflector did not answer'})`,
+          fixHypothesis: input.analysis?.fixHypothesis ?? '',
+          filesToChange: input.analysis?.filesToChange ?? [],
+        });
+      });
+    },
+
+    async rememberOutcome(input: RememberOutcomeInput): Promise<number> {
+      return withMemory('store outcome', 0, async (memory) => {
+        await memory.updateTaskStatus(input.workflowId, input.status, input.reason);
+        if (!input.fix) return 0;
+        return memory.recordFix({ workflowId: input.workflowId, iteration: input.fix.iteration, summary: input.fix.summary });
+      });
+    },
+  };
+}
+
+/**
+ * Opens failure memory once, on first use, and shares it between activities. A failed open is
+ * forgotten so the next attempt tries again (the database may be back); an embedded database
+ * held by another process disables memory for this worker instead of failing every run.
+ */
+export function lazyMemory(open: () => Promise<FailureMemory>): {
+  get: () => Promise<FailureMemory | null>;
+  close: () => Promise<void>;
+} {
+  let opening: Promise<FailureMemory | null> | null = null;
+  return {
+    get() {
+      opening ??= open().catch((err: unknown) => {
+        if (err instanceof MemoryLockedError) {
+          Runtime.instance().logger.warn(`failure memory disabled on this worker: ${err.message}`);
+          return null;
+        }
+        opening = null;
+        throw err;
+      });
+      return opening;
+    },
+    async close() {
+      const memory = await opening?.catch(() => null);
+      opening = null;
+      await memory?.close();
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import type OpenAI from 'openai';
+import type { Analysis, Plan, TestRunReport } from '../shared/types';
+import type { ChatModel } from '../llm/chat-model';
+import { executeFileTool, type ToolResult } from '../tools/file-tools';
+import {
+  FILE_TOOL_NAMES,
+  isToolName,
+  parseToolArguments,
+  toolDefinition,
+  type FileToolName,
+} from '../tools/tool-schemas';
+import { AGENT_SPECS } from './agent-specs';
+import type { Conversation, ConversationStore, StepDecision } from './conversation-store';
+import type { TurnContext } from './turn-context';
+import { buildUserMessage } from './user-message';
+
+const MAX_FIELD_CHARS = 4000;
+const MAX_LIST_ITEMS = 50;
+
+const clip = (text: string): string => (text.length <= MAX_FIELD_CHARS ? text : `${text.slice(0, MAX_FIELD_CHARS)} […]`);
+const clipList = (items: string[]): string[] => items.slice(0, MAX_LIST_ITEMS).map(clip);
+
+export interface OpenTurnInput {
+  ref: string;
+  model: string;
+  workspace: string;
+  context: TurnContext;
+}
+
+/** Creates the turn's conversation unless a retried activity already did. */
+export async function openTurn(
+  store: ConversationStore,
+  input: OpenTurnInput,
+  loadReport: (ref: string) => Promise<TestRunReport | null>,
+): Promise<string> {
+  if (await store.exists(input.ref)) return input.ref;
+  const spec = AGENT_SPECS[input.context.role];
+  const report = input.context.testReportRef ? await loadReport(input.context.testReportRef) : null;
+  await store.save({
+    ref: input.ref,
+    role: spec.role,
+    model: input.model,
+    language: input.context.language,
+    workspace: input.workspace,
+    protectedPaths: input.context.protectedPaths,
+    entries: [
+      { kind: 'system', content: spec.systemPrompt },
+      { kind: 'user', content: buildUserMessage(input.context, report) },
+    ],
+    toolResults: {},
+    steps: [],
+  });
+  return input.ref;
+}
+
+/** The chat messages of a conversation, every tool call followed by its answer in call order. */
+export function toChatMessages(conversation: Conversation): OpenAI.Chat.ChatCompletionMessageParam[] {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [];
+  for (const entry of conversation.entries) {
+    if (entry.kind === 'system' || entry.kind === 'user') {
+      messages.push({ role: entry.kind, content: entry.content });
+      continue;
+    }
+    messages.push({
+      role: 'assistant',
+      content: entry.content,
+      ...(entry.toolCalls.length
+        ? {
+            tool_calls: entry.toolCalls.map((call) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: { name: call.name, arguments: call.arguments },
+            })),
+          }
+        : {}),
+    });
+    for (const call of entry.toolCalls) {
+      const result: ToolResult = conversation.toolResults[call.id] ?? {
+        ok: false,
+        error: 'this call was not executed',
+      };
+      messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
+    }
+  }
+  return messages;
+}
+
+function toFinishedResult(name: string, args: Record<string, unknown>): unknown {
+  if (name === 'submit_plan') {
+    const plan: Plan = {
+      summary: clip(String(args.summary)),
+      steps: clipList(args.steps as string[]),
+      files: clipList(args.files as string[]),
+    };
+    return plan;
+  }
+  if (name === 'submit_analysis') {
+    const analysis: Analysis = {
+      rootCause: clip(String(args.root_cause)),
+      fixHypothesis: clip(String(args.fix_hypothesis)),
+      filesToChange: clipList(args.files_to_change as string[]),
+      testsWrong: Boolean(args.tests_wrong),
+    };
+    return analysis;
+  }
+  return { summary: clip(String(args.summary)) };
+}
+
+function describeTarget(name: string, rawArguments: string): string {
+  const match = /"path"\s*:\s*"([^"]{0,120})/.exec(rawArguments);
+  return match ? match[1] : name === 'list_files' ? '.' : '';
+}
+
+/**
+ * One model call of a turn. The answer is stored with the conversation before
+ * the decision is returned, so a retry after a crash replays the stored
+ * decision instead of paying for the same model call twice.
+ */
+export async function runAgentStep(
+  store: ConversationStore,
+  model: ChatModel,
+  ref: string,
+  stepIndex: number,
+  signal?: AbortSignal,
+): Promise<StepDecision> {
+  const conversation = await store.load(ref);
+  const recorded = conversation.steps[stepIndex];
+  if (recorded) return recorded;
+  if (stepIndex !== conversation.steps.length) {
+    throw new Error(`step ${stepIndex} of ${ref} requested but ${conversation.steps.length} steps are recorded`);
+  }
+  const spec = AGENT_SPECS[conversation.role];
+  const answer = await model.complete({
+    model: conversation.model,
+    messages: toChatMessages(conversation),
+    tools: spec.tools.map(toolDefinition),
+    signal,
+  });
+
+  const decision: StepDecision = { toolCalls: [], finished: null, progress: false, usage: answer.usage, note: null };
+  const seenIds = new Set<string>();
+  const calls = answer.toolCalls.map((call, index) => {
+    // Some servers reuse or omit ids; the id is our key for the answer, so make it unique.
+    let id = call.id || `call_${stepIndex}_${index}`;
+    if (seenIds.has(id)) id = `${id}_${index}`;
+    seenIds.add(id);
+    return { ...call, id };
+  });
+  conversation.entries.push({ kind: 'assistant', content: answer.content, toolCalls: calls });
+
+  for (const call of calls) {
+    if (decision.finished !== null) {
+      conversation.toolResults[call.id] = { ok: false, error: `not executed: the turn already ended with ${spec.finishTool}` };
+      continue;
+    }
+    if (!isToolName(call.name) || !spec.tools.includes(call.name)) {
+      conversation.toolResults[call.id] = {
+        ok: false,
+        error: `unknown tool "${call.name}"; the tools you have are: ${spec.tools.join(', ')}`,
+      };
+      continue;
+    }
+    const parsed = parseToolArguments(call.name, call.arguments);
+    if (!parsed.ok) {
+      conversation.toolResults[call.id] = { ok: false, error: parsed.error };
+      continue;
+    }
+    decision.progress = true;
+    if (call.name === spec.finishTool) {
+      decision.finished = toFinishedResult(call.name, parsed.args as Record<string, unknown>);
+      conversation.toolResults[call.id] = { ok: true };
+    } else {
+      decision.toolCalls.push({ id: call.id, name: call.name, target: describeTarget(call.name, call.arguments) });
+    }
+  }
+
+  if (calls.length === 0) {
+    decision.note = 'the model answered without calling a tool';
+    conversation.entries.push({
+      kind: 'user',
+      content: `Please continue by calling one of your tools. Your turn ends when you call ${spec.finishTool}.`,
+    });
+  }
+  conversation.steps.push(decision);
+  await store.save(conversation);
+  return decision;
+}
+
+/** Executes one validated file-tool call of a turn and stores its answer for the model. */
+export async function executeTurnToolCall(
+  store: ConversationStore,
+  ref: string,
+  toolCallId: string,
+): Promise<{ ok: boolean; error?: string }> {
+  const conversation = await store.load(ref);
+  const done = conversation.toolResults[toolCallId];
+  if (done) return done.ok ? { ok: true } : { ok: false, error: done.error };
+  const call = conversation.entries
+    .flatMap((entry) => (entry.kind === 'assistant' ? entry.toolCalls : []))
+    .find((c) => c.id === toolCallId);
+  if (!call) throw new Error(`tool call ${toolCallId} is not part of ${ref}`);
+  if (!(FILE_TOOL_NAMES as readonly string[]).includes(call.name)) {
+    throw new Error(`tool call ${toolCallId} is ${call.name}, not a file tool`);
+  }
+  const result = await executeFileTool(
+    { workspace: conversation.workspace, protectedPaths: conversation.protectedPaths },
+    call.name as FileToolName,
+    call.arguments,
+  );
+  conversation.toolResults[toolCallId] = result;
+  await store.save(conversation);
+  return result.ok ? { ok: true } : { ok: false, error: result.error };
+}

@@ -1,0 +1,80 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import type { AgentRole, Language } from '../shared/types';
+import type { ToolResult } from '../tools/file-tools';
+
+export interface ToolCallRecord {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type ConversationEntry =
+  | { kind: 'system'; content: string }
+  | { kind: 'user'; content: string }
+  | { kind: 'assistant'; content: string | null; toolCalls: ToolCallRecord[] };
+
+/** What a step decided, kept so that a retried step never asks the model again. */
+export interface StepDecision {
+  toolCalls: Array<{ id: string; name: string; target: string }>;
+  finished: unknown | null;
+  progress: boolean;
+  usage: { prompt: number; completion: number };
+  note: string | null;
+}
+
+/**
+ * One agent turn's conversation. It lives outside workflow history: the workflow
+ * only holds its reference, so history grows by a small constant per step.
+ */
+export interface Conversation {
+  ref: string;
+  role: AgentRole;
+  model: string;
+  language: Language;
+  workspace: string;
+  protectedPaths: string[];
+  entries: ConversationEntry[];
+  toolResults: Record<string, ToolResult>;
+  steps: StepDecision[];
+}
+
+export interface ConversationStore {
+  exists(ref: string): Promise<boolean>;
+  load(ref: string): Promise<Conversation>;
+  save(conversation: Conversation): Promise<void>;
+}
+
+const SAFE_REF = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/** Keeps each conversation as one JSON file, replaced atomically on every save. */
+export class FileConversationStore implements ConversationStore {
+  constructor(private readonly rootDir: string) {}
+
+  private fileFor(ref: string): string {
+    if (!SAFE_REF.test(ref) || ref.split('/').includes('..')) throw new Error(`invalid conversation reference "${ref}"`);
+    return path.join(this.rootDir, `${ref}.json`);
+  }
+
+  async exists(ref: string): Promise<boolean> {
+    try {
+      await fs.access(this.fileFor(ref));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async load(ref: string): Promise<Conversation> {
+    const text = await fs.readFile(this.fileFor(ref), 'utf8');
+    return JSON.parse(text) as Conversation;
+  }
+
+  async save(conversation: Conversation): Promise<void> {
+    const file = this.fileFor(conversation.ref);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    await fs.writeFile(temporary, JSON.stringify(conversation), 'utf8');
+    await fs.rename(temporary, file);
+  }
+}

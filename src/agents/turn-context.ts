@@ -1,0 +1,20 @@
+import type { AgentRole, Analysis, Language, Lesson, Plan } from '../shared/types';
+
+/** Everything an agent turn starts from. Travels through workflow history, so it stays small. */
+export interface TurnContext {
+  role: AgentRole;
+  task: string;
+  language: Language;
+  /** The coding attempt this turn belongs to (1-based). */
+  attempt: number;
+  maxIterations: number;
+  plan?: Plan | null;
+  analysis?: Analysis | null;
+  feedback?: string[];
+  lessons?: Lesson[];
+  /** For the Tester: 1 on the first pass, more after an analysis said the tests were wrong. */
+  testPass?: number;
+  /** For the Reflector: the stored report of the failed test run. */
+  testReportRef?: string | null;
+  protectedPaths: string[];
+}

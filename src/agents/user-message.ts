@@ -1,0 +1,70 @@
+import type { Language, TestRunReport } from '../shared/types';
+import { formatLessons } from '../memory/format-lessons';
+import type { TurnContext } from './turn-context';
+
+const RUNNER_NOTES: Record<Language, string> = {
+  python: 'Tests run with pytest: test files are named test_*.py and use plain assert statements.',
+  typescript: 'Tests run with Jest: test files are named *.test.ts and use describe/test/expect.',
+  javascript: 'Tests run with Jest: test files are named *.test.js and use describe/test/expect.',
+};
+
+const MAX_REPORT_CHARS = 12_000;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)} [… ${text.length - max} characters cut]`;
+}
+
+export function describeTestReport(report: TestRunReport): string {
+  const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${(report.passRate * 100).toFixed(0)}%).`;
+  const failing = report.cases
+    .filter((c) => c.status === 'failed' || c.status === 'error')
+    .map((c) => `- ${c.name} (${c.status})${c.message ? `: ${clip(c.message, 1500)}` : ''}`);
+  const parts = [header];
+  if (report.message) parts.push(`Runner message: ${clip(report.message, 2000)}`);
+  if (failing.length) parts.push(`Failing tests:\n${failing.join('\n')}`);
+  if (report.output) parts.push(`Output (tail${report.cutBytes ? `, ${report.cutBytes} bytes cut before it` : ''}):\n${report.output}`);
+  return clip(parts.join('\n\n'), MAX_REPORT_CHARS);
+}
+
+/**
+ * The first user message of a turn. It always carries the task verbatim; the
+ * Coder's carries the latest analysis and any human feedback verbatim too.
+ */
+export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null): string {
+  const parts: string[] = [`Task:\n${ctx.task}`, `Language: ${ctx.language}. ${RUNNER_NOTES[ctx.language]}`];
+  if (ctx.protectedPaths.length) {
+    parts.push(`Acceptance tests given by the user (read-only, always run): ${ctx.protectedPaths.join(', ')}`);
+  }
+  switch (ctx.role) {
+    case 'planner':
+      if (ctx.lessons?.length) parts.push(formatLessons(ctx.lessons));
+      parts.push('Submit your plan with submit_plan.');
+      break;
+    case 'coder':
+      parts.push(`This is coding attempt ${ctx.attempt} of at most ${ctx.maxIterations}.`);
+      if (ctx.plan) {
+        parts.push(`Plan:\n${ctx.plan.summary}\nSteps:\n${ctx.plan.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}\nFiles: ${ctx.plan.files.join(', ')}`);
+      }
+      if (ctx.analysis) {
+        parts.push(
+          `The tests failed on the previous attempt.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}\nFiles to change: ${ctx.analysis.filesToChange.join(', ') || '(not named)'}`,
+        );
+      }
+      if (ctx.feedback?.length) parts.push(`Guidance from the user:\n${ctx.feedback.map((f) => `- ${f}`).join('\n')}`);
+      parts.push('Write the code with create_file, then call finish.');
+      break;
+    case 'tester':
+      parts.push(`This is test-writing pass ${ctx.testPass ?? 1}.`);
+      if (ctx.analysis?.testsWrong) {
+        parts.push(`The last analysis found the tests wrong.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}`);
+      }
+      parts.push('Write the tests with create_file, then call finish.');
+      break;
+    case 'reflector':
+      parts.push(`Analyse the failed test run of attempt ${ctx.attempt}.`);
+      if (report) parts.push(describeTestReport(report));
+      parts.push('Submit your analysis with submit_analysis.');
+      break;
+  }
+  return parts.join('\n\n');
+}

@@ -1,0 +1,295 @@
+/**
+ * `aca bench [part ...] [options]`: runs the benchmark parts, prints a table per
+ * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
+ * concurrency, sandbox, history, humaneval; none or `all` runs every one.
+ * Progress goes to stderr. Exit code 0 when every part ran and every harness
+ * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs, positiveInteger, stringFlag } from '../cli/args';
+import type { CliIO } from '../cli/cli-context';
+import { loadConfig } from '../config';
+import { projectRoot } from '../sandbox/project-root';
+import { UserInputError } from '../shared/errors';
+import { openBenchStack, type BenchStack } from './bench-stack';
+import {
+  defaultResultsDir,
+  goalText,
+  hostInfo,
+  progressLogger,
+  writeResult,
+  type BenchIO,
+  type Goal,
+} from './bench-util';
+import { concurrencyReport, concurrencySvg, DEFAULT_LEVELS, runConcurrencyBench } from './concurrency-bench';
+import { historyReport, historySvg, HISTORY_CASES, runHistoryBench } from './history-bench';
+import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './humaneval-bench';
+import { overheadReport, runOverheadBench } from './overhead-bench';
+import { runSandboxBench, sandboxReport } from './sandbox-bench';
+
+export const PARTS = ['overhead', 'concurrency', 'sandbox', 'history', 'humaneval'] as const;
+export type Part = (typeof PARTS)[number];
+
+export const BENCH_FLAGS = {
+  'delay-ms': { type: 'string' },
+  runs: { type: 'string' },
+  levels: { type: 'string' },
+  reps: { type: 'string' },
+  history: { type: 'string' },
+  dataset: { type: 'string' },
+  limit: { type: 'string' },
+  'wrong-fraction': { type: 'string' },
+  concurrency: { type: 'string' },
+  live: { type: 'boolean' },
+  model: { type: 'string' },
+  'max-iterations': { type: 'string' },
+  out: { type: 'string' },
+  'temporal-db': { type: 'string' },
+  keep: { type: 'boolean' },
+  strict: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+export const BENCH_USAGE = `aca bench [all|overhead|concurrency|sandbox|history|humaneval ...] [options]
+
+  overhead     demo scenario, scripted model answering after d ms: wall / (calls x d + test time); goal <= 1.10
+  concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
+  sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
+  history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
+  humaneval    every HumanEval problem as a run with its check() as acceptance test
+
+options:
+  --delay-ms N          scripted model delay for overhead and concurrency (500)
+  --runs N              measured overhead runs, median reported (3)
+  --levels A,B,...      concurrency levels (1,10,50,200)
+  --reps N              sandbox repetitions each side (9)
+  --history demo,long   history cases (both)
+  --dataset FILE        HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)
+  --limit N             first N problems only
+  --wrong-fraction F    share of problems with a wrong first attempt (0.2)
+  --concurrency N       HumanEval runs at a time (32; 4 with --live)
+  --max-iterations N    HumanEval iteration limit per run (3)
+  --live                HumanEval against OPENAI_BASE_URL (with --model or ACA_MODEL); humaneval only
+  --out DIR             where results go (bench/results)
+  --temporal-db FILE    SQLite file of the bench's own dev server (default: a temporary file on disk;
+                        e.g. /dev/shm/aca-bench.db keeps disk syncs out of the figures)
+  --keep                keep the temporary workspaces, conversations and reports
+  --strict              exit 1 when a goal is missed`;
+
+export function defaultDatasetPath(): string {
+  return path.resolve(projectRoot(), '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
+}
+
+function nonNegativeInteger(value: string | boolean | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d+$/.test(value.trim())) {
+    throw new UserInputError(`--${name} must be a whole number, got "${String(value)}"`);
+  }
+  return Number(value);
+}
+
+function integerList(value: string | boolean | undefined, name: string, fallback: number[]): number[] {
+  if (value === undefined) return fallback;
+  const items = String(value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0 || items.some((s) => !/^\d+$/.test(s) || Number(s) < 1)) {
+    throw new UserInputError(
+      `--${name} must be a comma-separated list of whole numbers >= 1, got "${String(value)}"`,
+    );
+  }
+  return items.map(Number);
+}
+
+interface BenchPlan {
+  parts: Part[];
+  outDir: string;
+  delayMs: number;
+  overheadRuns: number;
+  levels: number[];
+  reps: number;
+  historyCases: string[];
+  humaneval: HumanEvalOptions;
+  keep: boolean;
+  strict: boolean;
+  temporalDbFile: string | null;
+}
+
+export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
+  const { positionals, flags } = parseArgs(argv, BENCH_FLAGS);
+  if (flags.help || positionals[0] === 'help') return 'help';
+  const names = positionals.length === 0 || positionals.includes('all') ? [...PARTS] : positionals;
+  for (const name of names) {
+    if (!(PARTS as readonly string[]).includes(name)) {
+      throw new UserInputError(`unknown benchmark part "${name}"; choose from all, ${PARTS.join(', ')}`);
+    }
+  }
+  const parts = PARTS.filter((p) => names.includes(p));
+  const live = flags.live === true;
+  if (live && parts.some((p) => p !== 'humaneval'))
+    throw new UserInputError('--live applies to the humaneval part only: aca bench humaneval --live');
+  if (live && !process.env.OPENAI_BASE_URL && !process.env.OPENAI_API_KEY) {
+    throw new UserInputError(
+      '--live needs a model endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if it wants one)',
+    );
+  }
+  const wrongFraction = flags['wrong-fraction'] === undefined ? 0.2 : Number(flags['wrong-fraction']);
+  if (!Number.isFinite(wrongFraction) || wrongFraction < 0 || wrongFraction > 1) {
+    throw new UserInputError(
+      `--wrong-fraction must be a number from 0 to 1, got "${String(flags['wrong-fraction'])}"`,
+    );
+  }
+  const historyCases =
+    stringFlag(flags.history)
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) ?? Object.keys(HISTORY_CASES);
+  for (const c of historyCases) {
+    if (!HISTORY_CASES[c])
+      throw new UserInputError(
+        `unknown history case "${c}"; choose from ${Object.keys(HISTORY_CASES).join(', ')}`,
+      );
+  }
+  const temporalDbFile = stringFlag(flags['temporal-db']) ? path.resolve(String(flags['temporal-db'])) : null;
+  if (temporalDbFile && fs.existsSync(temporalDbFile)) {
+    throw new UserInputError(
+      `--temporal-db ${temporalDbFile} exists; name a new file (it is deleted when the benchmark ends)`,
+    );
+  }
+  const dataset = path.resolve(stringFlag(flags.dataset) ?? defaultDatasetPath());
+  if (parts.includes('humaneval') && !fs.existsSync(dataset)) {
+    throw new UserInputError(`HumanEval dataset ${dataset} does not exist; give one with --dataset FILE`);
+  }
+  return {
+    parts,
+    outDir: path.resolve(stringFlag(flags.out) ?? defaultResultsDir()),
+    delayMs: nonNegativeInteger(flags['delay-ms'], 'delay-ms', 500),
+    overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
+    levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
+    reps: positiveInteger(flags.reps, 'reps') ?? 9,
+    historyCases,
+    humaneval: {
+      dataset,
+      limit: positiveInteger(flags.limit, 'limit') ?? null,
+      wrongFraction,
+      concurrency: positiveInteger(flags.concurrency, 'concurrency') ?? (live ? 4 : 32),
+      live,
+      model: stringFlag(flags.model) ?? loadConfig().model,
+      maxIterations: positiveInteger(flags['max-iterations'], 'max-iterations') ?? 3,
+    },
+    keep: flags.keep === true,
+    strict: flags.strict === true,
+    temporalDbFile,
+  };
+}
+
+export async function benchCommand(argv: string[], cliIO: CliIO): Promise<number> {
+  const plan = parseBenchArgs(argv);
+  if (plan === 'help') {
+    cliIO.out(BENCH_USAGE);
+    return 0;
+  }
+  const io: BenchIO = { out: (l) => cliIO.out(l), progress: (l) => cliIO.err(l) };
+  const at = new Date().toISOString();
+  const sandbox = loadConfig().sandbox;
+  const goals: Array<{ part: Part; goal: Goal }> = [];
+  const failures: string[] = [];
+  const written: string[] = [];
+  let stack: BenchStack | null = null;
+  const getStack = async (): Promise<BenchStack> => {
+    stack ??= await openBenchStack({
+      ...(plan.temporalDbFile ? { temporalDbFile: plan.temporalDbFile } : {}),
+      progress: progressLogger(io, 'setup'),
+      live: plan.humaneval.live,
+      keepHome: plan.keep,
+    });
+    return stack;
+  };
+  const save = (name: string, data: unknown): void => {
+    const meta = {
+      at,
+      host: hostInfo(),
+      sandbox,
+      temporal: stack ? { ownDevServer: stack.ownServer, dbFile: stack.temporalDbFile } : null,
+    };
+    written.push(
+      writeResult(plan.outDir, name, typeof data === 'string' ? data : { ...(data as object), ...meta }),
+    );
+  };
+
+  try {
+    for (const part of plan.parts) {
+      const progress = progressLogger(io, part);
+      progress('starting');
+      try {
+        switch (part) {
+          case 'overhead': {
+            const r = await runOverheadBench(
+              await getStack(),
+              { delayMs: plan.delayMs, runs: plan.overheadRuns },
+              progress,
+            );
+            overheadReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('overhead.json', r);
+            break;
+          }
+          case 'concurrency': {
+            const r = await runConcurrencyBench(
+              await getStack(),
+              { delayMs: plan.delayMs, levels: plan.levels },
+              progress,
+            );
+            concurrencyReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('concurrency.json', r);
+            save('concurrency.svg', concurrencySvg(r));
+            break;
+          }
+          case 'sandbox': {
+            const r = await runSandboxBench({ runs: plan.reps }, progress);
+            sandboxReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('sandbox.json', r);
+            break;
+          }
+          case 'history': {
+            const r = await runHistoryBench(await getStack(), { cases: plan.historyCases }, progress);
+            historyReport(r, io);
+            save('history.json', r);
+            const svg = historySvg(r);
+            if (svg) save('history.svg', svg);
+            if (!r.promptsBounded) failures.push('history: prompts grow with the iteration');
+            break;
+          }
+          case 'humaneval': {
+            const r = await runHumanEvalBench(await getStack(), plan.humaneval, progress);
+            humanEvalReport(r, io);
+            save(r.mode === 'live' ? 'humaneval-live.json' : 'humaneval.json', r);
+            if (r.mode === 'scripted' && (!r.allSolved || r.harnessProblems.length > 0)) {
+              failures.push(
+                `humaneval: ${r.problems - r.solved} of ${r.problems} scripted runs did not pass, ${r.harnessProblems.length} did not go as scripted`,
+              );
+            }
+            break;
+          }
+        }
+      } catch (err) {
+        const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        io.progress(`[bench ${part}] FAILED: ${message}`);
+        failures.push(`${part}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  } finally {
+    if (stack) await (stack as BenchStack).close();
+  }
+
+  io.out('\n== Summary ==');
+  for (const { part, goal } of goals) io.out(`${part.padEnd(12)} ${goalText(goal)}`);
+  for (const f of failures) io.out(`FAILED       ${f}`);
+  for (const file of written) io.out(`written      ${path.relative(process.cwd(), file) || file}`);
+  const missed = goals.some((g) => g.goal.met === false);
+  return failures.length > 0 || (plan.strict && missed) ? 1 : 0;
+}

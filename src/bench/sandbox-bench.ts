@@ -1,0 +1,204 @@
+/**
+ * Sandbox overhead benchmark: the same small pytest suite run bare (mode
+ * 'none') and inside bubblewrap, interleaved so machine noise hits both alike;
+ * medians are compared. Also times the sandbox's fixed start cost alone
+ * (starting it around /bin/true). Goal: sandbox/bare ratio at most 1.10.
+ *
+ * Run: npm run bench:sandbox (or node dist/bench/sandbox-bench.js [runs])
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runTestSuite } from '../sandbox';
+import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../sandbox/availability';
+import { bwrapCommand } from '../sandbox/bwrap-launch';
+import { DEFAULT_SANDBOX_LIMITS } from '../sandbox/limits';
+import { pickSandboxUid } from '../sandbox/sandbox-user';
+import { isRoot } from '../sandbox/tools';
+import type { SandboxMode } from '../shared/types';
+import {
+  defaultResultsDir,
+  formatPairs,
+  goal,
+  goalText,
+  hostInfo,
+  median,
+  progressLogger,
+  round,
+  writeResult,
+  type BenchIO,
+  type Goal,
+} from './bench-util';
+
+export const SANDBOX_GOAL = 1.1;
+
+export interface SandboxBenchResult {
+  part: 'sandbox';
+  tests: number;
+  runs: number;
+  bareMedianMs: number;
+  sandboxMedianMs: number;
+  ratio: number;
+  /** Median time to start bwrap (same profile as a real run) around /bin/true and see it exit. */
+  startupMs: number;
+  /** The same for /bin/true without bwrap: what any process start costs here. */
+  bareStartupMs: number;
+  /** startupMs - bareStartupMs: what the sandbox adds to every test run. */
+  sandboxStartCostMs: number;
+  bareMs: number[];
+  sandboxMs: number[];
+  goal: Goal;
+}
+
+const TEST_COUNT = 20;
+
+function benchSuite(): string {
+  const tests: string[] = ['import json, math, re', ''];
+  for (let i = 0; i < TEST_COUNT; i++) {
+    tests.push(
+      `def test_case_${i}():`,
+      `    data = json.loads(json.dumps({"n": ${i}, "items": list(range(${i * 10}))}))`,
+      `    assert data["n"] == ${i}`,
+      `    assert math.isclose(sum(data["items"]), ${(i * 10 * (i * 10 - 1)) / 2})`,
+      `    assert re.fullmatch(r"case-\\d+", "case-${i}")`,
+      '',
+    );
+  }
+  return tests.join('\n');
+}
+
+async function timeSuite(workspace: string, mode: SandboxMode): Promise<number> {
+  const started = process.hrtime.bigint();
+  const report = await runTestSuite({ workspace, language: 'python', mode });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (report.outcome !== 'completed' || report.passed !== TEST_COUNT) {
+    throw new Error(
+      `bench suite did not pass in mode ${mode}: ${report.outcome} ${report.message ?? ''}\n${report.output}`,
+    );
+  }
+  return ms;
+}
+
+/** Spawns `command args` and resolves with the milliseconds until it exited 0. */
+async function timeSpawn(command: string, args: string[]): Promise<number> {
+  const started = process.hrtime.bigint();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(command, args, { env: HOST_TOOL_ENV, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${command} exited with ${code}`)),
+    );
+  });
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+/** Starts an empty sandbox (same profile as a real run) around /bin/true. */
+async function timeStartup(workspace: string): Promise<number> {
+  const tools = bwrapTools();
+  if (!tools) throw new Error('bubblewrap is not available');
+  const { command, args } = bwrapCommand({
+    tools,
+    workspace,
+    needsNode: false,
+    limits: DEFAULT_SANDBOX_LIMITS,
+    env: { PATH: '/usr/bin:/bin' },
+    argv: ['/bin/true'],
+    ...(isRoot() ? { uid: pickSandboxUid() } : {}),
+  });
+  return timeSpawn(command, args);
+}
+
+export async function runSandboxBench(
+  opts: { runs: number },
+  progress: (message: string) => void = () => undefined,
+): Promise<SandboxBenchResult> {
+  const runs = Math.max(1, Math.floor(opts.runs));
+  const availability = checkSandboxAvailable('bwrap');
+  if (!availability.ok) throw new Error(availability.message);
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-sandbox-bench-'));
+  try {
+    fs.writeFileSync(path.join(workspace, 'test_bench.py'), benchSuite());
+    // The bare /bin/true start does not lend the workspace; the sandbox user only needs to enter it.
+    fs.chmodSync(workspace, 0o755);
+    // Warm the page cache and python's imports once for both sides.
+    progress('warm-up: one bare and one sandboxed run (not measured)');
+    await timeSuite(workspace, 'none');
+    await timeSuite(workspace, 'bwrap');
+    const bare: number[] = [];
+    const sandboxed: number[] = [];
+    const startup: number[] = [];
+    const bareStartup: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      // Alternate which goes first so drift (thermal, other load) does not favour one side.
+      if (i % 2 === 0) {
+        bare.push(await timeSuite(workspace, 'none'));
+        sandboxed.push(await timeSuite(workspace, 'bwrap'));
+      } else {
+        sandboxed.push(await timeSuite(workspace, 'bwrap'));
+        bare.push(await timeSuite(workspace, 'none'));
+      }
+      startup.push(await timeStartup(workspace));
+      bareStartup.push(await timeSpawn('/bin/true', []));
+      progress(
+        `rep ${i + 1}/${runs}: bare ${round(bare[i])} ms, sandboxed ${round(sandboxed[i])} ms, bwrap start ${round(startup[i])} ms`,
+      );
+    }
+    const bareMedianMs = round(median(bare));
+    const sandboxMedianMs = round(median(sandboxed));
+    const ratio = round(sandboxMedianMs / bareMedianMs, 3);
+    const startupMs = round(median(startup));
+    const bareStartupMs = round(median(bareStartup));
+    return {
+      part: 'sandbox',
+      tests: TEST_COUNT,
+      runs,
+      bareMedianMs,
+      sandboxMedianMs,
+      ratio,
+      startupMs,
+      bareStartupMs,
+      sandboxStartCostMs: round(startupMs - bareStartupMs),
+      bareMs: bare.map((ms) => round(ms)),
+      sandboxMs: sandboxed.map((ms) => round(ms)),
+      goal: goal('median sandboxed / median bare time of the same pytest suite', ratio, SANDBOX_GOAL),
+    };
+  } finally {
+    fs.rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+export function sandboxReport(r: SandboxBenchResult, io: BenchIO): void {
+  io.out(
+    `\n== Sandbox cost: the same pytest suite (${r.tests} tests) bare and in bubblewrap, ${r.runs} runs each ==`,
+  );
+  for (const line of formatPairs([
+    ['bare median', `${r.bareMedianMs} ms`],
+    ['sandboxed median', `${r.sandboxMedianMs} ms`],
+    ['ratio', r.ratio],
+    ['sandbox start', `${r.startupMs} ms (bwrap around /bin/true; /bin/true alone ${r.bareStartupMs} ms)`],
+    ['start cost per run', `${r.sandboxStartCostMs} ms`],
+    ['result', goalText(r.goal)],
+  ]))
+    io.out(line);
+}
+
+async function main(): Promise<void> {
+  const runs = Number(process.argv[2] ?? 9);
+  const io: BenchIO = { out: (l) => console.log(l), progress: (l) => console.error(l) };
+  const result = await runSandboxBench({ runs }, progressLogger(io, 'sandbox'));
+  sandboxReport(result, io);
+  const file = writeResult(defaultResultsDir(), 'sandbox.json', {
+    ...result,
+    at: new Date().toISOString(),
+    host: hostInfo(),
+  });
+  console.log(`written to ${file}`);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

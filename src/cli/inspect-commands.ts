@@ -1,0 +1,154 @@
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { AcaConfig } from '../config';
+import type { RunResult, RunSnapshot } from '../shared/run-types';
+import { AgentIterationKey, AgentLanguageKey, AgentPassRateKey, AgentStateKey } from '../shared/search-attributes';
+import { AGENT_STATES } from '../shared/types';
+import { UserInputError } from '../shared/errors';
+import { parseArgs } from './args';
+import { EXIT, existingRun, type CliIO } from './cli-context';
+import { formatPassRate, summaryLines } from './progress';
+import { attachToRun, exitCodeFor, runLink } from './run-command';
+
+const JSON_FLAG = { json: { type: 'boolean' } } as const;
+
+function onlyId(positionals: string[], usage: string): string {
+  if (positionals.length !== 1 || !positionals[0].trim()) throw new UserInputError(`usage: ${usage}`);
+  return positionals[0].trim();
+}
+
+/** The run's snapshot: from the live workflow when it runs, from its result when it has ended. */
+async function snapshotOf(client: Client, id: string): Promise<RunSnapshot> {
+  const { handle, status } = await existingRun(client, id);
+  if (status === 'RUNNING') return (await handle.query('state')) as RunSnapshot;
+  try {
+    const result = (await handle.result()) as RunResult;
+    return { ...result, paused: false };
+  } catch (err) {
+    throw new UserInputError(`run ${id} ended without a result (${status}): ${(err as Error).message}`);
+  }
+}
+
+export async function statusCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, JSON_FLAG);
+  const id = onlyId(positionals, 'aca status <id> [--json]');
+  const s = await snapshotOf(client, id);
+  if (flags.json) {
+    io.out(JSON.stringify(s));
+    return EXIT.success;
+  }
+  io.out(`${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`);
+  io.out(`  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`);
+  if (s.warning) io.out(`  warning: ${s.warning}`);
+  if (s.lastAnalysis) {
+    io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);
+    io.out(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
+  }
+  if (s.error) io.out(`  last error: ${s.error}`);
+  return EXIT.success;
+}
+
+export async function watchCommand(client: Client, config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
+  const { positionals } = parseArgs(argv, {});
+  const id = onlyId(positionals, 'aca watch <id>');
+  await existingRun(client, id);
+  return attachToRun(client, config, id, io, { json: false, interruptPauses: false });
+}
+
+export async function pauseResumeCommand(client: Client, argv: string[], io: CliIO, action: 'pause' | 'resume'): Promise<number> {
+  const { positionals } = parseArgs(argv, {});
+  const id = onlyId(positionals, `aca ${action} <id>`);
+  const { handle, status } = await existingRun(client, id);
+  if (status !== 'RUNNING') throw new UserInputError(`run ${id} has ended (${status}); it cannot be ${action}d`);
+  const snapshot = (await handle.query('state')) as RunSnapshot;
+  if (action === 'pause' && snapshot.paused) throw new UserInputError(`run ${id} is already paused`);
+  if (action === 'resume' && !snapshot.paused) throw new UserInputError(`run ${id} is not paused`);
+  await handle.signal(action);
+  io.out(action === 'pause' ? `Paused ${id} (it was ${snapshot.state}).` : `Resumed ${id}.`);
+  return EXIT.success;
+}
+
+export async function feedbackCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
+  const { positionals } = parseArgs(argv, {});
+  if (positionals.length !== 2) throw new UserInputError('usage: aca feedback <id> "<text>"');
+  const [id, text] = positionals;
+  if (!text.trim()) throw new UserInputError('the feedback text is empty');
+  const { handle } = await existingRun(client, id);
+  try {
+    const answer = (await handle.executeUpdate('feedback', { args: [text] })) as { pending: number };
+    io.out(`Feedback delivered to ${id}; the next Coder turn receives it (${answer.pending} pending).`);
+    return EXIT.success;
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      throw new UserInputError(`feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+    }
+    throw err;
+  }
+}
+
+export async function cancelCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
+  const { positionals } = parseArgs(argv, {});
+  const id = onlyId(positionals, 'aca cancel <id>');
+  const { handle, status } = await existingRun(client, id);
+  if (status !== 'RUNNING') throw new UserInputError(`run ${id} has already ended (${status})`);
+  await handle.cancel();
+  io.out(`Cancellation of ${id} requested.`);
+  return EXIT.success;
+}
+
+export async function resultCommand(client: Client, config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, 'no-wait': { type: 'boolean' } });
+  const id = onlyId(positionals, 'aca result <id> [--json] [--no-wait]');
+  const { handle, status } = await existingRun(client, id);
+  if (status === 'RUNNING' && flags['no-wait']) {
+    const snapshot = (await handle.query('state')) as RunSnapshot;
+    io.out(flags.json ? JSON.stringify(snapshot) : `${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`);
+    return EXIT.success;
+  }
+  const result = (await handle.result()) as RunResult;
+  if (flags.json) io.out(JSON.stringify(result));
+  else for (const line of summaryLines(result, runLink(config, id))) io.out(line);
+  return exitCodeFor(result);
+}
+
+export async function listCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
+  const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, state: { type: 'string' } });
+  if (positionals.length) throw new UserInputError('usage: aca list [--state STATE] [--json]');
+  let query = `WorkflowType = 'codingAgentWorkflow'`;
+  if (flags.state !== undefined) {
+    const state = String(flags.state).toUpperCase();
+    if (!(AGENT_STATES as readonly string[]).includes(state)) {
+      throw new UserInputError(`unknown state "${String(flags.state)}"; choose one of ${AGENT_STATES.join(', ')}`);
+    }
+    query += ` AND AgentState = '${state}'`;
+  }
+  const rows: Array<{ workflowId: string; state: string; iteration: number; passRate: number | null; language: string; startTime: string; status: string }> = [];
+  for await (const wf of client.workflow.list({ query, pageSize: 100 })) {
+    const sa = wf.typedSearchAttributes;
+    rows.push({
+      workflowId: wf.workflowId,
+      state: sa.get(AgentStateKey) ?? '-',
+      iteration: sa.get(AgentIterationKey) ?? 0,
+      passRate: sa.get(AgentPassRateKey) ?? null,
+      language: sa.get(AgentLanguageKey) ?? '-',
+      startTime: wf.startTime.toISOString(),
+      status: wf.status.name,
+    });
+    if (rows.length >= 200) break;
+  }
+  rows.sort((a, b) => b.startTime.localeCompare(a.startTime));
+  if (flags.json) {
+    io.out(JSON.stringify(rows));
+    return EXIT.success;
+  }
+  if (!rows.length) {
+    io.out('no runs found');
+    return EXIT.success;
+  }
+  io.out(['STARTED'.padEnd(20), 'STATE'.padEnd(11), 'ITER'.padEnd(5), 'PASS'.padEnd(5), 'LANG'.padEnd(11), 'ID'].join(' '));
+  for (const r of rows) {
+    io.out(
+      [r.startTime.slice(0, 19).replace('T', ' ').padEnd(20), r.state.padEnd(11), String(r.iteration).padEnd(5), formatPassRate(r.passRate).padEnd(5), r.language.padEnd(11), r.workflowId].join(' '),
+    );
+  }
+  return EXIT.success;
+}

@@ -1,0 +1,44 @@
+import type { RunResult, RunSnapshot } from '../shared/run-types';
+
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  const m = Math.floor(seconds / 60);
+  const s = seconds % 60;
+  return m > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
+}
+
+export function formatPassRate(rate: number | null): string {
+  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+}
+
+/** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens. */
+export function progressLine(s: RunSnapshot, elapsedMs: number): string {
+  const state = s.paused ? 'PAUSED' : s.state;
+  const tokens = s.tokens.prompt + s.tokens.completion;
+  return [
+    state.padEnd(10),
+    `iteration ${s.iterations}/${s.maxIterations}`,
+    `pass ${formatPassRate(s.passRate)}`,
+    formatDuration(elapsedMs),
+    `${tokens} tokens`,
+  ].join('  ');
+}
+
+export function summaryLines(r: RunResult, uiLink: string): string[] {
+  const outcome = r.state === 'SUCCESS' ? 'SUCCESS' : `${r.state} (${r.reason ?? 'unknown reason'})`;
+  const lines = [
+    `${outcome} after ${r.iterations} iteration${r.iterations === 1 ? '' : 's'} of at most ${r.maxIterations}`,
+    `  tests:     ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.errors} errors (pass rate ${formatPassRate(r.passRate)})`,
+    `  tokens:    ${r.tokens.prompt} prompt + ${r.tokens.completion} completion`,
+    `  workspace: ${r.workspace}`,
+  ];
+  if (r.files.length) lines.push(`  files:     ${r.files.join(', ')}`);
+  if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
+  lines.push(`  web UI:    ${uiLink}`);
+  return lines;
+}
+
+/** Same key => nothing worth a new line on a non-terminal output. */
+export function progressKey(s: RunSnapshot): string {
+  return `${s.paused ? 'PAUSED' : s.state}|${s.iterations}|${s.passRate}`;
+}

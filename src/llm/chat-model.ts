@@ -1,0 +1,70 @@
+import OpenAI from 'openai';
+
+export interface ChatRequest {
+  model: string;
+  messages: OpenAI.Chat.ChatCompletionMessageParam[];
+  tools: OpenAI.Chat.ChatCompletionTool[];
+  signal?: AbortSignal;
+}
+
+export interface ChatAnswer {
+  content: string | null;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  finishReason: string | null;
+  usage: { prompt: number; completion: number };
+}
+
+export interface ChatModel {
+  complete(request: ChatRequest): Promise<ChatAnswer>;
+}
+
+export interface OpenAIModelOptions {
+  baseURL?: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
+
+/**
+ * The one place that talks to an OpenAI-compatible endpoint. `maxRetries: 0`
+ * because Temporal owns retries: a retry inside the SDK would be invisible to
+ * the workflow and could double the time spent on one activity attempt.
+ */
+export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    // Local servers (the scripted one, Ollama, llama.cpp) accept any key.
+    apiKey: options.apiKey || 'no-key-configured',
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+  });
+  return {
+    async complete(request) {
+      const response = await client.chat.completions.create(
+        {
+          model: request.model,
+          messages: request.messages,
+          tools: request.tools,
+          tool_choice: 'auto',
+          stream: false,
+        },
+        { signal: request.signal },
+      );
+      const choice = response.choices[0];
+      const message = choice?.message;
+      const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
+        call.type === 'function'
+          ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }]
+          : [],
+      );
+      return {
+        content: message?.content ?? null,
+        toolCalls,
+        finishReason: choice?.finish_reason ?? null,
+        usage: {
+          prompt: response.usage?.prompt_tokens ?? 0,
+          completion: response.usage?.completion_tokens ?? 0,
+        },
+      };
+    },
+  };
+}

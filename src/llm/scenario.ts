@@ -1,0 +1,104 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_RUN_OPTIONS, type RunInput, type RunOptions } from '../shared/run-types';
+import type { Language } from '../shared/types';
+
+/**
+ * A scenario is data: what each agent answers, turn by turn and step by step.
+ * Faults are part of a step, so a test can say "the second Coder call gets a 429
+ * once, then its answer".
+ */
+const faultSchema = z.strictObject({
+  status: z.number().int().min(400).max(599).optional(),
+  retryAfter: z.number().min(0).optional(),
+  drop: z.boolean().optional(),
+  delayMs: z.number().int().min(0).optional(),
+  message: z.string().optional(),
+  /** How many requests of this same conversation get the fault before the answer is served. */
+  times: z.number().int().min(1).optional(),
+  always: z.boolean().optional(),
+});
+
+const scriptedToolCallSchema = z.strictObject({
+  name: z.string(),
+  /** An object is sent as JSON; a string is sent as is, which lets a scenario send broken JSON. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]),
+});
+
+export const scenarioStepSchema = z.strictObject({
+  content: z.string().optional(),
+  tool_calls: z.array(scriptedToolCallSchema).optional(),
+  delayMs: z.number().int().min(0).optional(),
+  fault: faultSchema.optional(),
+  usage: z.strictObject({ prompt: z.number().int(), completion: z.number().int() }).optional(),
+});
+
+const turnsSchema = z.array(z.array(scenarioStepSchema));
+
+export const scenarioSchema = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  /** The task a demo or test starts with this scenario. */
+  task: z.string().optional(),
+  language: z.enum(['python', 'typescript', 'javascript']).optional(),
+  /** A scenario answers any request whose task contains this text (when not chosen by model name). */
+  match: z.string().optional(),
+  /** Acceptance tests to pass with `--tests`, as path -> content. */
+  acceptanceTests: z.record(z.string(), z.string()).optional(),
+  agents: z.strictObject({
+    planner: turnsSchema.optional(),
+    coder: turnsSchema.optional(),
+    tester: turnsSchema.optional(),
+    reflector: turnsSchema.optional(),
+  }),
+});
+
+export type Scenario = z.infer<typeof scenarioSchema>;
+export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
+export type ScenarioFault = z.infer<typeof faultSchema>;
+
+/** The project's own scenarios folder, found from either src/ or dist/. */
+export const BUILTIN_SCENARIOS_DIR = path.resolve(__dirname, '..', '..', 'scenarios');
+
+export function parseScenario(value: unknown, source: string): Scenario {
+  const parsed = scenarioSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new Error(`scenario ${source} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+export function loadScenarioFile(file: string): Scenario {
+  return parseScenario(JSON.parse(fs.readFileSync(file, 'utf8')), file);
+}
+
+export function loadScenarios(dir: string = BUILTIN_SCENARIOS_DIR): Scenario[] {
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()
+    .map((name) => loadScenarioFile(path.join(dir, name)));
+}
+
+export function loadBuiltinScenario(name: string): Scenario {
+  const found = loadScenarios().find((s) => s.name === name);
+  if (!found) throw new Error(`no built-in scenario named "${name}"`);
+  return found;
+}
+
+/** The run input that replays `scenario` on the scripted model; the task and language default to the scenario's. */
+export function scriptedRunInput(
+  scenario: Scenario,
+  workspace: string,
+  overrides: { task?: string; language?: Language; testsDir?: string | null; options?: Partial<RunOptions> } = {},
+): RunInput {
+  return {
+    task: overrides.task ?? scenario.task ?? scenario.name,
+    language: overrides.language ?? scenario.language ?? 'python',
+    workspace,
+    testsDir: overrides.testsDir ?? null,
+    model: `scripted:${scenario.name}`,
+    options: { ...DEFAULT_RUN_OPTIONS, ...overrides.options },
+  };
+}

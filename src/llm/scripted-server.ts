@@ -1,0 +1,252 @@
+import { createHash } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentRole } from '../shared/types';
+import { loadScenarios, parseScenario, type Scenario, type ScenarioStep } from './scenario';
+
+/** One request as the scripted server saw it; tests assert on these. */
+export interface RecordedRequest {
+  seq: number;
+  at: string;
+  scenario: string | null;
+  agent: AgentRole | null;
+  turn: number;
+  step: number;
+  /** Same conversation prefix => same key: a repeated completed call shows up as a repeated key. */
+  key: string;
+  model: string;
+  tools: string[];
+  messages: Array<{ role: string; content: unknown }>;
+  /** 'pending' until answered; 'dropped' when the connection closed before an answer. */
+  status: number | 'pending' | 'dropped';
+  usage: { prompt: number; completion: number } | null;
+}
+
+export interface ScriptedServerOptions {
+  port?: number;
+  host?: string;
+  scenarios?: Scenario[];
+  /** Extra delay before every answer, for benchmarks. */
+  delayMs?: number;
+}
+
+interface ChatBody {
+  model?: string;
+  messages?: Array<{ role: string; content?: unknown; tool_calls?: unknown }>;
+  tools?: Array<{ type: string; function?: { name?: string } }>;
+}
+
+const TURN_PATTERNS: Record<AgentRole, RegExp | null> = {
+  planner: null,
+  coder: /coding attempt (\d+)/,
+  tester: /test-writing pass (\d+)/,
+  reflector: /failed test run of attempt (\d+)/,
+};
+
+/** The agent is known by the tools it is offered (CONTRACT.md section 3). */
+export function identifyAgent(tools: string[]): AgentRole | null {
+  if (tools.includes('submit_plan')) return 'planner';
+  if (tools.includes('submit_analysis')) return 'reflector';
+  if (tools.includes('delete_file')) return 'coder';
+  if (tools.includes('finish') && tools.includes('create_file')) return 'tester';
+  return null;
+}
+
+const estimateTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An OpenAI-compatible Chat Completions server that replays scenarios. It is
+ * stateless about call order: the agent comes from the tools offered, the turn
+ * from the user message and the step from the number of assistant messages, so
+ * retries and crashed workers get the same answer a live model would be asked for.
+ */
+export class ScriptedLlmServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly scenarios = new Map<string, Scenario>();
+  private readonly faultsServed = new Map<string, number>();
+  private server: http.Server | null = null;
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private delayMs: number;
+
+  constructor(private readonly options: ScriptedServerOptions = {}) {
+    for (const scenario of options.scenarios ?? loadScenarios()) this.addScenario(scenario);
+    this.delayMs = options.delayMs ?? 0;
+  }
+
+  addScenario(scenario: Scenario): void {
+    this.scenarios.set(scenario.name, parseScenario(scenario, scenario.name));
+  }
+
+  setDelay(ms: number): void {
+    this.delayMs = ms;
+  }
+
+  get url(): string {
+    const address = this.server?.address() as AddressInfo | null;
+    if (!address) throw new Error('the scripted server is not listening');
+    return `http://${this.options.host ?? '127.0.0.1'}:${address.port}/v1`;
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: String(err), type: 'server_error' } }));
+      });
+    });
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve());
+    });
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = null;
+  }
+
+  /** Requests of one conversation key: more than one completed answer means a model call was repeated. */
+  completedCallsByKey(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const r of this.requests) if (r.status === 200) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+    return counts;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = req.url ?? '';
+    if (req.method === 'GET' && url.startsWith('/_scripted/requests')) {
+      return this.json(res, 200, this.requests);
+    }
+    if (req.method === 'GET' && (url === '/v1/models' || url === '/models')) {
+      return this.json(res, 200, { object: 'list', data: [...this.scenarios.keys()].map((id) => ({ id, object: 'model' })) });
+    }
+    if (req.method !== 'POST' || !/\/chat\/completions$/.test(url)) {
+      return this.json(res, 404, { error: { message: `no route ${req.method} ${url}`, type: 'invalid_request_error' } });
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body: ChatBody;
+    try {
+      body = JSON.parse(raw) as ChatBody;
+    } catch {
+      return this.json(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
+    }
+    const messages = body.messages ?? [];
+    const model = body.model ?? '';
+    const tools = (body.tools ?? []).map((t) => t.function?.name ?? '').filter(Boolean);
+    const agent = identifyAgent(tools);
+    const firstUser = messages.find((m) => m.role === 'user');
+    const userText = typeof firstUser?.content === 'string' ? firstUser.content : '';
+    const scenario = this.chooseScenario(model, userText);
+    const pattern = agent ? TURN_PATTERNS[agent] : null;
+    const turn = pattern ? Math.max(0, Number(pattern.exec(userText)?.[1] ?? '1') - 1) : 0;
+    const step = messages.filter((m) => m.role === 'assistant').length;
+    const key = createHash('sha256').update(model).update(JSON.stringify(messages)).digest('hex').slice(0, 16);
+    const record: RecordedRequest = {
+      seq: this.requests.length + 1,
+      at: new Date().toISOString(),
+      scenario: scenario?.name ?? null,
+      agent,
+      turn,
+      step,
+      key,
+      model,
+      tools,
+      messages: messages.map((m) => ({ role: m.role, content: m.content ?? null })),
+      status: 'pending',
+      usage: null,
+    };
+    this.requests.push(record);
+    res.on('close', () => {
+      if (record.status === 'pending') record.status = 'dropped';
+    });
+
+    if (!scenario) {
+      record.status = 400;
+      return this.json(res, 400, {
+        error: { message: `no scenario matches model "${model}" or the task`, type: 'invalid_request_error' },
+      });
+    }
+    if (!agent) {
+      record.status = 400;
+      return this.json(res, 400, { error: { message: `cannot tell the agent from tools [${tools.join(', ')}]`, type: 'invalid_request_error' } });
+    }
+    const turns = scenario.agents[agent] ?? [];
+    const steps = turns.length ? turns[Math.min(turn, turns.length - 1)] : [];
+    const planned: ScenarioStep | undefined = steps[step];
+
+    if (planned?.fault) {
+      const fault = planned.fault;
+      const served = this.faultsServed.get(key) ?? 0;
+      if (fault.always || served < (fault.times ?? 1)) {
+        this.faultsServed.set(key, served + 1);
+        if (fault.delayMs) await sleep(fault.delayMs);
+        if (fault.drop) {
+          record.status = 'dropped';
+          req.socket.destroy();
+          return;
+        }
+        if (fault.status) {
+          record.status = fault.status;
+          const headers: Record<string, string> = {};
+          if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
+          return this.json(res, fault.status, { error: { message: fault.message ?? `scripted fault ${fault.status}`, type: 'scripted_fault' } }, headers);
+        }
+      }
+    }
+    const delay = (planned?.delayMs ?? 0) + this.delayMs;
+    if (delay > 0) await sleep(delay);
+    if (res.destroyed || req.socket.destroyed) {
+      record.status = 'dropped';
+      return;
+    }
+
+    const toolCalls = (planned?.tool_calls ?? []).map((call, i) => ({
+      id: `call_${agent}_${turn}_${step}_${i}`,
+      type: 'function' as const,
+      function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+    }));
+    const content = planned ? (planned.content ?? null) : 'I have nothing more to do.';
+    const completionText = JSON.stringify({ content, toolCalls });
+    const usage = planned?.usage ?? { prompt: estimateTokens(JSON.stringify(messages)), completion: estimateTokens(completionText) };
+    record.usage = usage;
+    record.status = 200;
+    return this.json(res, 200, {
+      id: `chatcmpl-scripted-${record.seq}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+        },
+      ],
+      usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+    });
+  }
+
+  private chooseScenario(model: string, userText: string): Scenario | undefined {
+    const byName = this.scenarios.get(model.replace(/^scripted[:/]/, ''));
+    if (byName) return byName;
+    for (const scenario of this.scenarios.values()) {
+      if (scenario.match && userText.includes(scenario.match)) return scenario;
+    }
+    return undefined;
+  }
+
+  private json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+}

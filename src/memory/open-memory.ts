@@ -1,0 +1,120 @@
+/**
+ * Chooses the failure-memory backend and brings its schema up to date.
+ *
+ *   databaseUrl given (DATABASE_URL)  -> a pg.Pool on that server; any number of processes.
+ *   otherwise                         -> embedded PGlite in `dataDir`
+ *                                        (default ${ACA_HOME:-~/.aca}/memory); ONE process at a
+ *                                        time, normally the worker, which should open it once
+ *                                        at start and close it at shutdown.
+ *
+ * Both are reached through pg's Pool interface, so the repository's SQL is identical.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Pool } from 'pg';
+import { PgFailureRepository, type FailureMemory } from './failure-repository';
+import { applyMigrations, assertSchemaName } from './migrations';
+import { MemoryLockedError, toMemoryError } from './memory-errors';
+import { openPglitePool, openPgliteSnapshot, type PglitePool } from './pglite-pool';
+
+export interface OpenMemoryOptions {
+  /** A Postgres URL; when absent the embedded database is used. */
+  databaseUrl?: string;
+  /** Embedded database folder; default ${ACA_HOME:-~/.aca}/memory. */
+  dataDir?: string;
+  /** Postgres only: keep the tables in this schema (created if missing). Tests use one per run. */
+  schema?: string;
+  /** Postgres only: connections in the pool (default 4; the worker runs few activities at once). */
+  maxConnections?: number;
+  /** Postgres only: give up on a connection attempt after this long (default 5 s). */
+  connectTimeoutMs?: number;
+  /**
+   * Embedded only: what to do when another process holds the folder. 'fail' (default) throws
+   * MemoryLockedError; 'snapshot' opens a private read-only copy (for `aca memory search`
+   * while the worker runs).
+   */
+  ifLocked?: 'fail' | 'snapshot';
+}
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(path.resolve(env.ACA_HOME || path.join(os.homedir(), '.aca')), 'memory');
+}
+
+/**
+ * Opens failure memory. Explicit options win; with neither `databaseUrl` nor `dataDir`,
+ * DATABASE_URL from the environment is used if set, else the default embedded folder.
+ */
+export async function openFailureMemory(options: OpenMemoryOptions = {}): Promise<FailureMemory> {
+  const databaseUrl = options.databaseUrl ?? (options.dataDir === undefined ? process.env.DATABASE_URL || undefined : undefined);
+  if (databaseUrl) return openPostgres(databaseUrl, options);
+  return openEmbedded(options.dataDir ?? defaultDataDir(), options.ifLocked ?? 'fail');
+}
+
+async function openPostgres(databaseUrl: string, options: OpenMemoryOptions): Promise<FailureMemory> {
+  if (options.schema !== undefined) assertSchemaName(options.schema);
+  const { Pool } = await import('pg');
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: options.maxConnections ?? 4,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    // Idle connections are closed soon, so fewer of them are found dead after an outage.
+    idleTimeoutMillis: 10_000,
+    keepAlive: true,
+    // A server that accepts but never answers must not hang an activity forever.
+    query_timeout: 30_000,
+    application_name: 'aca-memory',
+    // public stays on the path because pg_trgm's functions usually live there.
+    ...(options.schema !== undefined ? { options: `-c search_path=${options.schema},public` } : {}),
+  });
+  // An idle connection that loses its server emits 'error' on the pool; without a listener
+  // Node would crash the worker. The pool has already dropped that connection, and the next
+  // query opens a new one, which is all recovery needs.
+  pool.on('error', () => undefined);
+  return migrateAndWrap(pool, describeUrl(databaseUrl, options.schema), async () => undefined, options.schema);
+}
+
+async function openEmbedded(dataDir: string, ifLocked: 'fail' | 'snapshot'): Promise<FailureMemory> {
+  let backend: PglitePool;
+  let description = `embedded Postgres (PGlite) in ${path.resolve(dataDir)}`;
+  let readOnly = false;
+  try {
+    backend = await openPglitePool(dataDir);
+  } catch (err) {
+    if (!(err instanceof MemoryLockedError) || ifLocked !== 'snapshot') throw err;
+    backend = await openPgliteSnapshot(dataDir);
+    description += ` (snapshot; process ${err.holderPid} holds it)`;
+    readOnly = true;
+  }
+  return migrateAndWrap(backend.pool, description, backend.close, undefined, readOnly);
+}
+
+async function migrateAndWrap(
+  pool: Pool,
+  description: string,
+  closeBackend: () => Promise<void>,
+  schema: string | undefined,
+  readOnly = false,
+): Promise<FailureMemory> {
+  let migrationsApplied: number[];
+  try {
+    migrationsApplied = await applyMigrations(pool, { schema });
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    await closeBackend().catch(() => undefined);
+    throw toMemoryError(err, 'open failure memory');
+  }
+  return new PgFailureRepository(pool, { description, onClose: closeBackend, readOnly, migrationsApplied });
+}
+
+/** The URL without its password, for messages. */
+function describeUrl(databaseUrl: string, schema: string | undefined): string {
+  let shown = 'Postgres';
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    shown = `Postgres at ${url.toString()}`;
+  } catch {
+    // Not a URL (e.g. a libpq key=value string): show nothing that might hold a password.
+  }
+  return schema ? `${shown} (schema ${schema})` : shown;
+}

@@ -1,0 +1,116 @@
+import * as fs from 'node:fs';
+import { bwrapArgs, SANDBOX_NODE, SANDBOX_RUNNER_DIR, SANDBOX_WORKSPACE } from './bwrap-profile';
+import type { SandboxLimits } from './limits';
+import { runnerFiles } from './runner-files';
+import type { RunnerPaths } from './runner';
+import { isRoot } from './tools';
+
+/** Host tools the bubblewrap path needs; resolved once by availability.ts. */
+export interface BwrapTools {
+  bwrap: string;
+  /** Only needed when the worker is root (see stagingCommand). */
+  unshare?: string;
+  mount?: string;
+  setpriv?: string;
+}
+
+export const SANDBOX_PATHS: RunnerPaths = {
+  workspace: SANDBOX_WORKSPACE,
+  runnerDir: SANDBOX_RUNNER_DIR,
+  node: SANDBOX_NODE,
+  tmp: '/tmp',
+};
+
+export interface BwrapLaunchInput {
+  tools: BwrapTools;
+  /** Host workspace folder (real path). */
+  workspace: string;
+  needsNode: boolean;
+  limits: SandboxLimits;
+  env: Record<string, string>;
+  argv: string[];
+  /** Host uid the sandbox runs as when the worker is root. */
+  uid?: number;
+}
+
+/**
+ * The command that starts the sandbox. As a normal user this is bwrap itself.
+ * As root it is a short chain, because bwrap must run as the unprivileged
+ * sandbox uid (RLIMIT_NPROC is not enforced for uid 0) and that uid cannot
+ * reach host paths under folders like /root (mode 0700). So root first enters a
+ * private mount namespace, bind-mounts the workspace, node_modules and node onto
+ * empty mount points under a world-traversable folder, and only then drops to the
+ * sandbox uid and execs bwrap. The staging mounts live only in that namespace and
+ * vanish with it: the host mount table is never touched.
+ */
+export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: string[] } {
+  const files = runnerFiles();
+  const realNode = fs.realpathSync(process.execPath);
+  const staged: { src: string; via: string }[] = [];
+  const source = (src: string, via: string): string => {
+    if (input.uid === undefined) return src;
+    staged.push({ src, via });
+    return via;
+  };
+
+  const readOnly: { src: string; dest: string }[] = [
+    { src: files.etc.passwd, dest: '/etc/passwd' },
+    { src: files.etc.group, dest: '/etc/group' },
+    { src: files.etc.hosts, dest: '/etc/hosts' },
+    { src: files.etc.nsswitch, dest: '/etc/nsswitch.conf' },
+  ];
+  if (input.needsNode) {
+    readOnly.push(
+      {
+        src: source(files.nodeModules, files.mountPoints.nodeModules),
+        dest: `${SANDBOX_RUNNER_DIR}/node_modules`,
+      },
+      { src: files.transform, dest: `${SANDBOX_RUNNER_DIR}/transform.js` },
+      // node may live outside /usr (nvm, a tarball); mount the binary the worker itself runs.
+      { src: source(realNode, files.mountPoints.node), dest: SANDBOX_NODE },
+    );
+  }
+  const args = bwrapArgs({
+    workspace: source(input.workspace, files.mountPoints.workspace),
+    readOnly,
+    tmpBytes: input.limits.memoryBytes,
+    env: input.env,
+    argv: input.argv,
+  });
+  if (input.uid === undefined) return { command: input.tools.bwrap, args };
+
+  const { unshare, mount, setpriv } = input.tools;
+  if (!unshare || !mount || !setpriv)
+    throw new Error('unshare, mount and setpriv (util-linux) are needed to sandbox as root');
+  const script = [
+    'set -e',
+    'mount_bin=$1; setpriv_bin=$2; uid=$3; shift 3',
+    'while [ "$1" != "--" ]; do "$mount_bin" --bind -- "$1" "$2"; shift 2; done',
+    'shift',
+    'exec "$setpriv_bin" --reuid="$uid" --regid="$uid" --clear-groups -- "$@"',
+  ].join('\n');
+  return {
+    command: unshare,
+    args: [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/sh',
+      '-c',
+      script,
+      'aca-stage',
+      mount,
+      setpriv,
+      String(input.uid),
+      ...staged.flatMap(({ src, via }) => [src, via]),
+      '--',
+      input.tools.bwrap,
+      ...args,
+    ],
+  };
+}
+
+export function needsDedicatedUid(): boolean {
+  return isRoot();
+}

@@ -1,0 +1,130 @@
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { TestCaseResult } from '../shared/types';
+import { clipHead, stripAnsi, type ParsedReport } from './report';
+import { baseEnv, type RunnerPaths, type TestRunner } from './runner';
+
+/** Test files: *.test.{js,ts} and *.spec.{js,ts} (plus jsx/tsx) anywhere but node_modules. */
+export const JEST_TEST_MATCH = ['**/*.test.[jt]s?(x)', '**/*.spec.[jt]s?(x)'];
+
+/**
+ * The config is passed on the command line so the workspace's own jest config
+ * (which the model may have written or broken) is not needed and nothing is
+ * written outside the workspace.
+ */
+export function jestConfig(paths: RunnerPaths): Record<string, unknown> {
+  return {
+    rootDir: paths.workspace,
+    roots: ['<rootDir>'],
+    testEnvironment: 'node',
+    testMatch: JEST_TEST_MATCH,
+    testPathIgnorePatterns: ['/node_modules/'],
+    transform: { '^.+\\.[jt]sx?$': path.posix.join(paths.runnerDir, 'transform.js') },
+    transformIgnorePatterns: ['/node_modules/'],
+    moduleFileExtensions: ['ts', 'tsx', 'js', 'jsx', 'json', 'node'],
+    cacheDirectory: path.posix.join(paths.tmp, 'jest-cache'),
+    watchman: false,
+    // Jest otherwise shells out to `find`; the node crawler needs nothing from the host.
+    haste: { forceNodeFilesystemAPI: true },
+    maxWorkers: 1,
+  };
+}
+
+export const jestRunner: TestRunner = {
+  needsNode: true,
+  addressSpaceHeadroomBytes: 1024 * 1024 * 1024,
+  reportExtension: 'json',
+  command(ctx) {
+    const { paths, limits, testPaths, reportName } = ctx;
+    // The JS heap gets most of memoryBytes; buffers and code take the rest (see addressSpaceHeadroomBytes).
+    const heapMiB = Math.max(128, Math.floor((limits.memoryBytes / 1024 / 1024) * 0.75));
+    const argv = [
+      paths.node,
+      `--max-old-space-size=${heapMiB}`,
+      path.posix.join(paths.runnerDir, 'node_modules', 'jest', 'bin', 'jest.js'),
+      '--config',
+      JSON.stringify(jestConfig(paths)),
+      '--ci',
+      // One process: no worker pool to fork, and a fork bomb budget that is not spent on jest itself.
+      '--runInBand',
+      '--json',
+      `--outputFile=${path.posix.join(paths.workspace, reportName)}`,
+      // Without it jest writes no report when nothing matches; we want to report no_tests ourselves.
+      '--passWithNoTests',
+      ...(testPaths.length > 0 ? ['--runTestsByPath', ...testPaths] : []),
+    ];
+    // Two malloc arenas instead of one per thread: each reserves 128 MiB of address space.
+    return { argv, env: { ...baseEnv(paths), NODE_ENV: 'test', MALLOC_ARENA_MAX: '2' } };
+  },
+  parse(reportText, { workspace }) {
+    return parseJestReport(JSON.parse(reportText) as unknown, workspace);
+  },
+};
+
+const AssertionResult = z.object({
+  fullName: z.string(),
+  status: z.string(),
+  failureMessages: z.array(z.string()).nullish(),
+});
+const SuiteResult = z.object({
+  name: z.string(),
+  status: z.string(),
+  message: z.string().nullish(),
+  assertionResults: z.array(AssertionResult),
+  testExecError: z.object({ message: z.string().nullish() }).passthrough().nullish(),
+});
+export const JestReport = z.object({
+  numRuntimeErrorTestSuites: z.number(),
+  testResults: z.array(SuiteResult),
+});
+
+export function parseJestReport(raw: unknown, workspace: string): ParsedReport {
+  const report = JestReport.parse(raw);
+  const cases: TestCaseResult[] = [];
+  const collectionErrors: string[] = [];
+  for (const suite of report.testResults) {
+    const file = path.posix.relative(workspace, suite.name);
+    // A suite that failed with no test results never ran: syntax, import or compile error.
+    const brokenSuite =
+      suite.testExecError != null || (suite.status === 'failed' && suite.assertionResults.length === 0);
+    if (brokenSuite) {
+      const detail = stripAnsi(
+        suite.testExecError?.message ?? suite.message ?? 'test suite failed to run',
+      ).trim();
+      cases.push({ name: file, status: 'error', message: clipHead(detail) });
+      collectionErrors.push(`${file}: ${detail.split('\n').slice(0, 8).join('\n')}`);
+      continue;
+    }
+    for (const assertion of suite.assertionResults) {
+      const status = jestStatus(assertion.status);
+      const failure = stripAnsi((assertion.failureMessages ?? []).join('\n')).trim();
+      cases.push({
+        name: `${file}::${assertion.fullName}`,
+        status,
+        ...(failure ? { message: clipHead(failure) } : {}),
+      });
+    }
+  }
+  return {
+    cases,
+    ...(collectionErrors.length > 0
+      ? { collectionError: `collection error: ${collectionErrors.join('; ')}` }
+      : {}),
+  };
+}
+
+function jestStatus(status: string): TestCaseResult['status'] {
+  switch (status) {
+    case 'passed':
+      return 'passed';
+    case 'failed':
+      return 'failed';
+    case 'pending':
+    case 'skipped':
+    case 'todo':
+    case 'disabled':
+      return 'skipped';
+    default:
+      return 'error';
+  }
+}

@@ -1,0 +1,100 @@
+import type { SandboxMode, TestCaseResult, TestRunReport } from '../shared/types';
+
+/** What a runner's structured report says, before outcome and output are attached. */
+export interface ParsedReport {
+  cases: TestCaseResult[];
+  /** Set when a test file could not be imported or compiled: the run as a whole is not trustworthy. */
+  collectionError?: string;
+}
+
+/** Per-case messages go to the model; a 1 MB assertion diff would crowd out everything else. */
+const MAX_CASE_MESSAGE = 4000;
+/** `message` is meant as one line plus a little context. */
+const MAX_REPORT_MESSAGE = 2000;
+
+export function clipHead(text: string, max = MAX_CASE_MESSAGE): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
+}
+
+export function clipTail(text: string, max = MAX_REPORT_MESSAGE): string {
+  return text.length <= max ? text : `[…] ${text.slice(text.length - max)}`;
+}
+
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+interface Common {
+  output: string;
+  cutBytes: number;
+  durationMs: number;
+  sandbox: SandboxMode;
+}
+
+export function reportFromParsed(parsed: ParsedReport, common: Common): TestRunReport {
+  const count = (status: TestCaseResult['status']): number =>
+    parsed.cases.filter((c) => c.status === status).length;
+  const passed = count('passed');
+  const failed = count('failed');
+  let errors = count('error');
+  const skipped = count('skipped');
+  if (parsed.collectionError !== undefined) {
+    errors = Math.max(errors, 1);
+    return {
+      outcome: 'collection_error',
+      passed,
+      failed,
+      errors,
+      skipped,
+      // A suite that did not fully load proves nothing, whatever else passed.
+      passRate: 0,
+      cases: parsed.cases,
+      message: clipTail(parsed.collectionError),
+      ...common,
+    };
+  }
+  if (parsed.cases.length === 0) {
+    return {
+      outcome: 'no_tests',
+      passed: 0,
+      failed: 0,
+      errors: 0,
+      skipped: 0,
+      passRate: 0,
+      cases: [],
+      message: 'no tests were collected',
+      ...common,
+    };
+  }
+  const ran = passed + failed + errors;
+  return {
+    outcome: 'completed',
+    passed,
+    failed,
+    errors,
+    skipped,
+    passRate: ran === 0 ? 0 : passed / ran,
+    cases: parsed.cases,
+    ...(failed + errors > 0 ? { message: `${failed} failed, ${errors} errors, ${passed} passed` } : {}),
+    ...common,
+  };
+}
+
+export function failureReport(
+  outcome: 'timeout' | 'collection_error' | 'sandbox_error',
+  message: string,
+  common: Common,
+): TestRunReport {
+  return {
+    outcome,
+    passed: 0,
+    failed: 0,
+    errors: outcome === 'collection_error' ? 1 : 0,
+    skipped: 0,
+    passRate: 0,
+    cases: [],
+    message: clipTail(message),
+    ...common,
+  };
+}

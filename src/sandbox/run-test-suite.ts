@@ -1,0 +1,238 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LANGUAGES, type Language, type SandboxMode, type TestRunReport } from '../shared/types';
+import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './availability';
+import { bareRunnerPaths } from './bare-launch';
+import { bwrapCommand, SANDBOX_PATHS } from './bwrap-launch';
+import { jestRunner } from './jest-runner';
+import { resolveLimits, type SandboxLimits } from './limits';
+import { runProcessTree, type ProcessRunResult } from './process-tree';
+import { pytestRunner } from './pytest-runner';
+import { clipTail, failureReport, reportFromParsed } from './report';
+import { withRlimits } from './rlimits';
+import type { TestRunner } from './runner';
+import { killUidProcesses, lendWorkspace, pickSandboxUid } from './sandbox-user';
+import { isRoot } from './tools';
+
+export interface RunTestsOptions {
+  /** Folder with the code and tests; the only host folder the tests may write. */
+  workspace: string;
+  language: Language;
+  mode: SandboxMode;
+  limits?: Partial<SandboxLimits>;
+  /** Called about every 2 s while the suite runs (a Temporal activity heartbeat). */
+  heartbeat?: () => void;
+  /** Aborting kills the whole process tree; runTestSuite then rejects with an AbortError. */
+  signal?: AbortSignal;
+  /** Workspace-relative test files to run instead of discovering them. */
+  testPaths?: string[];
+}
+
+const RUNNERS: Record<Language, TestRunner> = {
+  python: pytestRunner,
+  javascript: jestRunner,
+  typescript: jestRunner,
+};
+
+export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
+  const { language, mode } = opts;
+  if (!(LANGUAGES as readonly string[]).includes(language)) {
+    throw new Error(`unknown language ${JSON.stringify(language)} (expected one of ${LANGUAGES.join(', ')})`);
+  }
+  if (mode !== 'bwrap' && mode !== 'none') {
+    throw new Error(`unknown sandbox mode ${JSON.stringify(mode)} (expected 'bwrap' or 'none')`);
+  }
+  const workspace = realWorkspace(opts.workspace);
+  const testPaths = checkTestPaths(opts.testPaths ?? []);
+  const limits = resolveLimits(opts.limits);
+  throwIfAborted(opts.signal);
+
+  const started = Date.now();
+  const runner = RUNNERS[language];
+  const runId = randomBytes(8).toString('hex');
+  const reportName = `.aca-report-${runId}.${runner.reportExtension}`;
+  const common = { sandbox: mode, output: '', cutBytes: 0 };
+
+  if (mode === 'bwrap') {
+    const availability = checkSandboxAvailable('bwrap');
+    const tools = bwrapTools();
+    if (!availability.ok || !tools) {
+      const message = availability.ok ? 'bubblewrap is unavailable' : availability.message;
+      return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
+    }
+    const uid = isRoot() ? pickSandboxUid() : undefined;
+    const release = uid === undefined ? undefined : lendWorkspace(workspace, uid);
+    let result: ProcessRunResult;
+    try {
+      const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
+      const { command, args } = bwrapCommand({
+        tools,
+        workspace,
+        needsNode: runner.needsNode,
+        limits,
+        env,
+        argv: withRlimits(argv, limits, {
+          limitProcesses: true,
+          addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+        }),
+        ...(uid === undefined ? {} : { uid }),
+      });
+      result = await runProcessTree({
+        command,
+        args,
+        env: HOST_TOOL_ENV,
+        cwd: workspace,
+        wallTimeoutMs: limits.wallTimeoutMs,
+        outputBytes: limits.outputBytes,
+        ...pick(opts, 'heartbeat', 'signal'),
+      });
+    } finally {
+      // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
+      if (uid !== undefined) await killUidProcesses(uid);
+      release?.();
+    }
+    return finish(runner, workspace, SANDBOX_PATHS.workspace, reportName, result, limits, mode, opts.signal);
+  }
+
+  const { paths, cleanup } = bareRunnerPaths(workspace);
+  try {
+    const { argv, env } = runner.command({ paths, limits, testPaths, reportName });
+    const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
+    const wrapped = withRlimits(argv, limits, {
+      limitProcesses: false,
+      addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+    });
+    const result = await runProcessTree({
+      command: wrapped[0],
+      args: wrapped.slice(1),
+      env: { ...env, ACA_SANDBOX_RUN: runId },
+      cwd: workspace,
+      wallTimeoutMs: limits.wallTimeoutMs,
+      outputBytes: limits.outputBytes,
+      sweepTag,
+      ...pick(opts, 'heartbeat', 'signal'),
+    });
+    return finish(runner, workspace, workspace, reportName, result, limits, mode, opts.signal);
+  } finally {
+    cleanup();
+  }
+}
+
+function finish(
+  runner: TestRunner,
+  workspace: string,
+  workspaceSeenByRunner: string,
+  reportName: string,
+  result: ProcessRunResult,
+  limits: SandboxLimits,
+  mode: SandboxMode,
+  signal: AbortSignal | undefined,
+): TestRunReport {
+  const reportPath = path.join(workspace, reportName);
+  const reportText = readReport(reportPath, limits.maxFileBytes);
+  fs.rmSync(reportPath, { force: true });
+  throwIfAborted(signal);
+
+  const common = {
+    output: result.output.toString(),
+    cutBytes: result.output.cutBytes,
+    durationMs: result.durationMs,
+    sandbox: mode,
+  };
+  const tail = lastLines(common.output, 15);
+  if (result.timedOut) {
+    return failureReport(
+      'timeout',
+      `wall-clock limit of ${limits.wallTimeoutMs} ms reached; the process tree was killed. Last output:\n${tail}`,
+      common,
+    );
+  }
+  if (reportText === undefined) {
+    const how = result.exitSignal
+      ? `was killed by ${result.exitSignal}`
+      : `exited with code ${String(result.exitCode)}`;
+    return failureReport(
+      'collection_error',
+      `the test runner ${how} without writing its report (crash, CPU or memory limit?). Last output:\n${tail}`,
+      common,
+    );
+  }
+  try {
+    return reportFromParsed(
+      runner.parse(reportText, { exitCode: result.exitCode, workspace: workspaceSeenByRunner }),
+      common,
+    );
+  } catch (err) {
+    return failureReport(
+      'collection_error',
+      `unreadable test report: ${(err as Error).message}. Last output:\n${tail}`,
+      common,
+    );
+  }
+}
+
+/**
+ * Reads the runner's report without trusting the workspace: the tests could
+ * have replaced it with a symlink to a host secret or a fifo, so it is opened
+ * without following links and must be a plain, bounded file.
+ */
+function readReport(file: string, maxBytes: number): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > maxBytes) return undefined;
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function realWorkspace(workspace: string): string {
+  if (typeof workspace !== 'string' || workspace === '')
+    throw new Error('runTestSuite: workspace must be a non-empty path');
+  let real: string;
+  try {
+    real = fs.realpathSync(workspace);
+  } catch {
+    throw new Error(`runTestSuite: workspace ${workspace} does not exist`);
+  }
+  if (!fs.statSync(real).isDirectory())
+    throw new Error(`runTestSuite: workspace ${workspace} is not a directory`);
+  if (real === '/') throw new Error('runTestSuite: the file system root cannot be a workspace');
+  return real;
+}
+
+function checkTestPaths(testPaths: string[]): string[] {
+  for (const p of testPaths) {
+    const normal = path.posix.normalize(p);
+    if (p === '' || path.isAbsolute(p) || normal === '..' || normal.startsWith('../') || p.startsWith('-')) {
+      throw new Error(
+        `runTestSuite: test path ${JSON.stringify(p)} must be relative to the workspace and inside it`,
+      );
+    }
+  }
+  return testPaths;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  const error = new Error('test run aborted');
+  error.name = 'AbortError';
+  throw error;
+}
+
+function lastLines(text: string, n: number): string {
+  return clipTail(text.trimEnd().split('\n').slice(-n).join('\n'), 1500);
+}
+
+function pick<T extends object, K extends keyof T>(obj: T, ...keys: K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (obj[key] !== undefined) out[key] = obj[key];
+  return out;
+}

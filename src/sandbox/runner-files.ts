@@ -1,0 +1,65 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
+import { projectRoot } from './project-root';
+
+/** Where things live on the host; created once per worker process and removed when it exits. */
+export interface RunnerFiles {
+  /** Holds transform.js and a node_modules link to the project's, so the transformer resolves typescript beside itself. */
+  dir: string;
+  transform: string;
+  nodeModules: string;
+  /** Minimal /etc for the sandbox: a user without a home, files-only name lookups, localhost. */
+  etc: { passwd: string; group: string; hosts: string; nsswitch: string };
+  /** Empty mount points used when root stages host paths for the unprivileged sandbox user. */
+  mountPoints: { workspace: string; nodeModules: string; node: string };
+}
+
+export const SANDBOX_INNER_UID = 1000;
+
+let cached: RunnerFiles | undefined;
+
+export function runnerFiles(): RunnerFiles {
+  if (cached && fs.existsSync(cached.transform)) return cached;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-sandbox-'));
+  // The unprivileged sandbox user must be able to reach these files.
+  fs.chmodSync(dir, 0o755);
+  const write = (name: string, text: string): string => {
+    const file = path.join(dir, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
+    fs.writeFileSync(file, text, { mode: 0o644 });
+    return file;
+  };
+  const nodeModules = path.join(projectRoot(), 'node_modules');
+  fs.symlinkSync(nodeModules, path.join(dir, 'node_modules'));
+  const u = SANDBOX_INNER_UID;
+  const files: RunnerFiles = {
+    dir,
+    transform: write('transform.js', JEST_TRANSFORMER_SOURCE),
+    nodeModules,
+    etc: {
+      passwd: write(
+        'etc/passwd',
+        `sandbox:x:${u}:${u}:sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+      ),
+      group: write('etc/group', `sandbox:x:${u}:\nnogroup:x:65534:\n`),
+      hosts: write('etc/hosts', '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n'),
+      // Files only: no DNS or systemd modules to try (and time out on) inside a netless sandbox.
+      nsswitch: write('etc/nsswitch.conf', 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n'),
+    },
+    mountPoints: {
+      workspace: path.join(dir, 'mnt', 'workspace'),
+      nodeModules: path.join(dir, 'mnt', 'node_modules'),
+      node: path.join(dir, 'mnt', 'node'),
+    },
+  };
+  fs.mkdirSync(files.mountPoints.workspace, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(files.mountPoints.nodeModules, { recursive: true, mode: 0o755 });
+  fs.writeFileSync(files.mountPoints.node, '', { mode: 0o755 });
+  fs.chmodSync(path.join(dir, 'mnt'), 0o755);
+  fs.chmodSync(path.join(dir, 'etc'), 0o755);
+  cached = files;
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return files;
+}

@@ -1,0 +1,23 @@
+/**
+ * A small error hierarchy. Each error says whose fault it was, because that decides
+ * what happens next: user errors exit 2, model-behaviour errors go back to the model,
+ * system errors are retried by Temporal.
+ */
+export class AcaError extends Error {
+  constructor(
+    message: string,
+    readonly fields: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad input from the person at the keyboard or from configuration. */
+export class UserInputError extends AcaError {}
+
+/** The model asked for something invalid; the answer goes back to the model. */
+export class ModelBehaviorError extends AcaError {}
+
+/** Something on our side or a dependency failed; usually worth retrying. */
+export class SystemError extends AcaError {}

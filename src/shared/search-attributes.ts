@@ -1,0 +1,9 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** The custom search attributes of CONTRACT.md section 4; safe to import in workflow code. */
+export const AgentStateKey = defineSearchAttributeKey('AgentState', SearchAttributeType.KEYWORD);
+export const AgentIterationKey = defineSearchAttributeKey('AgentIteration', SearchAttributeType.INT);
+export const AgentPassRateKey = defineSearchAttributeKey('AgentPassRate', SearchAttributeType.DOUBLE);
+export const AgentLanguageKey = defineSearchAttributeKey('AgentLanguage', SearchAttributeType.KEYWORD);
+
+export const AGENT_SEARCH_ATTRIBUTE_KEYS = [AgentStateKey, AgentIterationKey, AgentPassRateKey, AgentLanguageKey];

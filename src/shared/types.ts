@@ -1,0 +1,85 @@
+/**
+ * Plain data types shared by the workflow, the activities and the command line.
+ * This file must stay free of runtime imports: the workflow bundle includes it.
+ */
+
+export const AGENT_STATES = [
+  'INIT',
+  'PLANNING',
+  'CODING',
+  'TESTING',
+  'REFLECTING',
+  'SUCCESS',
+  'FAILED',
+  'PAUSED',
+] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+export const LANGUAGES = ['python', 'typescript', 'javascript'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export type FailureReason = 'max_iterations' | 'budget' | 'cancelled' | 'error';
+
+export type AgentRole = 'planner' | 'coder' | 'tester' | 'reflector';
+
+export type SandboxMode = 'bwrap' | 'none';
+
+export interface Transition {
+  from: AgentState;
+  to: AgentState;
+  at: string;
+}
+
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+}
+
+/** One test case as reported by the runner's structured report. */
+export interface TestCaseResult {
+  name: string;
+  status: 'passed' | 'failed' | 'error' | 'skipped';
+  message?: string;
+}
+
+/** What one sandboxed test run produced. `passRate` is passed / (passed + failed + errors). */
+export interface TestRunReport {
+  outcome: 'completed' | 'timeout' | 'collection_error' | 'no_tests' | 'sandbox_error';
+  passed: number;
+  failed: number;
+  errors: number;
+  skipped: number;
+  passRate: number;
+  cases: TestCaseResult[];
+  /** One line that says what went wrong, when something did. */
+  message?: string;
+  /** Tail of stdout and stderr, capped; `cutBytes` says how much was dropped in front. */
+  output: string;
+  cutBytes: number;
+  durationMs: number;
+  sandbox: SandboxMode;
+}
+
+/** The Planner's output, as submitted through `submit_plan`. */
+export interface Plan {
+  summary: string;
+  steps: string[];
+  files: string[];
+}
+
+/** The Reflector's output, as submitted through `submit_analysis`. */
+export interface Analysis {
+  rootCause: string;
+  fixHypothesis: string;
+  filesToChange: string[];
+  testsWrong: boolean;
+}
+
+/** A past failure retrieved from failure memory, given to the Planner as a lesson. */
+export interface Lesson {
+  task: string;
+  rootCause: string;
+  fixHypothesis: string;
+  fix: string | null;
+  similarity: number;
+}

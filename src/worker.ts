@@ -1,0 +1,118 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkflowBundleOption } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { lazyMemory } from './activities/memory-activities';
+import { RunFiles } from './activities/run-files';
+import { FileConversationStore } from './agents/conversation-store';
+import { loadConfig, type AcaConfig } from './config';
+import { createOpenAIChatModel } from './llm/chat-model';
+import { registerSearchAttributes } from './temporal/search-attributes';
+
+export const WORKFLOWS_PATH = require.resolve('./workflows');
+
+export interface AcaWorkerOptions {
+  connection: NativeConnection;
+  config: AcaConfig;
+  taskQueue?: string;
+  /** Overrides OPENAI_BASE_URL, e.g. to point the demo at the scripted server. */
+  openaiBaseUrl?: string;
+  /** A prebuilt bundle saves the seconds webpack needs at every start. */
+  workflowBundle?: WorkflowBundleOption;
+  maxConcurrentActivities?: number;
+}
+
+export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
+  const { config } = options;
+  const runFiles = new RunFiles(path.join(config.home, 'runs'));
+  const baseURL = options.openaiBaseUrl ?? config.openaiBaseUrl;
+  // Opened on first use, so a worker starts even while the database is down; closed when
+  // the worker stops. PGlite lives under ACA_HOME unless DATABASE_URL names a server.
+  const memory = lazyMemory(async () => {
+    const { openFailureMemory, defaultDataDir } = await import('./memory');
+    return openFailureMemory(
+      config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: defaultDataDir({ ACA_HOME: config.home }) },
+    );
+  });
+  // Open it now, in the background: the embedded database takes seconds to start, which the
+  // first run would otherwise wait for. A failure here is retried by the first memory activity.
+  memory.get().catch(() => undefined);
+  const activities = createActivities({
+    memory: memory.get,
+    logPrompts: config.logPrompts,
+    store: new FileConversationStore(runFiles.conversationsRoot()),
+    runFiles,
+    sandboxMode: config.sandbox,
+    maxConcurrentTestRuns: Math.max(2, os.cpus().length),
+    // The key is read here, on the worker, and never passed through the workflow.
+    chatModel: (timeoutMs) => createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY, timeoutMs }),
+  });
+  const worker = await Worker.create({
+    connection: options.connection,
+    namespace: config.namespace,
+    taskQueue: options.taskQueue ?? config.taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+  });
+  // Every caller runs the worker with run(); closing memory when that ends keeps the embedded
+  // database's folder lock from outliving the worker.
+  const run = worker.run.bind(worker);
+  worker.run = async () => {
+    try {
+      await run();
+    } finally {
+      await memory.close();
+    }
+  };
+  return worker;
+}
+
+/**
+ * Installs the SDK runtime once per process, with a Prometheus endpoint when
+ * ACA_METRICS_PORT is set: the SDK's own metrics plus the agent's counters.
+ */
+export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel } = {}): void {
+  const env = process.env.ACA_LOG_LEVEL?.toUpperCase();
+  const logLevel: LogLevel = env && LOG_LEVELS.includes(env as LogLevel) ? (env as LogLevel) : (options.logLevel ?? 'INFO');
+  Runtime.install({
+    logger: new DefaultLogger(logLevel),
+    ...(config.metricsPort === null
+      ? {}
+      : {
+          telemetryOptions: {
+            metrics: { prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` }, metricPrefix: 'temporal_' },
+          },
+        }),
+  });
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/** `aca worker`: runs until SIGINT or SIGTERM, then lets running activities finish. */
+export async function runWorker(config: AcaConfig = loadConfig()): Promise<void> {
+  installRuntime(config);
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  try {
+    // The contract has the worker register the search attributes too, so a stack without
+    // `aca up` (docker compose, a self-hosted server) can run and list agent runs.
+    await registerSearchAttributes(connection, config.namespace).catch((err: unknown) => {
+      console.warn(
+        `aca worker: could not register the search attributes (${(err as Error).message}); ` +
+          'register them with `temporal operator search-attribute create`',
+      );
+    });
+    const worker = await createAcaWorker({ connection, config });
+    console.log(`aca worker polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace})`);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  runWorker().catch((err: unknown) => {
+    console.error(`aca worker: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}

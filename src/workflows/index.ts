@@ -1,0 +1,1 @@
+export { codingAgentWorkflow } from './coding-agent';

@@ -1,0 +1,165 @@
+/**
+ * CI smoke of `aca bench`: every part, tiny, in one process against the test run's
+ * Temporal server. Asserts that the harness works and writes its results, never
+ * how fast anything was (the CI machine's timings mean nothing).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { main } from '../../src/client';
+import type { CliIO } from '../../src/cli/cli-context';
+import type { ConcurrencyResult } from '../../src/bench/concurrency-bench';
+import type { HistoryResult } from '../../src/bench/history-bench';
+import type { HumanEvalResult } from '../../src/bench/humaneval-bench';
+import type { OverheadResult } from '../../src/bench/overhead-bench';
+import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
+import { getTestTemporal } from '../helpers/temporal-env';
+
+const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
+
+/** Three problems in the dataset's format, for machines without the shared dataset. */
+const FALLBACK_PROBLEMS = [
+  {
+    task_id: 'Smoke/0',
+    prompt: 'def add(a: int, b: int) -> int:\n    """Return a + b.\n    >>> add(2, 3)\n    5\n    """\n',
+    entry_point: 'add',
+    canonical_solution: '    return a + b\n',
+    test: 'def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n',
+  },
+  {
+    task_id: 'Smoke/1',
+    prompt:
+      'def helper(x):\n    return x * 2\n\n\ndef double_all(xs: list) -> list:\n    """Double every item with helper."""\n',
+    entry_point: 'double_all',
+    canonical_solution: '    return [helper(x) for x in xs]\n',
+    // Uses the prompt's helper, as some HumanEval checks do.
+    test: 'def check(candidate):\n    assert candidate([1, 2]) == [helper(1), helper(2)]\n',
+  },
+  {
+    task_id: 'Smoke/2',
+    prompt: 'def is_even(n: int) -> bool:\n    """True for even n."""\n',
+    entry_point: 'is_even',
+    canonical_solution: '    return n % 2 == 0\n',
+    test: 'def check(candidate):\n    assert candidate(4)\n    assert not candidate(3)\n',
+  },
+];
+
+const readJson = <T>(dir: string, name: string): T =>
+  JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as T;
+
+describe('aca bench (smoke: every part, tiny)', () => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bench-smoke-'));
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  let code: number;
+
+  beforeAll(async () => {
+    getTestTemporal(); // fails clearly when the global setup provided no server
+    let dataset = DATASET;
+    if (!fs.existsSync(dataset)) {
+      dataset = path.join(outDir, 'smoke.jsonl');
+      fs.writeFileSync(dataset, FALLBACK_PROBLEMS.map((p) => JSON.stringify(p)).join('\n'));
+    }
+    const io: CliIO = { out: (l) => stdout.push(l), err: (l) => stderr.push(l), isTTY: false };
+    code = await main(
+      [
+        'bench',
+        'all',
+        '--delay-ms',
+        '50',
+        '--runs',
+        '1',
+        '--levels',
+        '1,3',
+        '--reps',
+        '2',
+        '--history',
+        'demo',
+        '--dataset',
+        dataset,
+        '--limit',
+        '3',
+        // floor(3 x 0.4) = 1 problem gets a wrong first attempt, a reflection and the fix.
+        '--wrong-fraction',
+        '0.4',
+        '--out',
+        outDir,
+      ],
+      io,
+    );
+  }, 240_000);
+
+  afterAll(() => {
+    fs.rmSync(outDir, { recursive: true, force: true });
+  });
+
+  test('every part ran and the command succeeded', () => {
+    if (code !== 0) console.error(`stdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`);
+    expect(code).toBe(0);
+    expect(stderr.some((l) => l.startsWith('[bench humaneval'))).toBe(true);
+    expect(stdout.join('\n')).toContain('== Summary ==');
+  });
+
+  test('overhead: a finite ratio from a real measurement', () => {
+    const r = readJson<OverheadResult>(outDir, 'overhead.json');
+    expect(r.delayMs).toBe(50);
+    expect(r.runs).toHaveLength(1);
+    const run = r.runs[0];
+    expect(run.modelCalls).toBeGreaterThan(0);
+    expect(run.testRuns).toBe(2);
+    expect(run.testMs).toBeGreaterThan(0);
+    for (const v of [run.wallMs, run.floorMs, run.ratio, r.medianRatio])
+      expect(Number.isFinite(v)).toBe(true);
+    expect(typeof r.goal.met).toBe('boolean');
+    for (const v of Object.values(r.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('concurrency: one level per requested size, a chart', () => {
+    const r = readJson<ConcurrencyResult>(outDir, 'concurrency.json');
+    expect(r.levels.map((l) => l.runs)).toEqual([1, 3]);
+    for (const l of r.levels) {
+      expect(Number.isFinite(l.wallMs) && l.wallMs > 0).toBe(true);
+      expect(Number.isFinite(l.runsPerMinute)).toBe(true);
+      expect(l.testRuns).toBe(2 * l.runs);
+    }
+    // The 50-run goal cannot be judged from 1 and 3 runs.
+    expect(r.goal.met).toBeNull();
+    const svg = fs.readFileSync(path.join(outDir, 'concurrency.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('<polyline');
+  });
+
+  test('sandbox: medians and a finite ratio', () => {
+    const r = readJson<SandboxBenchResult>(outDir, 'sandbox.json');
+    expect(r.runs).toBe(2);
+    expect(r.bareMs).toHaveLength(2);
+    expect(r.sandboxMs).toHaveLength(2);
+    for (const v of [r.bareMedianMs, r.sandboxMedianMs, r.ratio, r.startupMs])
+      expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('history: events, bytes and tokens per iteration of the demo run', () => {
+    const r = readJson<HistoryResult>(outDir, 'history.json');
+    expect(r.runs).toHaveLength(1);
+    const run = r.runs[0];
+    expect(run.state).toBe('SUCCESS');
+    expect(run.iterations).toBe(2);
+    expect(run.history.events).toBeGreaterThan(0);
+    expect(run.history.bytes).toBeGreaterThan(0);
+    expect(run.perIteration.map((p) => p.iteration)).toEqual([0, 1, 2]);
+    expect(run.perIteration.every((p) => p.promptTokens > 0)).toBe(true);
+    expect(fs.existsSync(path.join(outDir, 'history.svg'))).toBe(true);
+  });
+
+  test('humaneval: every scripted run passed, the wrong first attempt took two iterations', () => {
+    const r = readJson<HumanEvalResult>(outDir, 'humaneval.json');
+    expect(r.problems).toBe(3);
+    expect(r.wrongFirst).toBe(1);
+    expect(r.harnessProblems).toEqual([]);
+    expect(r.solved).toBe(3);
+    expect(r.allSolved).toBe(true);
+    expect(r.iterations.histogram).toEqual({ '1': 2, '2': 1 });
+    expect(r.runs.filter((x) => x.wrongFirst).map((x) => x.iterations)).toEqual([2]);
+    expect(Number.isFinite(r.runsPerMinute)).toBe(true);
+  });
+});

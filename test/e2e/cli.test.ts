@@ -1,0 +1,87 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { runCli } from '../helpers/run-cli';
+import { getTestTemporal } from '../helpers/temporal-env';
+
+describe('the aca command line', () => {
+  const temporal = getTestTemporal();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-cli-'));
+  const env = { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, ACA_HOME: home };
+  let connection: Connection;
+  let client: Client;
+
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: temporal.address });
+    client = new Client({ connection, namespace: temporal.namespace });
+  });
+  afterAll(async () => {
+    await connection?.close();
+  });
+
+  async function countRuns(): Promise<number> {
+    let n = 0;
+    for await (const _ of client.workflow.list({ query: `WorkflowType = 'codingAgentWorkflow'` })) n++;
+    return n;
+  }
+
+  const badInputs: Array<[string, string[], RegExp]> = [
+    ['an empty task', ['run', ''], /task is empty/],
+    ['an unknown language', ['run', 'write code', '--language', 'cobol'], /unknown language "cobol"/],
+    ['a missing --tests folder', ['run', 'write code', '--tests', '/nonexistent/tests'], /--tests folder .* does not exist/],
+    ['--max-iterations 0', ['run', 'write code', '--max-iterations', '0'], /--max-iterations must be a whole number of at least 1/],
+    ['--warn-at -3', ['run', 'write code', '--warn-at', '-3'], /--warn-at must be a whole number/],
+    ['--max-tokens abc', ['run', 'write code', '--max-tokens', 'abc'], /--max-tokens must be a whole number/],
+    ['an unknown option', ['run', 'write code', '--frobnicate'], /unknown option --frobnicate/],
+    ['an unknown command', ['fly'], /unknown command "fly"/],
+  ];
+
+  test.each(badInputs)('%s exits 2 with one clear line and starts nothing', async (_name, args, message) => {
+    const before = await countRuns();
+    const outcome = await runCli(args, env);
+    expect(outcome.code).toBe(2);
+    const lines = outcome.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+    expect(outcome.stdout).toBe('');
+    expect(await countRuns()).toBe(before);
+  });
+
+  test.each([['status'], ['pause'], ['resume'], ['cancel'], ['result'], ['watch']])(
+    '%s of an unknown id exits 2',
+    async (command) => {
+      const outcome = await runCli([command, 'no-such-run-id'], env);
+      expect(outcome.code).toBe(2);
+      expect(outcome.stderr.trim()).toBe('aca: unknown run id "no-such-run-id"');
+    },
+  );
+
+  test('an unreachable Temporal server exits 3', async () => {
+    const outcome = await runCli(['status', 'x'], { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(outcome.code).toBe(3);
+    expect(outcome.stderr).toMatch(/cannot reach Temporal at 127\.0\.0\.1:1/);
+  });
+
+  test('aca demo runs the offline scenario to SUCCESS and prints the Web UI link', async () => {
+    const outcome = await runCli(['demo'], env);
+    expect(outcome.stderr).not.toMatch(/aca: /);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(/^SUCCESS after 2 iterations/m);
+    expect(outcome.stdout).toMatch(/5 passed, 0 failed, 0 errors/);
+    const link = /web UI:\s+(\S+)/.exec(outcome.stdout)?.[1] ?? '';
+    const id = decodeURIComponent(link.split('/workflows/')[1] ?? '');
+    expect(id).toMatch(/^aca-demo-/);
+    expect(link).toContain(`/namespaces/${temporal.namespace}/workflows/`);
+
+    // The run is there for `aca list --state SUCCESS` and `aca result --json`.
+    const listed = await runCli(['list', '--state', 'SUCCESS', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as Array<{ workflowId: string }>).map((r) => r.workflowId)).toContain(id);
+    const result = await runCli(['result', id, '--json'], env);
+    expect(result.code).toBe(0);
+    const parsed = JSON.parse(result.stdout);
+    expect(parsed).toMatchObject({ workflowId: id, state: 'SUCCESS', reason: null, iterations: 2, maxIterations: 15, passRate: 1 });
+    expect(parsed.files).toEqual(expect.arrayContaining(['fizzbuzz.py', 'tests/test_fizzbuzz.py']));
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The worker's Prometheus endpoint (ACA_METRICS_PORT), read the way an operator's scraper would.
+ * The SDK runtime can be installed once per process, so the worker is `aca worker` in a child
+ * process; the model is the scripted server in this process, the run is the demo scenario.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../../src/config';
+import { startRun } from '../../src/cli/run-command';
+import { loadBuiltinScenario, scriptedRunInput } from '../../src/llm/scenario';
+import { ScriptedLlmServer } from '../../src/llm/scripted-server';
+import type { RunResult } from '../../src/shared/run-types';
+import { getFreePort } from '../../src/temporal/dev-server';
+import { getTestTemporal } from '../helpers/temporal-env';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the Prometheus text format (comments skipped; label values without escapes). */
+function parsePrometheus(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim() || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m) throw new Error(`not a Prometheus sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)) labels[l[1]] = l[2];
+    samples.push({ name: m[1], labels, value: Number(m[3]) });
+  }
+  return samples;
+}
+
+/** The sum of the samples of one metric whose labels include the given ones. */
+function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const matching = samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  if (!matching.length) {
+    const names = [...new Set(samples.map((s) => s.name))].filter((n) => n.startsWith(name.split('_')[0]));
+    throw new Error(`no sample ${name}${JSON.stringify(labels)}; similar metrics: ${names.join(', ')}`);
+  }
+  return matching.reduce((sum, s) => sum + s.value, 0);
+}
+
+describe('the worker exports Prometheus metrics', () => {
+  const temporal = getTestTemporal();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-metrics-'));
+  const taskQueue = `metrics-${randomBytes(4).toString('hex')}`;
+  const scenario = loadBuiltinScenario('demo-fizzbuzz');
+  let llm: ScriptedLlmServer;
+  let worker: WorkerProcess;
+  let connection: Connection;
+  let metricsPort: number;
+  let result: RunResult;
+  let samples: Sample[];
+
+  beforeAll(async () => {
+    llm = await new ScriptedLlmServer().start();
+    metricsPort = await getFreePort();
+    worker = await spawnWorker({
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
+      ACA_TASK_QUEUE: taskQueue,
+      ACA_HOME: home,
+      ACA_METRICS_PORT: String(metricsPort),
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-scripted',
+      ACA_LOG_PROMPTS: '',
+    });
+    connection = await Connection.connect({ address: temporal.address });
+    const client = new Client({ connection, namespace: temporal.namespace });
+    const config = loadConfig({ ...process.env, ACA_HOME: home, TEMPORAL_NAMESPACE: temporal.namespace });
+    const workflowId = `metrics-demo-${randomBytes(4).toString('hex')}`;
+    const handle = await startRun(
+      client,
+      config,
+      {
+        workflowId,
+        detach: true,
+        json: false,
+        input: scriptedRunInput(scenario, path.join(home, 'workspaces', workflowId)),
+      },
+      taskQueue,
+    );
+    result = (await handle.result()) as RunResult;
+    const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(response.status).toBe(200);
+    samples = parsePrometheus(await response.text());
+  }, 120_000);
+
+  afterAll(async () => {
+    await worker?.kill('SIGTERM');
+    await connection?.close();
+    await llm?.stop();
+  });
+
+  test('the demo run itself succeeded', () => {
+    expect(result).toMatchObject({ state: 'SUCCESS', reason: null, iterations: 2 });
+  });
+
+  test('aca_runs_finished counts the run by end state and reason', () => {
+    expect(total(samples, 'aca_runs_finished', { state: 'SUCCESS', reason: 'none' })).toBe(1);
+    expect(total(samples, 'aca_runs_finished')).toBe(1);
+  });
+
+  test('aca_iterations counts the coding attempts', () => {
+    expect(total(samples, 'aca_iterations', { language: 'python' })).toBe(result.iterations);
+  });
+
+  test('aca_tokens adds up to the tokens the run reports', () => {
+    expect(total(samples, 'aca_tokens', { kind: 'prompt' })).toBe(result.tokens.prompt);
+    expect(total(samples, 'aca_tokens', { kind: 'completion' })).toBe(result.tokens.completion);
+    expect(result.tokens.prompt).toBeGreaterThan(0);
+  });
+
+  test('aca_test_run_duration records one observation per test run', () => {
+    expect(total(samples, 'aca_test_run_duration_count', { language: 'python' })).toBe(result.iterations);
+    expect(total(samples, 'aca_test_run_duration_sum', { language: 'python' })).toBeGreaterThan(0);
+    // Both runs completed (one with a failing test, one all green), in milliseconds.
+    expect(total(samples, 'aca_test_run_duration_count', { outcome: 'completed' })).toBe(2);
+    const infBucket = samples.find(
+      (s) => s.name === 'aca_test_run_duration_bucket' && s.labels.le === '+Inf',
+    );
+    expect(infBucket?.value).toBe(2);
+  });
+
+  test('the SDK metrics are there too, with the temporal_ prefix', () => {
+    expect(total(samples, 'temporal_workflow_completed', { task_queue: taskQueue })).toBe(1);
+    expect(
+      total(samples, 'temporal_activity_execution_latency_count', { task_queue: taskQueue }),
+    ).toBeGreaterThan(10);
+  });
+
+  test('the worker log keeps prompts and file contents out', () => {
+    const log = worker.output();
+    expect(log).toContain(`aca worker polling task queue "${taskQueue}"`);
+    expect(log).not.toContain(scenario.task ?? '<no task>');
+    expect(log).not.toContain('def fizzbuzz');
+    expect(log).not.toContain('sk-scripted');
+  });
+});

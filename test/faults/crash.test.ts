@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { loadScenarios } from '../../src/llm/scenario';
+import { ScriptedLlmServer } from '../../src/llm/scripted-server';
+import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
+import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
+import { registerSearchAttributes } from '../../src/temporal/search-attributes';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { until } from '../helpers/until';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
+
+function expectNoCompletedCallRepeated(llm: ScriptedLlmServer): void {
+  const repeated = [...llm.completedCallsByKey()].filter(([, n]) => n > 1);
+  expect(repeated).toEqual([]);
+}
+
+describe('a worker killed with SIGKILL', () => {
+  let h: Harness;
+  let worker: WorkerProcess | null = null;
+  const workerEnv = () => ({
+    TEMPORAL_ADDRESS: h.config.temporalAddress,
+    TEMPORAL_NAMESPACE: h.config.namespace,
+    ACA_TASK_QUEUE: h.taskQueue,
+    ACA_HOME: h.home,
+    OPENAI_BASE_URL: h.llm.url,
+  });
+
+  beforeAll(async () => {
+    h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });
+  });
+  afterEach(async () => {
+    await worker?.kill();
+    worker = null;
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('during a model call: a new worker finishes the run and no completed call is made again', async () => {
+    worker = await spawnWorker(workerEnv());
+    const handle = await h.start('slow-coder');
+    await until(() => h.llm.requests.some((r) => r.scenario === 'slow-coder' && r.agent === 'coder'), 60_000, 'the Coder call');
+    await worker.kill('SIGKILL');
+    worker = await spawnWorker(workerEnv());
+
+    const result = (await handle.result()) as RunResult;
+    expect(result.state).toBe('SUCCESS');
+    expectNoCompletedCallRepeated(h.llm);
+    const coderFirst = h.llm.requests.filter((r) => r.scenario === 'slow-coder' && r.agent === 'coder' && r.step === 0);
+    expect(coderFirst.map((r) => r.status)).toEqual(['dropped', 200]);
+    expect(fs.readFileSync(path.join(result.workspace, 'greet.py'), 'utf8')).toContain('Hello, {name}!');
+    expect(result.files.sort()).toEqual(['greet.py', 'test_greet.py']);
+  });
+
+  test('during a test run: the tests run again on a new worker and the run succeeds', async () => {
+    worker = await spawnWorker(workerEnv());
+    const handle = await h.start('slow-tests');
+    await until(
+      async () => ((await handle.query('state').catch(() => null)) as RunSnapshot | null)?.state === 'TESTING' &&
+        h.llm.requests.some((r) => r.scenario === 'slow-tests' && r.agent === 'tester' && r.step === 1),
+      60_000,
+      'the test run',
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    await worker.kill('SIGKILL');
+    const before = fs.readFileSync(path.join(h.home, 'workspaces', handle.workflowId, 'test_greet.py'), 'utf8');
+    worker = await spawnWorker(workerEnv());
+
+    const result = (await handle.result()) as RunResult;
+    expect(result.state).toBe('SUCCESS');
+    expect(result.iterations).toBe(1);
+    expectNoCompletedCallRepeated(h.llm);
+    expect(fs.readFileSync(path.join(result.workspace, 'test_greet.py'), 'utf8')).toBe(before);
+  });
+});
+
+describe('the Temporal server killed and restarted from its state file', () => {
+  test('a run in flight completes', async () => {
+    const cliPath = findTemporalCli();
+    if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-restart-'));
+    const dbFile = path.join(home, 'temporal.db');
+    const port = await getFreePort();
+    const start = () => startDevServer({ cliPath, dbFile, port, headless: true });
+    let server = await start();
+    const llm = await new ScriptedLlmServer({ scenarios: loadScenarios(TEST_SCENARIOS) }).start();
+    const env = {
+      TEMPORAL_ADDRESS: server.address,
+      ACA_TASK_QUEUE: 'restart-test',
+      ACA_HOME: home,
+      OPENAI_BASE_URL: llm.url,
+    };
+    let connection = await Connection.connect({ address: server.address });
+    await registerSearchAttributes(connection, 'default');
+    const worker = await spawnWorker(env);
+    try {
+      const client = new Client({ connection });
+      const harnessInput = loadScenarios(TEST_SCENARIOS).find((s) => s.name === 'slow-coder')!;
+      await client.workflow.start('codingAgentWorkflow', {
+        workflowId: 'restart-run',
+        taskQueue: 'restart-test',
+        args: [
+          {
+            task: harnessInput.task!,
+            language: 'python',
+            workspace: path.join(home, 'workspaces', 'restart-run'),
+            testsDir: null,
+            model: 'scripted:slow-coder',
+            options: { maxIterations: 3, warnAt: 2, maxTokens: null, maxStepsPerTurn: 12, modelTimeoutMs: 60_000 },
+          },
+        ],
+      });
+      await until(() => llm.requests.some((r) => r.agent === 'coder'), 60_000, 'the Coder call');
+      server.kill('SIGKILL');
+      await server.exited;
+      await connection.close().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 2000));
+      server = await start();
+      connection = await Connection.connect({ address: server.address });
+      const result = (await new Client({ connection }).workflow.getHandle('restart-run').result()) as RunResult;
+      expect(result.state).toBe('SUCCESS');
+      expect(result.transitions.map((t) => t.to)).toEqual(['PLANNING', 'CODING', 'TESTING', 'SUCCESS']);
+    } finally {
+      await worker.kill();
+      await connection.close().catch(() => undefined);
+      await server.stop();
+      await llm.stop();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,164 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { loadConfig, type AcaConfig } from '../../src/config';
+import { ScriptedLlmServer } from '../../src/llm/scripted-server';
+import { loadBuiltinScenario, scriptedRunInput, type Scenario } from '../../src/llm/scenario';
+import { startRun } from '../../src/cli/run-command';
+import { type RunOptions, type RunResult, type RunSnapshot } from '../../src/shared/run-types';
+import type { Language } from '../../src/shared/types';
+import { createAcaWorker, WORKFLOWS_PATH } from '../../src/worker';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { getTestTemporal } from './temporal-env';
+
+// Worker INFO lines (state changes, workflow logs) would drown the test output.
+try {
+  Runtime.install({ logger: new DefaultLogger(process.env.ACA_TEST_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
+} catch {
+  // Already installed by another test file in this process.
+}
+
+let bundlePromise: ReturnType<typeof bundleWorkflowCode> | null = null;
+
+/** Webpack takes seconds; one bundle serves every worker of a test file. */
+export function workflowBundle(): ReturnType<typeof bundleWorkflowCode> {
+  bundlePromise ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  return bundlePromise;
+}
+
+const noop = (): void => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+export interface Harness {
+  config: AcaConfig;
+  client: Client;
+  llm: ScriptedLlmServer;
+  taskQueue: string;
+  home: string;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  start(
+    scenario: string,
+    options?: Partial<RunOptions> & { id?: string; language?: Language; task?: string; testsDir?: string },
+  ): Promise<WorkflowHandle>;
+  waitFor(handle: WorkflowHandle, predicate: (s: RunSnapshot) => boolean, timeoutMs?: number): Promise<RunSnapshot>;
+  result(handle: WorkflowHandle): Promise<RunResult>;
+  /** With ACA_RECORD_HISTORIES=1, saves the run's history under test/histories for the replay suite. */
+  recordHistory(handle: WorkflowHandle, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
+
+/** A scripted model, a worker on its own task queue and a client, all against the shared test server. */
+export async function createHarness(
+  options: { scenarios?: Scenario[]; env?: NodeJS.ProcessEnv; temporal?: { address: string; namespace: string } } = {},
+): Promise<Harness> {
+  const temporal = options.temporal ?? getTestTemporal();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-test-'));
+  const config = loadConfig({
+    ...process.env,
+    ACA_HOME: home,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    ...options.env,
+  });
+  const taskQueue = `test-${randomBytes(4).toString('hex')}`;
+  const llm = await new ScriptedLlmServer(options.scenarios ? { scenarios: options.scenarios } : {}).start();
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  let worker: Worker | null = null;
+  let workerRun: Promise<void> | null = null;
+  let nativeConnection: NativeConnection | null = null;
+
+  const harness: Harness = {
+    config,
+    client,
+    llm,
+    taskQueue,
+    home,
+    async startWorker() {
+      nativeConnection = await NativeConnection.connect({ address: temporal.address });
+      worker = await createAcaWorker({
+        connection: nativeConnection,
+        config,
+        taskQueue,
+        openaiBaseUrl: llm.url,
+        workflowBundle: await workflowBundle(),
+      });
+      workerRun = worker.run();
+    },
+    async stopWorker() {
+      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await workerRun;
+      await nativeConnection?.close();
+      worker = null;
+      workerRun = null;
+      nativeConnection = null;
+    },
+    async start(scenarioName, runOptions = {}) {
+      const scenario = (options.scenarios ?? []).find((s) => s.name === scenarioName);
+      const chosen = scenario ?? loadBuiltinScenario(scenarioName);
+      const { id, language, task, testsDir, ...overrides } = runOptions;
+      const workflowId = id ?? `${scenarioName}-${randomBytes(4).toString('hex')}`;
+      await startRun(
+        client,
+        config,
+        {
+          workflowId,
+          detach: true,
+          json: false,
+          input: scriptedRunInput(chosen, path.join(home, 'workspaces', workflowId), {
+            task,
+            language,
+            testsDir,
+            options: overrides,
+          }),
+        },
+        taskQueue,
+      );
+      return client.workflow.getHandle(workflowId);
+    },
+    async waitFor(handle, predicate, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: RunSnapshot | null = null;
+      while (Date.now() < deadline) {
+        try {
+          last = (await handle.query('state')) as RunSnapshot;
+          if (predicate(last)) return last;
+        } catch {
+          // The worker may not have picked the run up yet.
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`condition not reached in ${timeoutMs} ms; last snapshot: ${JSON.stringify(last)}`);
+    },
+    async result(handle) {
+      return (await handle.result()) as RunResult;
+    },
+    async recordHistory(handle, name) {
+      if (process.env.ACA_RECORD_HISTORIES !== '1') return;
+      // The proto JSON form that Worker.runReplayHistories reads, as the Temporal CLI writes it.
+      const cli = findTemporalCli();
+      if (!cli) throw new Error('recording histories needs the Temporal CLI');
+      const shown = spawnSync(
+        cli,
+        ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', temporal.address, '--namespace', temporal.namespace],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
+      fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+      fs.writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), shown.stdout);
+    },
+    async close() {
+      await harness.stopWorker();
+      await connection.close();
+      await llm.stop();
+    },
+  };
+  return harness;
+}

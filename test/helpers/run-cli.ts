@@ -1,0 +1,33 @@
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+export const ACA_BIN = path.resolve(__dirname, '..', '..', 'bin', 'aca.js');
+
+export interface CliOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `aca` command as a user would, with the given environment additions. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<CliOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [ACA_BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`aca ${args.join(' ')} did not finish in ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,38 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { HISTORIES_DIR, workflowBundle } from '../helpers/agent-harness';
+
+/**
+ * Every saved history must replay against the current workflow code. A change
+ * that alters the commands a past run issued fails here; make it with patched().
+ */
+describe('replay of saved histories', () => {
+  const files = fs.existsSync(HISTORIES_DIR) ? fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')) : [];
+
+  test('there are saved histories to replay', () => {
+    expect(files.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test('all saved histories replay without nondeterminism', async () => {
+    const histories = files.map((file) => ({
+      workflowId: path.basename(file, '.json'),
+      history: JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
+    }));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test('a workflow change that alters the recorded commands is caught', async () => {
+    const altered = await bundleWorkflowCode({
+      workflowsPath: require.resolve('./altered-workflow'),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const file = files.find((f) => f.startsWith('demo-fizzbuzz'))!;
+    const history = JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8'));
+    await expect(Worker.runReplayHistory({ workflowBundle: altered }, history, 'altered')).rejects.toThrow(/[Nn]ondetermin/);
+  });
+});

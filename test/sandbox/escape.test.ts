@@ -1,0 +1,432 @@
+/**
+ * Hostile tests: each one is model-written code trying to break out, run as a
+ * pytest test in a throwaway workspace. Every case must be contained, show up
+ * as a failing or timed-out test (or, where the hostile act is harmless inside
+ * the sandbox, at least contained), and leave the host as it was, which is
+ * asserted on the host afterwards rather than trusted from the report.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runTestSuite } from '../../src/sandbox';
+import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
+import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
+import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/limits';
+import { projectRoot } from '../../src/sandbox/project-root';
+import { pickSandboxUid } from '../../src/sandbox/sandbox-user';
+import { isRoot } from '../../src/sandbox/tools';
+import type { TestRunReport } from '../../src/shared/types';
+import { canConnect, ensureListening, pidsWithMarker, sandboxUidPids, waitFor } from './host-probes';
+import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
+
+const MARK = `aca-escape-${randomBytes(6).toString('hex')}`;
+const SECRET = 'sk-test-secret';
+// Hostile tests search for the secret without spelling it, so a failing test's source quoted in the report is no leak.
+const SECRET_REVERSED = [...SECRET].reverse().join('');
+const HOME = os.homedir();
+const HOST_TMP_PROBE = path.join(os.tmpdir(), `${MARK}-host-probe`);
+const PROJECT_PACKAGE_JSON = path.join(projectRoot(), 'package.json');
+
+const py = (s: string): string => JSON.stringify(s);
+const byName = (report: TestRunReport): Record<string, TestRunReport['cases'][number]> =>
+  Object.fromEntries(report.cases.map((c) => [c.name.split('::').pop()!, c]));
+
+const servers: net.Server[] = [];
+let httpServer: http.Server;
+let httpPort = 0;
+let httpHits = 0;
+let hostSleeper: ChildProcess;
+
+beforeAll(async () => {
+  process.env.OPENAI_API_KEY = SECRET;
+  process.env.DATABASE_URL = `postgres://aca:${SECRET}@127.0.0.1:5432/aca`;
+  fs.writeFileSync(HOST_TMP_PROBE, 'host');
+  for (const port of [5432, 7233]) {
+    const server = await ensureListening(port);
+    if (server) servers.push(server);
+  }
+  httpServer = http.createServer((_req, res) => {
+    httpHits++;
+    res.end('host http');
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  httpPort = (httpServer.address() as net.AddressInfo).port;
+  hostSleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
+});
+
+afterAll(async () => {
+  delete process.env.OPENAI_API_KEY;
+  delete process.env.DATABASE_URL;
+  fs.rmSync(HOST_TMP_PROBE, { force: true });
+  hostSleeper.kill('SIGKILL');
+  for (const server of servers) server.close();
+  httpServer.close();
+  removeWorkspaces();
+});
+
+afterEach(async () => {
+  // Nothing may survive a run: no process of any sandbox uid, none carrying our marker. A killed
+  // tree can take a moment to be reaped, so allow a short grace period before judging. (The uid
+  // check assumes no other sandbox runs on this machine meanwhile, as in CI.)
+  for (let waited = 0; waited < 3_000 && (sandboxUidPids().length > 0 || pidsWithMarker(MARK).length > 0); waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(sandboxUidPids()).toEqual([]);
+  expect(pidsWithMarker(MARK)).toEqual([]);
+});
+
+describe('filesystem', () => {
+  test('home, host /tmp, /etc, /usr, /root and the project are out of reach', async () => {
+    const ws = makeWorkspace({
+      'test_fs.py': `
+import os
+
+def test_write_home():
+    with open(${py(path.join(HOME, MARK))}, "w") as f:
+        f.write("escaped")
+
+def test_write_host_tmp():
+    with open(${py(path.join(os.tmpdir(), MARK))}, "w") as f:
+        f.write("escaped")
+    # Only the host's /tmp holds the probe; a private /tmp does not.
+    assert os.path.exists(${py(HOST_TMP_PROBE)})
+
+def test_write_etc():
+    with open("/etc/${MARK}", "w") as f:
+        f.write("escaped")
+
+def test_write_usr():
+    with open("/usr/lib/${MARK}", "w") as f:
+        f.write("escaped")
+
+def test_read_root():
+    assert os.listdir("/root") is not None
+
+def test_read_project():
+    with open(${py(PROJECT_PACKAGE_JSON)}) as f:
+        assert "aca" in f.read()
+
+def test_not_root():
+    assert os.getuid() == 0 or os.geteuid() == 0
+
+def test_become_root():
+    os.setuid(0)
+`,
+    });
+    const owners = snapshotOwners(ws);
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('completed');
+    expect(report.passed).toBe(0);
+    expect(report.failed).toBe(8);
+    const cases = byName(report);
+    expect(cases.test_write_etc.message).toMatch(/Read-only file system/);
+    expect(cases.test_read_root.message).toMatch(/No such file or directory/);
+    expect(cases.test_read_project.message).toMatch(/No such file or directory/);
+
+    for (const file of [
+      path.join(HOME, MARK),
+      path.join(os.tmpdir(), MARK),
+      `/etc/${MARK}`,
+      `/usr/lib/${MARK}`,
+    ]) {
+      expect(fs.existsSync(file)).toBe(false);
+    }
+    // The workspace was lent to the sandbox uid and handed back unchanged.
+    expect(snapshotOwners(ws)).toEqual(owners);
+  });
+
+  test('the read-only runner mount of node_modules cannot be written and shows nothing else of the project', async () => {
+    const ws = makeWorkspace({
+      'hostile.test.js': `
+const fs = require('fs');
+test('write into the mounted node_modules', () => {
+  fs.writeFileSync('/opt/aca-runner/node_modules/jest/${MARK}', 'x');
+});
+test('read the project checkout', () => {
+  expect(fs.readFileSync('/opt/aca-runner/package.json', 'utf8')).toContain('aca');
+});
+test('read the project by its host path', () => {
+  expect(fs.readFileSync(${py(PROJECT_PACKAGE_JSON)}, 'utf8')).toContain('aca');
+});
+test('find a secret in the environment', () => {
+  const secret = '${SECRET_REVERSED}'.split('').reverse().join('');
+  expect(Object.values(process.env).some((v) => String(v).includes(secret))).toBe(true);
+});
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'javascript', mode: 'bwrap' });
+    expect(report.outcome).toBe('completed');
+    expect([report.passed, report.failed]).toEqual([0, 4]);
+    expect(fs.existsSync(path.join(projectRoot(), 'node_modules', 'jest', MARK))).toBe(false);
+    expect(JSON.stringify(report)).not.toContain(SECRET);
+  });
+});
+
+describe('network', () => {
+  test('host services, DNS and the outside are unreachable', async () => {
+    // The services are really there for the host, so failing inside means isolation, not absence.
+    expect(await canConnect(5432)).toBe(true);
+    expect(await canConnect(7233)).toBe(true);
+    const ws = makeWorkspace({
+      'test_net.py': `
+import socket
+import urllib.request
+
+def test_postgres():
+    socket.create_connection(("127.0.0.1", 5432), timeout=3).close()
+
+def test_temporal():
+    socket.create_connection(("127.0.0.1", 7233), timeout=3).close()
+
+def test_host_http():
+    urllib.request.urlopen("http://127.0.0.1:${httpPort}/", timeout=3).read()
+
+def test_dns():
+    assert socket.getaddrinfo("example.com", 80)
+
+def test_http_out():
+    urllib.request.urlopen("http://example.com/", timeout=3).read()
+
+def test_raw_ip_out():
+    socket.create_connection(("1.1.1.1", 80), timeout=3).close()
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('completed');
+    expect([report.passed, report.failed]).toEqual([0, 6]);
+    const cases = byName(report);
+    expect(cases.test_postgres.message).toMatch(/Connection refused/);
+    expect(cases.test_temporal.message).toMatch(/Connection refused/);
+    expect(cases.test_raw_ip_out.message).toMatch(/Network is unreachable/);
+    expect(httpHits).toBe(0);
+  });
+});
+
+describe('secrets and processes', () => {
+  test('the worker environment never reaches the tests', async () => {
+    const ws = makeWorkspace({
+      'test_env.py': `
+import os
+
+def test_env():
+    print(dict(os.environ))
+    secret = "${SECRET_REVERSED}"[::-1]
+    found = [k for k, v in os.environ.items() if secret in v]
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if secret.encode() in f.read():
+                        found.append(pid)
+            except OSError:
+                pass
+    assert found, "no secret found"
+    assert "OPENAI_API_KEY" in os.environ
+`,
+    });
+    for (const mode of ['bwrap', 'none'] as const) {
+      const report = await runTestSuite({ workspace: ws, language: 'python', mode });
+      expect(report.failed).toBe(1);
+      expect(report.output).toContain('no secret found');
+      expect(JSON.stringify(report)).not.toContain(SECRET);
+      expect(JSON.stringify(report)).not.toContain('OPENAI_API_KEY');
+    }
+  });
+
+  test('host processes are invisible and cannot be signalled', async () => {
+    const ws = makeWorkspace({
+      'test_pid.py': `
+import os, signal
+
+def test_kill_host_process():
+    os.kill(${hostSleeper.pid}, signal.SIGKILL)
+
+def test_see_host_processes():
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    assert len(pids) > 10, pids
+
+def test_session_leader_outside():
+    # getsid is 0 when the session leader lives outside our pid namespace (the worker's side).
+    assert os.getsid(0) == 0
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect([report.passed, report.failed]).toEqual([0, 3]);
+    expect(hostSleeper.exitCode).toBeNull();
+    expect(hostSleeper.signalCode).toBeNull();
+  });
+
+  test('a child that outlives its test is gone afterwards (bwrap and bare)', async () => {
+    const ws = makeWorkspace({
+      'test_stray.py': `
+import os, subprocess, time
+
+def test_leave_children_behind():
+    # A plain child, one in its own session, and a double-forked daemon.
+    child = subprocess.Popen(["/usr/bin/python3", "-c", "import time; time.sleep(600)", "${MARK}-child"])
+    session = subprocess.Popen(["/usr/bin/python3", "-c", "import time; time.sleep(600)", "${MARK}-session"], start_new_session=True)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/usr/bin/python3", ["/usr/bin/python3", "-c", "import time; time.sleep(600)", "${MARK}-daemon"])
+        os._exit(0)
+    time.sleep(0.5)
+    assert child.poll() is None and session.poll() is None
+`,
+    });
+    for (const mode of ['bwrap', 'none'] as const) {
+      const report = await runTestSuite({ workspace: ws, language: 'python', mode });
+      // The test itself passes: its children were alive when it ended.
+      expect(report.passed).toBe(1);
+      expect(await waitFor(() => pidsWithMarker(MARK).length === 0, 3000)).toBe(true);
+    }
+  });
+
+  test('the sandbox dies with its parent', async () => {
+    const tools = bwrapTools()!;
+    const ws = makeWorkspace({});
+    // Not lent to the sandbox uid here, so let it at least enter the folder.
+    fs.chmodSync(ws, 0o755);
+    const { command, args } = bwrapCommand({
+      tools,
+      workspace: ws,
+      needsNode: false,
+      limits: DEFAULT_SANDBOX_LIMITS,
+      env: { PATH: '/usr/bin:/bin' },
+      argv: ['/usr/bin/python3', '-c', 'import time; time.sleep(600)', `${MARK}-orphan`],
+      ...(isRoot() ? { uid: pickSandboxUid() } : {}),
+    });
+    // A stand-in for the worker: a shell that starts the sandbox, then is killed outright.
+    const parent = spawn('/bin/sh', ['-c', '"$@" & wait', 'worker', command, ...args], {
+      env: HOST_TOOL_ENV,
+      stdio: 'ignore',
+    });
+    // Only the python inside counts: bwrap's own command line carries the marker too.
+    const sandboxed = (): number[] => pidsWithMarker(`${MARK}-orphan`, 'python3');
+    expect(await waitFor(() => sandboxed().length > 0, 5000)).toBe(true);
+    parent.kill('SIGKILL');
+    expect(await waitFor(() => sandboxed().length === 0, 3000)).toBe(true);
+  });
+});
+
+describe('resource limits', () => {
+  test('a fork bomb is capped and killed at the wall timeout; the host can still fork', async () => {
+    const ws = makeWorkspace({
+      'test_bomb.py': `
+import os
+
+def test_fork_bomb():
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+`,
+    });
+    const maxProcesses = 48;
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, sandboxUidPids({ includeZombies: true }).length);
+    }, 100);
+    const started = Date.now();
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      limits: { wallTimeoutMs: 6000, maxProcesses },
+    });
+    clearInterval(sampler);
+    expect(report.outcome).toBe('timeout');
+    expect(report.passRate).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // Inside the limit, plus bwrap's monitor and init, and a few exited children the sampler
+    // catches before they are reaped; an uncapped bomb would reach thousands.
+    expect(peak).toBeGreaterThan(maxProcesses / 2);
+    expect(peak).toBeLessThanOrEqual(maxProcesses + 8);
+    expect(spawnSync('true').status).toBe(0);
+  });
+
+  test('allocating 4 GiB fails inside the test', async () => {
+    const ws = makeWorkspace({
+      'test_mem.py': `
+def test_allocate_4gib():
+    block = bytearray(4 * 1024 ** 3)
+    assert len(block) > 0
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect([report.passed, report.failed]).toEqual([0, 1]);
+    expect(report.cases[0].message).toMatch(/MemoryError/);
+  });
+
+  test('an endless loop times out and is killed', async () => {
+    const ws = makeWorkspace({ 'test_loop.py': 'def test_forever():\n    while True:\n        pass\n' });
+    const started = Date.now();
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      limits: { wallTimeoutMs: 3000 },
+    });
+    expect(report.outcome).toBe('timeout');
+    expect(report.passRate).toBe(0);
+    expect(report.message).toMatch(/3000 ms/);
+    expect(Date.now() - started).toBeLessThan(8000);
+  });
+
+  test('CPU seconds are limited even when wall time is generous', async () => {
+    const ws = makeWorkspace({ 'test_spin.py': 'def test_spin():\n    while True:\n        pass\n' });
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      limits: { cpuSeconds: 2, wallTimeoutMs: 30_000 },
+    });
+    expect(report.outcome).toBe('collection_error');
+    expect(report.passRate).toBe(0);
+    expect(report.durationMs).toBeLessThan(10_000);
+    expect(report.message).toMatch(/killed|exited/);
+  });
+
+  test('1 GiB on stdout is cut to the tail without filling memory or disk', async () => {
+    const ws = makeWorkspace({
+      'test_flood.py': `
+import os, sys
+
+CHUNK = b"x" * (1 << 20)
+
+def test_print_a_gib():
+    # pytest captures this into a file, which the file-size limit stops.
+    for _ in range(1024):
+        sys.stdout.write(CHUNK.decode())
+
+def test_raw_gib_to_real_stdout(capsys):
+    with capsys.disabled():
+        for _ in range(1024):
+            os.write(1, CHUNK)
+        os.write(1, b"\\nEND-OF-FLOOD\\n")
+`,
+    });
+    const rssBefore = process.memoryUsage().rss;
+    const outputBytes = 16 * 1024;
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      limits: { outputBytes, maxFileBytes: 8 * 1024 * 1024, wallTimeoutMs: 60_000 },
+    });
+    const cases = byName(report);
+    expect(cases.test_print_a_gib.status).toBe('failed');
+    expect(cases.test_print_a_gib.message).toMatch(/File too large/);
+    expect(Buffer.byteLength(report.output)).toBeLessThanOrEqual(outputBytes);
+    expect(report.cutBytes).toBeGreaterThan(1024 ** 3);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(256 * 1024 * 1024);
+    // Nothing big was left in the workspace.
+    const sizes = fs.readdirSync(ws).map((f) => fs.statSync(path.join(ws, f)).size);
+    expect(Math.max(...sizes)).toBeLessThan(1024 * 1024);
+  });
+});

@@ -1,0 +1,108 @@
+import { parseJestReport } from '../../src/sandbox/jest-runner';
+import { OutputTail } from '../../src/sandbox/output-tail';
+import { parseJunit } from '../../src/sandbox/pytest-runner';
+import { parseXml } from '../../src/sandbox/xml';
+
+describe('OutputTail', () => {
+  test('keeps exactly the last bytes across wraps and oversized chunks', () => {
+    const tail = new OutputTail(10);
+    let all = '';
+    for (const piece of ['abc', 'defgh', 'ij', 'klmnopq', 'r', '0123456789ABCDEFGHIJ', 'xyz']) {
+      tail.push(Buffer.from(piece));
+      all += piece;
+      expect(tail.toString()).toBe(all.slice(-10));
+      expect(tail.cutBytes).toBe(Math.max(0, all.length - 10));
+    }
+  });
+});
+
+describe('parseXml', () => {
+  test('reads attributes, entities, CDATA and nesting', () => {
+    const root = parseXml(
+      `<?xml version="1.0"?><!-- c --><a x="1 &lt; 2" y='&#65;&#x42;'><b>t &amp; u</b><c/><![CDATA[<raw>]]></a>`,
+    );
+    expect(root.attrs).toEqual({ x: '1 < 2', y: 'AB' });
+    expect(root.children.map((c) => c.name)).toEqual(['b', 'c']);
+    expect(root.children[0].text).toBe('t & u');
+    expect(root.text).toBe('<raw>');
+  });
+
+  test('rejects malformed documents', () => {
+    expect(() => parseXml('<a><b></a>')).toThrow(/mismatched/);
+    expect(() => parseXml('<a>')).toThrow(/unclosed/);
+    expect(() => parseXml('<a>&bogus;</a>')).toThrow(/entity/);
+  });
+});
+
+describe('parseJunit', () => {
+  const xml = (cases: string): string =>
+    `<testsuites><testsuite name="pytest">${cases}</testsuite></testsuites>`;
+
+  test('maps failure, error and skipped children to statuses', () => {
+    const parsed = parseJunit(
+      xml(
+        '<testcase classname="t" name="ok"/>' +
+          '<testcase classname="t" name="bad"><failure message="assert 1 == 2">trace</failure></testcase>' +
+          '<testcase classname="t" name="err"><error message="setup">boom</error></testcase>' +
+          '<testcase classname="t" name="sk"><skipped message="later"/></testcase>',
+      ),
+      1,
+    );
+    expect(parsed.collectionError).toBeUndefined();
+    expect(parsed.cases.map((c) => [c.name, c.status])).toEqual([
+      ['t::ok', 'passed'],
+      ['t::bad', 'failed'],
+      ['t::err', 'error'],
+      ['t::sk', 'skipped'],
+    ]);
+    expect(parsed.cases[1].message).toBe('assert 1 == 2\ntrace');
+  });
+
+  test('a collection failure or a broken run is a collection error', () => {
+    expect(
+      parseJunit(
+        xml(
+          '<testcase classname="" name="test_x"><error message="collection failure">SyntaxError: bad</error></testcase>',
+        ),
+        2,
+      ).collectionError,
+    ).toMatch(/SyntaxError/);
+    expect(parseJunit(xml(''), 4).collectionError).toMatch(/code 4/);
+    expect(parseJunit(xml(''), 5)).toEqual({ cases: [] });
+  });
+});
+
+describe('parseJestReport', () => {
+  test('rejects a report of the wrong shape', () => {
+    expect(() => parseJestReport({ testResults: 'nope' }, '/w')).toThrow();
+  });
+
+  test('maps statuses and suites that failed to run', () => {
+    const parsed = parseJestReport(
+      {
+        numRuntimeErrorTestSuites: 1,
+        testResults: [
+          {
+            name: '/w/a.test.ts',
+            status: 'failed',
+            message: '',
+            assertionResults: [
+              { fullName: 'a works', status: 'passed', failureMessages: [] },
+              { fullName: 'a fails', status: 'failed', failureMessages: ['\u001b[31mExpected: 5\u001b[39m'] },
+              { fullName: 'a later', status: 'todo', failureMessages: [] },
+            ],
+          },
+          { name: '/w/b.test.ts', status: 'failed', message: 'SyntaxError: nope', assertionResults: [] },
+        ],
+      },
+      '/w',
+    );
+    expect(parsed.cases).toEqual([
+      { name: 'a.test.ts::a works', status: 'passed' },
+      { name: 'a.test.ts::a fails', status: 'failed', message: 'Expected: 5' },
+      { name: 'a.test.ts::a later', status: 'skipped' },
+      { name: 'b.test.ts', status: 'error', message: 'SyntaxError: nope' },
+    ]);
+    expect(parsed.collectionError).toMatch(/b\.test\.ts: SyntaxError: nope/);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * The operator's view of a finished run, in a real browser: Debian's chromium driven by
+ * playwright-core against the Web UI of the test's Temporal dev server (Temporal CLI v1.5.1,
+ * UI 2.42). The run is the demo scenario, run to SUCCESS through the test harness, whose worker
+ * stays up so the UI can ask it for the run's current details.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import { firstLine } from '../../src/cli/run-command';
+import { loadBuiltinScenario } from '../../src/llm/scenario';
+import type { RunResult } from '../../src/shared/run-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { describeWithBrowser } from '../helpers/chromium';
+import { runCli } from '../helpers/run-cli';
+
+const ARTIFACTS = path.resolve(__dirname, 'artifacts');
+const DEMO = loadBuiltinScenario('demo-fizzbuzz');
+
+/** The UI renders markdown with typographic quotes and fraction slashes; compare on plain text. */
+function plain(text: string): string {
+  return text
+    .replace(/[\u201c\u201d]/g, '"')
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/\u2044/g, '/')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/**
+ * The page's main text followed by the text of its frames: the UI renders user markdown (the
+ * summary, details and current details) inside sandboxed iframes.
+ */
+async function visibleText(page: Page): Promise<string> {
+  const parts = [
+    await page
+      .locator('main')
+      .innerText()
+      .catch(() => ''),
+  ];
+  for (const frame of page.frames()) {
+    if (frame === page.mainFrame()) continue;
+    parts.push(
+      await frame
+        .locator('body')
+        .innerText({ timeout: 1000 })
+        .catch(() => ''),
+    );
+  }
+  return plain(parts.join('\n'));
+}
+
+/** Polls the page until every expected piece of text is there; fails naming what is not. */
+async function waitForTexts(page: Page, expected: string[], timeoutMs = 30_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let text = '';
+  for (;;) {
+    text = await visibleText(page);
+    const missing = expected.filter((e) => !text.includes(plain(e)));
+    if (!missing.length) return text;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the page ${page.url()} never showed ${JSON.stringify(missing)}; it shows:\n${text.slice(0, 3000)}`,
+      );
+    }
+    await page.waitForTimeout(500);
+  }
+}
+
+describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium, uiUrl }) => {
+  let harness: Harness;
+  let browser: Browser;
+  let handle: WorkflowHandle;
+  let runId: string;
+  let result: RunResult;
+
+  beforeAll(async () => {
+    harness = await createHarness();
+    await harness.startWorker();
+    handle = await harness.start('demo-fizzbuzz');
+    result = await harness.result(handle);
+    runId = (await handle.describe()).runId;
+    browser = await playwright.launch({ executablePath: chromium, args: ['--no-sandbox'] });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+
+  const runPage = (tab: string): string =>
+    `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/${tab}`;
+
+  test('the demo run ends in SUCCESS and `aca list --state SUCCESS` lists it', async () => {
+    expect(result).toMatchObject({ state: 'SUCCESS', reason: null, iterations: 2, passRate: 1 });
+    const env = {
+      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+      TEMPORAL_NAMESPACE: harness.config.namespace,
+      ACA_HOME: harness.home,
+    };
+    const listed = await runCli(['list', '--state', 'SUCCESS', '--json'], env, 60_000);
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.stdout) as Array<{
+      workflowId: string;
+      state: string;
+      iteration: number;
+      passRate: number;
+    }>;
+    expect(rows.find((r) => r.workflowId === handle.workflowId)).toMatchObject({
+      state: 'SUCCESS',
+      iteration: 2,
+      passRate: 1,
+    });
+    // Other states do not list it.
+    const failed = await runCli(['list', '--state', 'FAILED', '--json'], env, 60_000);
+    expect(
+      (JSON.parse(failed.stdout) as Array<{ workflowId: string }>).map((r) => r.workflowId),
+    ).not.toContain(handle.workflowId);
+    // The table form names it with its state.
+    const table = await runCli(['list', '--state', 'SUCCESS'], env, 60_000);
+    expect(table.stdout).toMatch(new RegExp(`SUCCESS\\s+2\\s+100%\\s+python\\s+${handle.workflowId}`));
+  });
+
+  test('its User Metadata tab shows the static summary, the current details and the activity summaries', async () => {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+    try {
+      await page.goto(runPage('user-metadata'), { waitUntil: 'networkidle' });
+      const text = await waitForTexts(page, [
+        'Summary',
+        firstLine(DEMO.task ?? ''),
+        'Current Details',
+        'State: SUCCESS',
+        'Iteration: 2/15',
+        'Pass rate: 100% (5 passed, 0 failed, 0 errors)',
+        'coder · create_file fizzbuzz.py',
+        'tester · create_file tests/test_fizzbuzz.py',
+        'tester · run tests (attempt 2)',
+        'reflector · model step 1',
+      ]);
+      // The latest analysis is part of the current details.
+      expect(text).toContain('Latest analysis');
+      expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
+      // Every summary is listed with the activity's outcome.
+      expect(text).toMatch(/coder · create_file fizzbuzz\.py Completed/);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('its History tab shows the run as Completed with activity summaries on the timeline', async () => {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+    try {
+      await page.goto(runPage('history'), { waitUntil: 'networkidle' });
+      const text = await waitForTexts(page, [
+        handle.workflowId,
+        'Completed',
+        'codingAgentWorkflow',
+        'createFile • coder · create_file fizzbuzz.py',
+        'runTests • tester · run tests (attempt 1)',
+        'openAgentTurn • planner · start turn',
+      ]);
+      expect(text).toContain(`Task Queue ${harness.taskQueue}`);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
+    } finally {
+      await page.close();
+    }
+  });
+});
