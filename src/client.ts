@@ -53,7 +53,10 @@ async function dispatch(command: string, rest: string[], io: CliIO): Promise<num
           io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
           io.err(`Web UI: ${runLink(config, request.workflowId)}`);
         }
-        return attachToRun(client, config, request.workflowId, io, { json: request.json, interruptPauses: true });
+        return attachToRun(client, config, request.workflowId, io, {
+          json: request.json,
+          interruptPauses: true,
+        });
       });
     }
     case 'status':

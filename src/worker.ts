@@ -1,12 +1,19 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import { createActivities } from './activities';
 import { lazyMemory } from './activities/memory-activities';
 import { RunFiles } from './activities/run-files';
 import { FileConversationStore } from './agents/conversation-store';
 import { loadConfig, type AcaConfig } from './config';
-import { createOpenAIChatModel } from './llm/chat-model';
+import { createOpenAIChatModel, type ChatModel } from './llm/chat-model';
 import { registerSearchAttributes } from './temporal/search-attributes';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
@@ -31,12 +38,15 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   const memory = lazyMemory(async () => {
     const { openFailureMemory, defaultDataDir } = await import('./memory');
     return openFailureMemory(
-      config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: defaultDataDir({ ACA_HOME: config.home }) },
+      config.databaseUrl
+        ? { databaseUrl: config.databaseUrl }
+        : { dataDir: defaultDataDir({ ACA_HOME: config.home }) },
     );
   });
   // Open it now, in the background: the embedded database takes seconds to start, which the
   // first run would otherwise wait for. A failure here is retried by the first memory activity.
   memory.get().catch(() => undefined);
+  const chatModels = new Map<number, ChatModel>();
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
@@ -45,13 +55,24 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: Math.max(2, os.cpus().length),
     // The key is read here, on the worker, and never passed through the workflow.
-    chatModel: (timeoutMs) => createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY, timeoutMs }),
+    chatModel: (timeoutMs) => {
+      // One client per timeout (runs rarely use more than one or two): a client keeps its HTTP
+      // connections alive between calls, which halves the cost of a call to a local endpoint.
+      let model = chatModels.get(timeoutMs);
+      if (!model) {
+        model = createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY, timeoutMs });
+        chatModels.set(timeoutMs, model);
+      }
+      return model;
+    },
   });
   const worker = await Worker.create({
     connection: options.connection,
     namespace: config.namespace,
     taskQueue: options.taskQueue ?? config.taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
   });
@@ -74,14 +95,18 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
  */
 export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel } = {}): void {
   const env = process.env.ACA_LOG_LEVEL?.toUpperCase();
-  const logLevel: LogLevel = env && LOG_LEVELS.includes(env as LogLevel) ? (env as LogLevel) : (options.logLevel ?? 'INFO');
+  const logLevel: LogLevel =
+    env && LOG_LEVELS.includes(env as LogLevel) ? (env as LogLevel) : (options.logLevel ?? 'INFO');
   Runtime.install({
     logger: new DefaultLogger(logLevel),
     ...(config.metricsPort === null
       ? {}
       : {
           telemetryOptions: {
-            metrics: { prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` }, metricPrefix: 'temporal_' },
+            metrics: {
+              prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` },
+              metricPrefix: 'temporal_',
+            },
           },
         }),
   });
@@ -103,7 +128,9 @@ export async function runWorker(config: AcaConfig = loadConfig()): Promise<void>
       );
     });
     const worker = await createAcaWorker({ connection, config });
-    console.log(`aca worker polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace})`);
+    console.log(
+      `aca worker polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace})`,
+    );
     await worker.run();
   } finally {
     await connection.close();

@@ -1,5 +1,11 @@
 import { Context, log } from '@temporalio/activity';
-import { openTurn, runAgentStep, executeTurnToolCall, toChatMessages, type OpenTurnInput } from '../agents/agent-turn';
+import {
+  openTurn,
+  runAgentStep,
+  executeTurnToolCall,
+  toChatMessages,
+  type OpenTurnInput,
+} from '../agents/agent-turn';
 import type { ConversationStore, StepDecision } from '../agents/conversation-store';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
@@ -56,11 +62,17 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       const model = deps.chatModel(input.timeoutMs);
       let decision: StepDecision;
       try {
-        decision = await withHeartbeats(() => runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal));
+        decision = await withHeartbeats(() =>
+          runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal),
+        );
       } catch (err) {
         throw toActivityFailure(err);
       }
-      const tokens = ctx.metricMeter.createCounter('aca_tokens', 'tokens', 'Model tokens reported by the endpoint');
+      const tokens = ctx.metricMeter.createCounter(
+        'aca_tokens',
+        'tokens',
+        'Model tokens reported by the endpoint',
+      );
       tokens.add(decision.usage.prompt, { kind: 'prompt' });
       tokens.add(decision.usage.completion, { kind: 'completion' });
       log.info('model step', {

@@ -57,7 +57,11 @@ function asActivityFailure(err: unknown, action: string): ApplicationFailure {
 }
 
 export function createMemoryActivities(deps: MemoryActivityDeps) {
-  const withMemory = async <T>(action: string, fallback: T, work: (memory: FailureMemory) => Promise<T>): Promise<T> => {
+  const withMemory = async <T>(
+    action: string,
+    fallback: T,
+    work: (memory: FailureMemory) => Promise<T>,
+  ): Promise<T> => {
     // Heartbeats let Temporal notice a dead worker in seconds rather than at the timeout; they
     // start before the first open, which for the embedded database can take a while.
     const ctx = Context.current();
@@ -109,12 +113,15 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
         });
         if (input.reportRef === null) return;
         const report = await deps.runFiles.loadReport(input.reportRef);
-        if (!report) log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
+        if (!report)
+          log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
         await memory.storeFailure({
           workflowId: input.workflowId,
           iteration: input.iteration,
           testOutput: report ? describeTestReport(report) : '',
-          rootCause: input.analysis?.rootCause ?? `(no analysis: ${input.analysisError ?? 'the Reflector did not answer'})`,
+          rootCause:
+            input.analysis?.rootCause ??
+            `(no analysis: ${input.analysisError ?? 'the Reflector did not answer'})`,
           fixHypothesis: input.analysis?.fixHypothesis ?? '',
           filesToChange: input.analysis?.filesToChange ?? [],
         });
@@ -125,7 +132,11 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
       return withMemory('store outcome', 0, async (memory) => {
         await memory.updateTaskStatus(input.workflowId, input.status, input.reason);
         if (!input.fix) return 0;
-        return memory.recordFix({ workflowId: input.workflowId, iteration: input.fix.iteration, summary: input.fix.summary });
+        return memory.recordFix({
+          workflowId: input.workflowId,
+          iteration: input.fix.iteration,
+          summary: input.fix.summary,
+        });
       });
     },
   };

@@ -43,16 +43,18 @@ export function createTestActivities(deps: TestActivityDeps) {
       const ctx = Context.current();
       // Heartbeat while queued too, or a long queue would look like a dead worker.
       const waiting = setInterval(() => ctx.heartbeat('queued'), 5_000);
-      const report = await slots.run(() => {
-        clearInterval(waiting);
-        return runTestSuite({
-          workspace: input.workspace,
-          language: input.language,
-          mode: deps.sandboxMode,
-          heartbeat: () => ctx.heartbeat(),
-          signal: ctx.cancellationSignal,
-        });
-      }).finally(() => clearInterval(waiting));
+      const report = await slots
+        .run(() => {
+          clearInterval(waiting);
+          return runTestSuite({
+            workspace: input.workspace,
+            language: input.language,
+            mode: deps.sandboxMode,
+            heartbeat: () => ctx.heartbeat(),
+            signal: ctx.cancellationSignal,
+          });
+        })
+        .finally(() => clearInterval(waiting));
       ctx.metricMeter
         .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
         .record(report.durationMs, { language: input.language, outcome: report.outcome });

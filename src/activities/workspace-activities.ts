@@ -7,16 +7,23 @@ import { listWorkspaceFiles } from '../tools/file-tools';
  * Creates the workspace and copies the user's acceptance tests into it at the
  * same relative paths, read-only. Returns those paths so no agent may write them.
  */
-export async function prepareWorkspace(input: { workspace: string; testsDir: string | null }): Promise<{ protectedPaths: string[] }> {
+export async function prepareWorkspace(input: {
+  workspace: string;
+  testsDir: string | null;
+}): Promise<{ protectedPaths: string[] }> {
   await fs.mkdir(input.workspace, { recursive: true });
   if (!input.testsDir) return { protectedPaths: [] };
   let stat;
   try {
     stat = await fs.stat(input.testsDir);
   } catch {
-    throw ApplicationFailure.nonRetryable(`tests folder ${input.testsDir} does not exist on the worker`, 'BadRunInput');
+    throw ApplicationFailure.nonRetryable(
+      `tests folder ${input.testsDir} does not exist on the worker`,
+      'BadRunInput',
+    );
   }
-  if (!stat.isDirectory()) throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, 'BadRunInput');
+  if (!stat.isDirectory())
+    throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, 'BadRunInput');
   const files = await listWorkspaceFiles(input.testsDir, input.testsDir, 10_000);
   for (const relative of files) {
     const target = path.join(input.workspace, relative);

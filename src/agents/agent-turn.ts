@@ -17,7 +17,8 @@ import { buildUserMessage } from './user-message';
 const MAX_FIELD_CHARS = 4000;
 const MAX_LIST_ITEMS = 50;
 
-const clip = (text: string): string => (text.length <= MAX_FIELD_CHARS ? text : `${text.slice(0, MAX_FIELD_CHARS)} […]`);
+const clip = (text: string): string =>
+  text.length <= MAX_FIELD_CHARS ? text : `${text.slice(0, MAX_FIELD_CHARS)} […]`;
 const clipList = (items: string[]): string[] => items.slice(0, MAX_LIST_ITEMS).map(clip);
 
 export interface OpenTurnInput {
@@ -127,7 +128,9 @@ export async function runAgentStep(
   const recorded = conversation.steps[stepIndex];
   if (recorded) return recorded;
   if (stepIndex !== conversation.steps.length) {
-    throw new Error(`step ${stepIndex} of ${ref} requested but ${conversation.steps.length} steps are recorded`);
+    throw new Error(
+      `step ${stepIndex} of ${ref} requested but ${conversation.steps.length} steps are recorded`,
+    );
   }
   const spec = AGENT_SPECS[conversation.role];
   const answer = await model.complete({
@@ -137,7 +140,13 @@ export async function runAgentStep(
     signal,
   });
 
-  const decision: StepDecision = { toolCalls: [], finished: null, progress: false, usage: answer.usage, note: null };
+  const decision: StepDecision = {
+    toolCalls: [],
+    finished: null,
+    progress: false,
+    usage: answer.usage,
+    note: null,
+  };
   const seenIds = new Set<string>();
   const calls = answer.toolCalls.map((call, index) => {
     // Some servers reuse or omit ids; the id is our key for the answer, so make it unique.
@@ -150,7 +159,10 @@ export async function runAgentStep(
 
   for (const call of calls) {
     if (decision.finished !== null) {
-      conversation.toolResults[call.id] = { ok: false, error: `not executed: the turn already ended with ${spec.finishTool}` };
+      conversation.toolResults[call.id] = {
+        ok: false,
+        error: `not executed: the turn already ended with ${spec.finishTool}`,
+      };
       continue;
     }
     if (!isToolName(call.name) || !spec.tools.includes(call.name)) {
@@ -170,7 +182,11 @@ export async function runAgentStep(
       decision.finished = toFinishedResult(call.name, parsed.args as Record<string, unknown>);
       conversation.toolResults[call.id] = { ok: true };
     } else {
-      decision.toolCalls.push({ id: call.id, name: call.name, target: describeTarget(call.name, call.arguments) });
+      decision.toolCalls.push({
+        id: call.id,
+        name: call.name,
+        target: describeTarget(call.name, call.arguments),
+      });
     }
   }
 

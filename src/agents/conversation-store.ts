@@ -52,7 +52,8 @@ export class FileConversationStore implements ConversationStore {
   constructor(private readonly rootDir: string) {}
 
   private fileFor(ref: string): string {
-    if (!SAFE_REF.test(ref) || ref.split('/').includes('..')) throw new Error(`invalid conversation reference "${ref}"`);
+    if (!SAFE_REF.test(ref) || ref.split('/').includes('..'))
+      throw new Error(`invalid conversation reference "${ref}"`);
     return path.join(this.rootDir, `${ref}.json`);
   }
 

@@ -22,7 +22,10 @@ export function describeTestReport(report: TestRunReport): string {
   const parts = [header];
   if (report.message) parts.push(`Runner message: ${clip(report.message, 2000)}`);
   if (failing.length) parts.push(`Failing tests:\n${failing.join('\n')}`);
-  if (report.output) parts.push(`Output (tail${report.cutBytes ? `, ${report.cutBytes} bytes cut before it` : ''}):\n${report.output}`);
+  if (report.output)
+    parts.push(
+      `Output (tail${report.cutBytes ? `, ${report.cutBytes} bytes cut before it` : ''}):\n${report.output}`,
+    );
   return clip(parts.join('\n\n'), MAX_REPORT_CHARS);
 }
 
@@ -33,7 +36,9 @@ export function describeTestReport(report: TestRunReport): string {
 export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null): string {
   const parts: string[] = [`Task:\n${ctx.task}`, `Language: ${ctx.language}. ${RUNNER_NOTES[ctx.language]}`];
   if (ctx.protectedPaths.length) {
-    parts.push(`Acceptance tests given by the user (read-only, always run): ${ctx.protectedPaths.join(', ')}`);
+    parts.push(
+      `Acceptance tests given by the user (read-only, always run): ${ctx.protectedPaths.join(', ')}`,
+    );
   }
   switch (ctx.role) {
     case 'planner':
@@ -43,20 +48,25 @@ export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null)
     case 'coder':
       parts.push(`This is coding attempt ${ctx.attempt} of at most ${ctx.maxIterations}.`);
       if (ctx.plan) {
-        parts.push(`Plan:\n${ctx.plan.summary}\nSteps:\n${ctx.plan.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}\nFiles: ${ctx.plan.files.join(', ')}`);
+        parts.push(
+          `Plan:\n${ctx.plan.summary}\nSteps:\n${ctx.plan.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}\nFiles: ${ctx.plan.files.join(', ')}`,
+        );
       }
       if (ctx.analysis) {
         parts.push(
           `The tests failed on the previous attempt.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}\nFiles to change: ${ctx.analysis.filesToChange.join(', ') || '(not named)'}`,
         );
       }
-      if (ctx.feedback?.length) parts.push(`Guidance from the user:\n${ctx.feedback.map((f) => `- ${f}`).join('\n')}`);
+      if (ctx.feedback?.length)
+        parts.push(`Guidance from the user:\n${ctx.feedback.map((f) => `- ${f}`).join('\n')}`);
       parts.push('Write the code with create_file, then call finish.');
       break;
     case 'tester':
       parts.push(`This is test-writing pass ${ctx.testPass ?? 1}.`);
       if (ctx.analysis?.testsWrong) {
-        parts.push(`The last analysis found the tests wrong.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}`);
+        parts.push(
+          `The last analysis found the tests wrong.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}`,
+        );
       }
       parts.push('Write the tests with create_file, then call finish.');
       break;

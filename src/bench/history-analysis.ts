@@ -56,15 +56,17 @@ function decodePayload(payload: { data?: Uint8Array | null } | null | undefined)
   }
 }
 
-/** The coding attempt an `openAgentTurn` of the Coder starts, or null for any other event. */
+/**
+ * The coding attempt whose Coder turn this event begins (the turn's first model step), or null.
+ * Model steps are regular activities in every version of the workflow; the turn's opening moved
+ * to a local activity, which history records only as a marker.
+ */
 function coderAttemptStarted(event: HistoryEvent): number | null {
   const attrs = event.activityTaskScheduledEventAttributes;
-  if (attrs?.activityType?.name !== 'openAgentTurn') return null;
-  const input = decodePayload(attrs.input?.payloads?.[0]) as
-    { context?: { role?: string; attempt?: number } } | undefined;
-  return input?.context?.role === 'coder' && typeof input.context.attempt === 'number'
-    ? input.context.attempt
-    : null;
+  if (attrs?.activityType?.name !== 'agentStep') return null;
+  const input = decodePayload(attrs.input?.payloads?.[0]) as { ref?: string; stepIndex?: number } | undefined;
+  const match = /\/coder-(\d+)$/.exec(input?.ref ?? '');
+  return match && input?.stepIndex === 0 ? Number(match[1]) : null;
 }
 
 export interface IterationHistory {
@@ -128,6 +130,8 @@ export interface TimeBreakdown {
   /** The part of workflowTaskMs before the worker picked the task up (scheduled to started). */
   workflowTaskQueueMs: number;
   workflowTasks: number;
+  /** Local activities (workspace and conversation steps), which run inside workflow tasks. */
+  localActivities: number;
   /**
    * The sums above count a moment twice when activities ran side by side (the failure-memory
    * writes run in the background of the agents): sum minus the length of their union.
@@ -167,6 +171,7 @@ export function timeBreakdown(executions: Execution[]): TimeBreakdown {
   let workflowTaskMs = 0;
   let workflowTaskQueueMs = 0;
   let workflowTasks = 0;
+  let localActivities = 0;
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
   for (const { events } of executions) {
@@ -177,6 +182,7 @@ export function timeBreakdown(executions: Execution[]): TimeBreakdown {
       const at = toMs(event.eventTime);
       first = Math.min(first, at);
       last = Math.max(last, at);
+      if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') localActivities += 1;
       const closed =
         event.activityTaskCompletedEventAttributes ??
         event.activityTaskFailedEventAttributes ??
@@ -220,6 +226,7 @@ export function timeBreakdown(executions: Execution[]): TimeBreakdown {
     workflowTaskMs,
     workflowTaskQueueMs,
     workflowTasks,
+    localActivities,
     overlapMs: summed - covered,
     uncoveredMs: last - first - covered,
   };

@@ -39,6 +39,7 @@ export interface OverheadRun {
   overhead: Record<string, number>;
   activities: Record<string, number>;
   workflowTasks: number;
+  localActivities: number;
 }
 
 export interface OverheadResult {
@@ -87,6 +88,7 @@ export async function runOverheadBench(
       overhead: Object.fromEntries(Object.entries(overhead).map(([k, v]) => [k, round(v)])),
       activities: times.activityCount,
       workflowTasks: times.workflowTasks,
+      localActivities: times.localActivities,
     };
     runs.push(run);
     progress(
@@ -123,7 +125,7 @@ export function overheadReport(r: OverheadResult, io: BenchIO): void {
   io.out('');
   const activities = r.runs[0] ? sum(Object.values(r.runs[0].activities)) : 0;
   io.out(
-    `Time above the floor, median per run (run 1: ${activities} activities, ${r.runs[0]?.workflowTasks ?? 0} workflow tasks):`,
+    `Time above the floor, median per run (run 1: ${activities} activities, ${r.runs[0]?.localActivities ?? 0} local activities, ${r.runs[0]?.workflowTasks ?? 0} workflow tasks):`,
   );
   const total = r.medianWallMs - median(r.runs.map((run) => run.floorMs));
   for (const line of formatTable(

@@ -33,7 +33,10 @@ export async function connectClient(config: AcaConfig): Promise<Client> {
 }
 
 /** A handle to an existing run, or a user error naming the unknown id. */
-export async function existingRun(client: Client, id: string): Promise<{ handle: WorkflowHandle; status: string }> {
+export async function existingRun(
+  client: Client,
+  id: string,
+): Promise<{ handle: WorkflowHandle; status: string }> {
   if (!id) throw new UserInputError('a run id is needed');
   const handle = client.workflow.getHandle(id);
   try {

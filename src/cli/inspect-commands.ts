@@ -1,7 +1,12 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import type { RunResult, RunSnapshot } from '../shared/run-types';
-import { AgentIterationKey, AgentLanguageKey, AgentPassRateKey, AgentStateKey } from '../shared/search-attributes';
+import {
+  AgentIterationKey,
+  AgentLanguageKey,
+  AgentPassRateKey,
+  AgentStateKey,
+} from '../shared/search-attributes';
 import { AGENT_STATES } from '../shared/types';
 import { UserInputError } from '../shared/errors';
 import { parseArgs } from './args';
@@ -37,7 +42,9 @@ export async function statusCommand(client: Client, argv: string[], io: CliIO): 
     return EXIT.success;
   }
   io.out(`${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`);
-  io.out(`  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`);
+  io.out(
+    `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
+  );
   if (s.warning) io.out(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
     io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);
@@ -47,18 +54,29 @@ export async function statusCommand(client: Client, argv: string[], io: CliIO): 
   return EXIT.success;
 }
 
-export async function watchCommand(client: Client, config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
+export async function watchCommand(
+  client: Client,
+  config: AcaConfig,
+  argv: string[],
+  io: CliIO,
+): Promise<number> {
   const { positionals } = parseArgs(argv, {});
   const id = onlyId(positionals, 'aca watch <id>');
   await existingRun(client, id);
   return attachToRun(client, config, id, io, { json: false, interruptPauses: false });
 }
 
-export async function pauseResumeCommand(client: Client, argv: string[], io: CliIO, action: 'pause' | 'resume'): Promise<number> {
+export async function pauseResumeCommand(
+  client: Client,
+  argv: string[],
+  io: CliIO,
+  action: 'pause' | 'resume',
+): Promise<number> {
   const { positionals } = parseArgs(argv, {});
   const id = onlyId(positionals, `aca ${action} <id>`);
   const { handle, status } = await existingRun(client, id);
-  if (status !== 'RUNNING') throw new UserInputError(`run ${id} has ended (${status}); it cannot be ${action}d`);
+  if (status !== 'RUNNING')
+    throw new UserInputError(`run ${id} has ended (${status}); it cannot be ${action}d`);
   const snapshot = (await handle.query('state')) as RunSnapshot;
   if (action === 'pause' && snapshot.paused) throw new UserInputError(`run ${id} is already paused`);
   if (action === 'resume' && !snapshot.paused) throw new UserInputError(`run ${id} is not paused`);
@@ -79,7 +97,9 @@ export async function feedbackCommand(client: Client, argv: string[], io: CliIO)
     return EXIT.success;
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
-      throw new UserInputError(`feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+      throw new UserInputError(
+        `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      );
     }
     throw err;
   }
@@ -95,13 +115,22 @@ export async function cancelCommand(client: Client, argv: string[], io: CliIO): 
   return EXIT.success;
 }
 
-export async function resultCommand(client: Client, config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
+export async function resultCommand(
+  client: Client,
+  config: AcaConfig,
+  argv: string[],
+  io: CliIO,
+): Promise<number> {
   const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, 'no-wait': { type: 'boolean' } });
   const id = onlyId(positionals, 'aca result <id> [--json] [--no-wait]');
   const { handle, status } = await existingRun(client, id);
   if (status === 'RUNNING' && flags['no-wait']) {
     const snapshot = (await handle.query('state')) as RunSnapshot;
-    io.out(flags.json ? JSON.stringify(snapshot) : `${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`);
+    io.out(
+      flags.json
+        ? JSON.stringify(snapshot)
+        : `${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`,
+    );
     return EXIT.success;
   }
   const result = (await handle.result()) as RunResult;
@@ -117,11 +146,21 @@ export async function listCommand(client: Client, argv: string[], io: CliIO): Pr
   if (flags.state !== undefined) {
     const state = String(flags.state).toUpperCase();
     if (!(AGENT_STATES as readonly string[]).includes(state)) {
-      throw new UserInputError(`unknown state "${String(flags.state)}"; choose one of ${AGENT_STATES.join(', ')}`);
+      throw new UserInputError(
+        `unknown state "${String(flags.state)}"; choose one of ${AGENT_STATES.join(', ')}`,
+      );
     }
     query += ` AND AgentState = '${state}'`;
   }
-  const rows: Array<{ workflowId: string; state: string; iteration: number; passRate: number | null; language: string; startTime: string; status: string }> = [];
+  const rows: Array<{
+    workflowId: string;
+    state: string;
+    iteration: number;
+    passRate: number | null;
+    language: string;
+    startTime: string;
+    status: string;
+  }> = [];
   for await (const wf of client.workflow.list({ query, pageSize: 100 })) {
     const sa = wf.typedSearchAttributes;
     rows.push({
@@ -144,10 +183,26 @@ export async function listCommand(client: Client, argv: string[], io: CliIO): Pr
     io.out('no runs found');
     return EXIT.success;
   }
-  io.out(['STARTED'.padEnd(20), 'STATE'.padEnd(11), 'ITER'.padEnd(5), 'PASS'.padEnd(5), 'LANG'.padEnd(11), 'ID'].join(' '));
+  io.out(
+    [
+      'STARTED'.padEnd(20),
+      'STATE'.padEnd(11),
+      'ITER'.padEnd(5),
+      'PASS'.padEnd(5),
+      'LANG'.padEnd(11),
+      'ID',
+    ].join(' '),
+  );
   for (const r of rows) {
     io.out(
-      [r.startTime.slice(0, 19).replace('T', ' ').padEnd(20), r.state.padEnd(11), String(r.iteration).padEnd(5), formatPassRate(r.passRate).padEnd(5), r.language.padEnd(11), r.workflowId].join(' '),
+      [
+        r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
+        r.state.padEnd(11),
+        String(r.iteration).padEnd(5),
+        formatPassRate(r.passRate).padEnd(5),
+        r.language.padEnd(11),
+        r.workflowId,
+      ].join(' '),
     );
   }
   return EXIT.success;

@@ -45,7 +45,9 @@ export async function ensureLocalTemporal(
       detached: options.detached,
       logFile: path.join(config.home, 'temporal', 'dev-server.log'),
     });
-    io.err(`Temporal dev server ready in ${(server.startupMs / 1000).toFixed(1)}s; Web UI at ${config.uiUrl}`);
+    io.err(
+      `Temporal dev server ready in ${(server.startupMs / 1000).toFixed(1)}s; Web UI at ${config.uiUrl}`,
+    );
   }
   const connection = await Connection.connect({ address: config.temporalAddress });
   try {

@@ -4,7 +4,12 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { DEFAULT_RUN_OPTIONS, type RunInput, type RunResult } from '../shared/run-types';
-import { AgentIterationKey, AgentLanguageKey, AgentPassRateKey, AgentStateKey } from '../shared/search-attributes';
+import {
+  AgentIterationKey,
+  AgentLanguageKey,
+  AgentPassRateKey,
+  AgentStateKey,
+} from '../shared/search-attributes';
 import { safeKey } from '../shared/safe-key';
 import { LANGUAGES, type Language } from '../shared/types';
 import { UserInputError } from '../shared/errors';
@@ -43,7 +48,9 @@ export function parseRunRequest(argv: string[], config: AcaConfig): RunRequest {
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
   const language = (stringFlag(flags.language) ?? 'python') as Language;
   if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(`unknown language "${String(flags.language)}"; choose one of ${LANGUAGES.join(', ')}`);
+    throw new UserInputError(
+      `unknown language "${String(flags.language)}"; choose one of ${LANGUAGES.join(', ')}`,
+    );
   }
   let testsDir: string | null = null;
   if (flags.tests !== undefined) {
@@ -52,15 +59,19 @@ export function parseRunRequest(argv: string[], config: AcaConfig): RunRequest {
       throw new UserInputError(`--tests folder ${testsDir} does not exist`);
     }
   }
-  const maxIterations = positiveInteger(flags['max-iterations'], 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
-  const warnAt = positiveInteger(flags['warn-at'], 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
+  const maxIterations =
+    positiveInteger(flags['max-iterations'], 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
+  const warnAt =
+    positiveInteger(flags['warn-at'], 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
   const maxTokens = positiveInteger(flags['max-tokens'], 'max-tokens') ?? null;
   const modelTimeoutSeconds = positiveInteger(flags['model-timeout'], 'model-timeout');
   const maxSteps = positiveInteger(flags['max-steps'], 'max-steps');
   const id = stringFlag(flags.id);
   if (flags.id !== undefined && (!id || !id.trim())) throw new UserInputError('--id is empty');
   const workflowId = id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
-  const workspace = path.resolve(stringFlag(flags.workspace) ?? path.join(config.workspacesRoot, safeKey(workflowId)));
+  const workspace = path.resolve(
+    stringFlag(flags.workspace) ?? path.join(config.workspacesRoot, safeKey(workflowId)),
+  );
   return {
     workflowId,
     detach: flags.detach === true,
@@ -99,7 +110,12 @@ export function firstLine(task: string): string {
   return line.length > 200 ? `${line.slice(0, 197)}...` : line.trim();
 }
 
-export async function startRun(client: Client, config: AcaConfig, request: RunRequest, taskQueue = config.taskQueue) {
+export async function startRun(
+  client: Client,
+  config: AcaConfig,
+  request: RunRequest,
+  taskQueue = config.taskQueue,
+) {
   return client.workflow.start('codingAgentWorkflow', {
     workflowId: request.workflowId,
     taskQueue,
@@ -146,9 +162,13 @@ export async function attachToRun(
         if ((await handle.describe()).status.name === 'RUNNING') throw err;
         return report(await (handle.result() as Promise<RunResult>));
       }
-      io.err(`\nPaused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`);
+      io.err(
+        `\nPaused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`,
+      );
     } else {
-      io.err(`\nStopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`);
+      io.err(
+        `\nStopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`,
+      );
     }
     return EXIT.cancelled;
   }

@@ -11,7 +11,9 @@ export async function upCommand(config: AcaConfig, io: CliIO): Promise<number> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   try {
     const worker = await createAcaWorker({ connection, config });
-    io.out(`aca is up: Temporal at ${config.temporalAddress}, Web UI at ${config.uiUrl}, worker on "${config.taskQueue}". Ctrl-C stops it.`);
+    io.out(
+      `aca is up: Temporal at ${config.temporalAddress}, Web UI at ${config.uiUrl}, worker on "${config.taskQueue}". Ctrl-C stops it.`,
+    );
     await worker.run();
   } finally {
     await connection.close();

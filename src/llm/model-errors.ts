@@ -21,7 +21,12 @@ export function toActivityFailure(err: unknown): Error {
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const detail = `model endpoint answered ${err.status}: ${err.message}`;
     if (PERMANENT_STATUSES.has(err.status)) {
-      return ApplicationFailure.create({ message: detail, type: 'ModelRequestRejected', nonRetryable: true, details: [{ status: err.status }] });
+      return ApplicationFailure.create({
+        message: detail,
+        type: 'ModelRequestRejected',
+        nonRetryable: true,
+        details: [{ status: err.status }],
+      });
     }
     if (err.status === 429) {
       const delay = retryAfterMs(err.headers as Headers | undefined);
@@ -37,7 +42,10 @@ export function toActivityFailure(err: unknown): Error {
     return ApplicationFailure.create({ message: 'model call timed out', type: 'ModelTimeout' });
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    return ApplicationFailure.create({ message: `model endpoint unreachable: ${err.message}`, type: 'ModelUnreachable' });
+    return ApplicationFailure.create({
+      message: `model endpoint unreachable: ${err.message}`,
+      type: 'ModelUnreachable',
+    });
   }
   return err instanceof Error ? err : new Error(String(err));
 }

@@ -64,7 +64,9 @@ export const BUILTIN_SCENARIOS_DIR = path.resolve(__dirname, '..', '..', 'scenar
 export function parseScenario(value: unknown, source: string): Scenario {
   const parsed = scenarioSchema.safeParse(value);
   if (!parsed.success) {
-    throw new Error(`scenario ${source} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `scenario ${source} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return parsed.data;
 }
@@ -91,7 +93,12 @@ export function loadBuiltinScenario(name: string): Scenario {
 export function scriptedRunInput(
   scenario: Scenario,
   workspace: string,
-  overrides: { task?: string; language?: Language; testsDir?: string | null; options?: Partial<RunOptions> } = {},
+  overrides: {
+    task?: string;
+    language?: Language;
+    testsDir?: string | null;
+    options?: Partial<RunOptions>;
+  } = {},
 ): RunInput {
   return {
     task: overrides.task ?? scenario.task ?? scenario.name,

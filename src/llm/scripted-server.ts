@@ -125,10 +125,15 @@ export class ScriptedLlmServer {
       return this.json(res, 200, this.requests);
     }
     if (req.method === 'GET' && (url === '/v1/models' || url === '/models')) {
-      return this.json(res, 200, { object: 'list', data: [...this.scenarios.keys()].map((id) => ({ id, object: 'model' })) });
+      return this.json(res, 200, {
+        object: 'list',
+        data: [...this.scenarios.keys()].map((id) => ({ id, object: 'model' })),
+      });
     }
     if (req.method !== 'POST' || !/\/chat\/completions$/.test(url)) {
-      return this.json(res, 404, { error: { message: `no route ${req.method} ${url}`, type: 'invalid_request_error' } });
+      return this.json(res, 404, {
+        error: { message: `no route ${req.method} ${url}`, type: 'invalid_request_error' },
+      });
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -137,7 +142,9 @@ export class ScriptedLlmServer {
     try {
       body = JSON.parse(raw) as ChatBody;
     } catch {
-      return this.json(res, 400, { error: { message: 'request body is not JSON', type: 'invalid_request_error' } });
+      return this.json(res, 400, {
+        error: { message: 'request body is not JSON', type: 'invalid_request_error' },
+      });
     }
     const messages = body.messages ?? [];
     const model = body.model ?? '';
@@ -149,7 +156,11 @@ export class ScriptedLlmServer {
     const pattern = agent ? TURN_PATTERNS[agent] : null;
     const turn = pattern ? Math.max(0, Number(pattern.exec(userText)?.[1] ?? '1') - 1) : 0;
     const step = messages.filter((m) => m.role === 'assistant').length;
-    const key = createHash('sha256').update(model).update(JSON.stringify(messages)).digest('hex').slice(0, 16);
+    const key = createHash('sha256')
+      .update(model)
+      .update(JSON.stringify(messages))
+      .digest('hex')
+      .slice(0, 16);
     const record: RecordedRequest = {
       seq: this.requests.length + 1,
       at: new Date().toISOString(),
@@ -177,7 +188,12 @@ export class ScriptedLlmServer {
     }
     if (!agent) {
       record.status = 400;
-      return this.json(res, 400, { error: { message: `cannot tell the agent from tools [${tools.join(', ')}]`, type: 'invalid_request_error' } });
+      return this.json(res, 400, {
+        error: {
+          message: `cannot tell the agent from tools [${tools.join(', ')}]`,
+          type: 'invalid_request_error',
+        },
+      });
     }
     const turns = scenario.agents[agent] ?? [];
     const steps = turns.length ? turns[Math.min(turn, turns.length - 1)] : [];
@@ -198,7 +214,12 @@ export class ScriptedLlmServer {
           record.status = fault.status;
           const headers: Record<string, string> = {};
           if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-          return this.json(res, fault.status, { error: { message: fault.message ?? `scripted fault ${fault.status}`, type: 'scripted_fault' } }, headers);
+          return this.json(
+            res,
+            fault.status,
+            { error: { message: fault.message ?? `scripted fault ${fault.status}`, type: 'scripted_fault' } },
+            headers,
+          );
         }
       }
     }
@@ -212,11 +233,17 @@ export class ScriptedLlmServer {
     const toolCalls = (planned?.tool_calls ?? []).map((call, i) => ({
       id: `call_${agent}_${turn}_${step}_${i}`,
       type: 'function' as const,
-      function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      },
     }));
     const content = planned ? (planned.content ?? null) : 'I have nothing more to do.';
     const completionText = JSON.stringify({ content, toolCalls });
-    const usage = planned?.usage ?? { prompt: estimateTokens(JSON.stringify(messages)), completion: estimateTokens(completionText) };
+    const usage = planned?.usage ?? {
+      prompt: estimateTokens(JSON.stringify(messages)),
+      completion: estimateTokens(completionText),
+    };
     record.usage = usage;
     record.status = 200;
     return this.json(res, 200, {
@@ -231,7 +258,11 @@ export class ScriptedLlmServer {
           finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
         },
       ],
-      usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+      usage: {
+        prompt_tokens: usage.prompt,
+        completion_tokens: usage.completion,
+        total_tokens: usage.prompt + usage.completion,
+      },
     });
   }
 
@@ -244,9 +275,18 @@ export class ScriptedLlmServer {
     return undefined;
   }
 
-  private json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  private json(
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   }
 }

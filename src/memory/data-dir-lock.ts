@@ -31,14 +31,21 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   const dir = path.resolve(dataDir);
   const file = path.join(dir, LOCK_FILE);
   if (heldHere.has(dir)) {
-    throw new MemoryLockedError(`failure memory at ${dir} is already open in this process (pid ${process.pid})`, process.pid);
+    throw new MemoryLockedError(
+      `failure memory at ${dir} is already open in this process (pid ${process.pid})`,
+      process.pid,
+    );
   }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       // 'wx' fails when the file exists: creation is the atomic test-and-set.
-      fs.writeFileSync(file, JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() } satisfies LockContent), {
-        flag: 'wx',
-      });
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() } satisfies LockContent),
+        {
+          flag: 'wx',
+        },
+      );
       heldHere.add(dir);
       return { file, release: () => release(dir, file) };
     } catch (err) {

@@ -171,13 +171,18 @@ export class PgFailureRepository implements FailureMemory {
     );
   }
 
-  async updateTaskStatus(workflowId: string, status: TaskStatus, reason: string | null = null): Promise<void> {
+  async updateTaskStatus(
+    workflowId: string,
+    status: TaskStatus,
+    reason: string | null = null,
+  ): Promise<void> {
     const result = await this.write(
       'update a task status',
       `UPDATE tasks SET status = $2, reason = $3, updated_at = now() WHERE workflow_id = $1`,
       [requireId(workflowId), status, reason === null ? null : clipEnd(reason, LIMITS.analysis)],
     );
-    if (result.rowCount === 0) throw new MemoryQueryError(`no task with workflow id "${workflowId}" (createTask first)`, undefined);
+    if (result.rowCount === 0)
+      throw new MemoryQueryError(`no task with workflow id "${workflowId}" (createTask first)`, undefined);
   }
 
   async logIteration(record: IterationRecord): Promise<void> {
@@ -186,7 +191,13 @@ export class PgFailureRepository implements FailureMemory {
       `INSERT INTO iterations (workflow_id, iteration, pass_rate, passed, failed) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (workflow_id, iteration)
        DO UPDATE SET pass_rate = EXCLUDED.pass_rate, passed = EXCLUDED.passed, failed = EXCLUDED.failed`,
-      [requireId(record.workflowId), requireIteration(record.iteration), record.passRate, record.passed, record.failed],
+      [
+        requireId(record.workflowId),
+        requireIteration(record.iteration),
+        record.passRate,
+        record.passed,
+        record.failed,
+      ],
     );
   }
 
@@ -240,7 +251,13 @@ export class PgFailureRepository implements FailureMemory {
        SELECT * FROM best WHERE score >= $4
        ORDER BY score DESC, (fix IS NOT NULL) DESC, created_at DESC
        LIMIT $5`,
-      [clipEnd(taskText, LIMITS.task), words, options.excludeWorkflowId ?? null, options.minScore ?? 0.1, limit],
+      [
+        clipEnd(taskText, LIMITS.task),
+        words,
+        options.excludeWorkflowId ?? null,
+        options.minScore ?? 0.1,
+        limit,
+      ],
     );
     return result.rows.map((row) => toLesson(row, maxChars));
   }
@@ -271,7 +288,9 @@ export class PgFailureRepository implements FailureMemory {
   }
 
   /** Rows stored for one run, for tests and diagnostics (idempotency is checked with this). */
-  async rowCounts(workflowId: string): Promise<{ tasks: number; iterations: number; failures: number; fixes: number }> {
+  async rowCounts(
+    workflowId: string,
+  ): Promise<{ tasks: number; iterations: number; failures: number; fixes: number }> {
     const result = await this.run<{ tasks: number; iterations: number; failures: number; fixes: number }>(
       'count rows',
       `SELECT (SELECT count(*)::int FROM tasks WHERE workflow_id = $1) AS tasks,
@@ -285,7 +304,11 @@ export class PgFailureRepository implements FailureMemory {
 
   /** Versions recorded in schema_migrations, ascending. */
   async schemaVersions(): Promise<number[]> {
-    const result = await this.run<{ version: number }>('read schema versions', 'SELECT version FROM schema_migrations ORDER BY version', []);
+    const result = await this.run<{ version: number }>(
+      'read schema versions',
+      'SELECT version FROM schema_migrations ORDER BY version',
+      [],
+    );
     return result.rows.map((r) => r.version);
   }
 
@@ -299,13 +322,23 @@ export class PgFailureRepository implements FailureMemory {
     }
   }
 
-  private async write<R extends QueryResultRow = QueryResultRow>(action: string, sql: string, params: unknown[]) {
-    if (this.options.readOnly) throw new MemoryQueryError(`cannot ${action}: ${this.description} is read-only`, undefined);
+  private async write<R extends QueryResultRow = QueryResultRow>(
+    action: string,
+    sql: string,
+    params: unknown[],
+  ) {
+    if (this.options.readOnly)
+      throw new MemoryQueryError(`cannot ${action}: ${this.description} is read-only`, undefined);
     return this.run<R>(action, sql, params);
   }
 
-  private async run<R extends QueryResultRow = QueryResultRow>(action: string, sql: string, params: unknown[]) {
-    if (this.closed) throw new MemoryQueryError(`failure memory is closed (while trying to ${action})`, undefined);
+  private async run<R extends QueryResultRow = QueryResultRow>(
+    action: string,
+    sql: string,
+    params: unknown[],
+  ) {
+    if (this.closed)
+      throw new MemoryQueryError(`failure memory is closed (while trying to ${action})`, undefined);
     try {
       // pool.query returns a connection that failed to the pool as broken, so the next call
       // opens a fresh one: that is how the repository recovers once the server is back.
@@ -337,7 +370,8 @@ function requireId(workflowId: string): string {
 }
 
 function requireIteration(iteration: number): number {
-  if (!Number.isInteger(iteration) || iteration < 0) throw new MemoryQueryError(`bad iteration number ${iteration}`, undefined);
+  if (!Number.isInteger(iteration) || iteration < 0)
+    throw new MemoryQueryError(`bad iteration number ${iteration}`, undefined);
   return iteration;
 }
 

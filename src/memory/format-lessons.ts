@@ -35,7 +35,9 @@ function formatLesson(n: number, lesson: Lesson): string {
     `${n}. Past task (similarity ${lesson.similarity.toFixed(2)}): ${oneLine(lesson.task)}`,
     `   What went wrong: ${oneLine(lesson.rootCause) || 'unknown'}`,
     `   What was tried next: ${oneLine(lesson.fixHypothesis) || 'unknown'}`,
-    lesson.fix ? `   What finally fixed it: ${oneLine(lesson.fix)}` : '   What finally fixed it: not known (that run may never have passed).',
+    lesson.fix
+      ? `   What finally fixed it: ${oneLine(lesson.fix)}`
+      : '   What finally fixed it: not known (that run may never have passed).',
   ];
   return lines.join('\n');
 }

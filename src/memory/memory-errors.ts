@@ -65,7 +65,21 @@ const RETRYABLE_NODE_CODES = new Set([
  * restarts (57P01-57P03), too many connections or no memory (53xxx), lost serialization races
  * (40001, 40P01) and lock timeouts (55P03). Class 08 (connection exception) is matched by prefix.
  */
-const RETRYABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53000', '53100', '53200', '53300', '53400', '40001', '40P01', '55P03', '58000', '58030']);
+const RETRYABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53000',
+  '53100',
+  '53200',
+  '53300',
+  '53400',
+  '40001',
+  '40P01',
+  '55P03',
+  '58000',
+  '58030',
+]);
 
 /** pg reports some connection losses only in prose, without a code. */
 const RETRYABLE_MESSAGES = [
@@ -81,7 +95,12 @@ const RETRYABLE_MESSAGES = [
 
 /** Not `instanceof Error`: PGlite's errors come from another module realm under Jest. */
 function messageOf(err: unknown): string {
-  if (err && typeof err === 'object' && 'message' in err && typeof (err as { message: unknown }).message === 'string') {
+  if (
+    err &&
+    typeof err === 'object' &&
+    'message' in err &&
+    typeof (err as { message: unknown }).message === 'string'
+  ) {
     return (err as { message: string }).message || String(err);
   }
   return String(err);
@@ -115,9 +134,17 @@ export function toMemoryError(err: unknown, action: string): MemoryError {
   const code = errorCode(err);
   const detail = messageOf(err);
   if (isConnectionError(err)) {
-    return new MemoryUnavailableError(`failure memory unavailable while trying to ${action}: ${detail}`, code, { cause: err });
+    return new MemoryUnavailableError(
+      `failure memory unavailable while trying to ${action}: ${detail}`,
+      code,
+      { cause: err },
+    );
   }
-  return new MemoryQueryError(`failure memory could not ${action}: ${detail}${code ? ` (${code})` : ''}`, code, { cause: err });
+  return new MemoryQueryError(
+    `failure memory could not ${action}: ${detail}${code ? ` (${code})` : ''}`,
+    code,
+    { cause: err },
+  );
 }
 
 /** Convenience for callers that only hold `unknown`. */

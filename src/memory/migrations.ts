@@ -93,7 +93,8 @@ export const MIGRATION_LOCK_KEY = 0x0aca_3e30;
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function assertSchemaName(schema: string): void {
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name "${schema}" (use lower-case letters, digits, _)`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new Error(`invalid schema name "${schema}" (use lower-case letters, digits, _)`);
 }
 
 /**
@@ -131,7 +132,11 @@ export async function applyMigrations(
   }
 }
 
-async function applyPending(client: PoolClient, migrations: readonly Migration[], schema: string | undefined): Promise<number[]> {
+async function applyPending(
+  client: PoolClient,
+  migrations: readonly Migration[],
+  schema: string | undefined,
+): Promise<number[]> {
   if (schema !== undefined) {
     assertSchemaName(schema);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -142,7 +147,9 @@ async function applyPending(client: PoolClient, migrations: readonly Migration[]
       name       text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-  const { rows } = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations');
+  const { rows } = await client.query<{ version: number; name: string }>(
+    'SELECT version, name FROM schema_migrations',
+  );
   const applied = new Map(rows.map((r) => [r.version, r.name]));
   assertOrdered(migrations);
   const done: number[] = [];
@@ -159,7 +166,10 @@ async function applyPending(client: PoolClient, migrations: readonly Migration[]
     await client.query('BEGIN');
     try {
       await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -174,6 +184,7 @@ async function applyPending(client: PoolClient, migrations: readonly Migration[]
 
 function assertOrdered(migrations: readonly Migration[]): void {
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migration "${m.name}" has version ${m.version}, expected ${i + 1}`);
+    if (m.version !== i + 1)
+      throw new Error(`migration "${m.name}" has version ${m.version}, expected ${i + 1}`);
   });
 }

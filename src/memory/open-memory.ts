@@ -45,7 +45,9 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
  * DATABASE_URL from the environment is used if set, else the default embedded folder.
  */
 export async function openFailureMemory(options: OpenMemoryOptions = {}): Promise<FailureMemory> {
-  const databaseUrl = options.databaseUrl ?? (options.dataDir === undefined ? process.env.DATABASE_URL || undefined : undefined);
+  const databaseUrl =
+    options.databaseUrl ??
+    (options.dataDir === undefined ? process.env.DATABASE_URL || undefined : undefined);
   if (databaseUrl) return openPostgres(databaseUrl, options);
   return openEmbedded(options.dataDir ?? defaultDataDir(), options.ifLocked ?? 'fail');
 }
@@ -70,7 +72,12 @@ async function openPostgres(databaseUrl: string, options: OpenMemoryOptions): Pr
   // Node would crash the worker. The pool has already dropped that connection, and the next
   // query opens a new one, which is all recovery needs.
   pool.on('error', () => undefined);
-  return migrateAndWrap(pool, describeUrl(databaseUrl, options.schema), async () => undefined, options.schema);
+  return migrateAndWrap(
+    pool,
+    describeUrl(databaseUrl, options.schema),
+    async () => undefined,
+    options.schema,
+  );
 }
 
 async function openEmbedded(dataDir: string, ifLocked: 'fail' | 'snapshot'): Promise<FailureMemory> {

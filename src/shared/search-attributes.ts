@@ -6,4 +6,9 @@ export const AgentIterationKey = defineSearchAttributeKey('AgentIteration', Sear
 export const AgentPassRateKey = defineSearchAttributeKey('AgentPassRate', SearchAttributeType.DOUBLE);
 export const AgentLanguageKey = defineSearchAttributeKey('AgentLanguage', SearchAttributeType.KEYWORD);
 
-export const AGENT_SEARCH_ATTRIBUTE_KEYS = [AgentStateKey, AgentIterationKey, AgentPassRateKey, AgentLanguageKey];
+export const AGENT_SEARCH_ATTRIBUTE_KEYS = [
+  AgentStateKey,
+  AgentIterationKey,
+  AgentPassRateKey,
+  AgentLanguageKey,
+];

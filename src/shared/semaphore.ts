@@ -4,7 +4,8 @@ export class Semaphore {
   private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`semaphore capacity must be >= 1, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new Error(`semaphore capacity must be >= 1, got ${capacity}`);
   }
 
   async run<T>(work: () => Promise<T>): Promise<T> {

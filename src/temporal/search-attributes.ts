@@ -13,7 +13,8 @@ import {
 
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes';
 
-export const AGENT_SEARCH_ATTRIBUTES: readonly SearchAttributeKey<SearchAttributeTypeName>[] = AGENT_SEARCH_ATTRIBUTE_KEYS;
+export const AGENT_SEARCH_ATTRIBUTES: readonly SearchAttributeKey<SearchAttributeTypeName>[] =
+  AGENT_SEARCH_ATTRIBUTE_KEYS;
 
 /** `--search-attribute Name=Type` values for `temporal server start-dev` (types in CLI spelling). */
 export function searchAttributeCliArgs(keys = AGENT_SEARCH_ATTRIBUTES): string[] {

@@ -22,7 +22,11 @@ function isProtected(ctx: ToolContext, relative: string): boolean {
 }
 
 /** Files below `dir`, workspace-relative, sorted, skipping caches and links. */
-export async function listWorkspaceFiles(root: string, dir: string, limit = MAX_LISTED_FILES): Promise<string[]> {
+export async function listWorkspaceFiles(
+  root: string,
+  dir: string,
+  limit = MAX_LISTED_FILES,
+): Promise<string[]> {
   const found: string[] = [];
   const walk = async (current: string): Promise<void> => {
     const entries = await fs.readdir(current, { withFileTypes: true });
@@ -61,7 +65,12 @@ async function readFile(ctx: ToolContext, args: ToolArgs<'read_file'>): Promise<
     await handle.read(buffer, 0, buffer.length, 0);
     const content = buffer.toString('utf8');
     if (stat.size > MAX_READ_BYTES) {
-      return { ok: true, path: args.path, content: `${content}\n[… ${stat.size - MAX_READ_BYTES} more bytes not shown]`, truncated: true };
+      return {
+        ok: true,
+        path: args.path,
+        content: `${content}\n[… ${stat.size - MAX_READ_BYTES} more bytes not shown]`,
+        truncated: true,
+      };
     }
     return { ok: true, path: args.path, content };
   } finally {
@@ -73,10 +82,13 @@ async function createFile(ctx: ToolContext, args: ToolArgs<'create_file'>): Prom
   const target = await resolveInWorkspace(ctx.workspace, args.path);
   const relative = toWorkspaceRelative(await fs.realpath(ctx.workspace), target);
   if (isProtected(ctx, relative)) {
-    throw new ModelBehaviorError(`"${relative}" is an acceptance test given by the user and cannot be changed`);
+    throw new ModelBehaviorError(
+      `"${relative}" is an acceptance test given by the user and cannot be changed`,
+    );
   }
   const bytes = Buffer.byteLength(args.content, 'utf8');
-  if (bytes > MAX_WRITE_BYTES) throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
+  if (bytes > MAX_WRITE_BYTES)
+    throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
   await fs.mkdir(path.dirname(target), { recursive: true });
   // Write through a temporary file so a crash never leaves half a file behind.
   const temporary = `${target}.aca-tmp-${process.pid}`;
@@ -89,7 +101,9 @@ async function deleteFile(ctx: ToolContext, args: ToolArgs<'delete_file'>): Prom
   const target = await resolveInWorkspace(ctx.workspace, args.path);
   const relative = toWorkspaceRelative(await fs.realpath(ctx.workspace), target);
   if (isProtected(ctx, relative)) {
-    throw new ModelBehaviorError(`"${relative}" is an acceptance test given by the user and cannot be deleted`);
+    throw new ModelBehaviorError(
+      `"${relative}" is an acceptance test given by the user and cannot be deleted`,
+    );
   }
   const stat = await fs.lstat(target);
   if (!stat.isFile()) throw new ModelBehaviorError(`"${args.path}" is not a file`);
@@ -97,20 +111,34 @@ async function deleteFile(ctx: ToolContext, args: ToolArgs<'delete_file'>): Prom
   return { ok: true, path: relative, deleted: true };
 }
 
-const IMPLEMENTATIONS: { [N in FileToolName]: (ctx: ToolContext, args: ToolArgs<N>) => Promise<ToolResult> } = {
-  list_files: listFiles,
-  read_file: readFile,
-  create_file: createFile,
-  delete_file: deleteFile,
-};
+const IMPLEMENTATIONS: { [N in FileToolName]: (ctx: ToolContext, args: ToolArgs<N>) => Promise<ToolResult> } =
+  {
+    list_files: listFiles,
+    read_file: readFile,
+    create_file: createFile,
+    delete_file: deleteFile,
+  };
 
-const MODEL_FACING_FS_ERRORS = new Set(['ENOENT', 'EISDIR', 'ENOTDIR', 'EEXIST', 'ENAMETOOLONG', 'EACCES', 'EPERM', 'ELOOP']);
+const MODEL_FACING_FS_ERRORS = new Set([
+  'ENOENT',
+  'EISDIR',
+  'ENOTDIR',
+  'EEXIST',
+  'ENAMETOOLONG',
+  'EACCES',
+  'EPERM',
+  'ELOOP',
+]);
 
 /**
  * Runs one file tool on raw model arguments. Anything the model got wrong comes
  * back as `{ ok: false, error }`; only failures of the machine itself throw.
  */
-export async function executeFileTool(ctx: ToolContext, name: FileToolName, rawArguments: string): Promise<ToolResult> {
+export async function executeFileTool(
+  ctx: ToolContext,
+  name: FileToolName,
+  rawArguments: string,
+): Promise<ToolResult> {
   const parsed = parseToolArguments(name, rawArguments);
   if (!parsed.ok) return { ok: false, error: parsed.error };
   try {

@@ -10,7 +10,10 @@ const stringList = z.array(z.string());
 
 export const TOOL_SCHEMAS = {
   list_files: z.strictObject({
-    path: z.string().optional().describe('Folder to list, relative to the workspace root; the root when omitted.'),
+    path: z
+      .string()
+      .optional()
+      .describe('Folder to list, relative to the workspace root; the root when omitted.'),
   }),
   read_file: z.strictObject({ path: relativePath }),
   create_file: z.strictObject({

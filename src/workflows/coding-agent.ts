@@ -8,7 +8,9 @@ import {
   isCancellation,
   log,
   metricMeter,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -40,8 +42,16 @@ class RunStopped extends Error {
 const MAX_IDLE_STEPS = 3;
 
 // Emitted through the worker runtime's Prometheus endpoint; the SDK skips them on replay.
-const runsFinished = metricMeter.createCounter('aca_runs_finished', 'runs', 'Agent runs by end state and reason');
-const iterationsStarted = metricMeter.createCounter('aca_iterations', 'iterations', 'Coding attempts started');
+const runsFinished = metricMeter.createCounter(
+  'aca_runs_finished',
+  'runs',
+  'Agent runs by end state and reason',
+);
+const iterationsStarted = metricMeter.createCounter(
+  'aca_iterations',
+  'iterations',
+  'Coding attempts started',
+);
 
 /** What a run hands to its next execution when history grows long enough for continue-as-new. */
 export interface CarriedState {
@@ -95,11 +105,26 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     startToCloseTimeout: '1m',
     retry: { ...defaultRetry, maximumAttempts: 5, nonRetryableErrorTypes: ['BadRunInput'] },
   });
+  // Workspace and conversation-store steps take milliseconds on the worker that runs the workflow.
+  // As local activities they are still retried and recorded, but skip the round trip through the
+  // server's task queue (~45 ms each on a dev server), which was most of a run's overhead. Runs
+  // begun before this change replay with the regular activities they recorded.
+  const local = patched('local-workspace-activities')
+    ? proxyLocalActivities<Activities>({
+        startToCloseTimeout: '1m',
+        retry: { ...defaultRetry, maximumAttempts: 5, nonRetryableErrorTypes: ['BadRunInput'] },
+      })
+    : quick;
   // Lessons help but are not needed: after a short wait for the database the run plans without.
   const recall = proxyActivities<Activities>({
     startToCloseTimeout: '20s',
     scheduleToCloseTimeout: '45s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', nonRetryableErrorTypes: ['MemoryQueryError'] },
+    retry: {
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '10s',
+      nonRetryableErrorTypes: ['MemoryQueryError'],
+    },
   });
   // Memory writes must not be lost to an outage, and must not hold up the agents either: they
   // run in the background, in order, retrying for up to an hour; the run waits for them only
@@ -108,7 +133,12 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     startToCloseTimeout: '30s',
     heartbeatTimeout: '8s',
     scheduleToCloseTimeout: '1h',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', nonRetryableErrorTypes: ['MemoryQueryError'] },
+    retry: {
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      nonRetryableErrorTypes: ['MemoryQueryError'],
+    },
   });
   const testing = proxyActivities<Activities>({
     startToCloseTimeout: '15m',
@@ -125,7 +155,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         () => undefined,
         (err: unknown) => {
           memoryLost += 1;
-          log.error('failure memory write given up', { what, error: err instanceof Error ? describeFailure(err) : String(err) });
+          log.error('failure memory write given up', {
+            what,
+            error: err instanceof Error ? describeFailure(err) : String(err),
+          });
         },
       ),
     );
@@ -178,7 +211,8 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       validator: (text) => {
         if (finished) throw new Error(`the run has already ended (${snapshot.state})`);
         if (typeof text !== 'string' || text.trim() === '') throw new Error('feedback text is empty');
-        if (text.length > MAX_FEEDBACK_CHARS) throw new Error(`feedback is longer than ${MAX_FEEDBACK_CHARS} characters`);
+        if (text.length > MAX_FEEDBACK_CHARS)
+          throw new Error(`feedback is longer than ${MAX_FEEDBACK_CHARS} characters`);
       },
     },
   );
@@ -193,7 +227,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     snapshot.tokens.completion += usage.completion;
     const total = snapshot.tokens.prompt + snapshot.tokens.completion;
     if (options.maxTokens !== null && total > options.maxTokens) {
-      throw new RunStopped('budget', `token budget exceeded: ${total} tokens used, the budget is ${options.maxTokens}`);
+      throw new RunStopped(
+        'budget',
+        `token budget exceeded: ${total} tokens used, the budget is ${options.maxTokens}`,
+      );
     }
   };
 
@@ -205,7 +242,7 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     context: Record<string, unknown>,
   ): Promise<{ finished: unknown } | { error: string }> => {
     await gate();
-    const ref = await quick.openAgentTurn.executeWithOptions({ summary: `${role} · start turn` }, [
+    const ref = await local.openAgentTurn.executeWithOptions({ summary: `${role} · start turn` }, [
       {
         ref: `${runKey}/${turnKey}`,
         model: input.model,
@@ -224,9 +261,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     let idleSteps = 0;
     for (let step = 0; step < options.maxStepsPerTurn; step++) {
       await gate();
-      const decision = await agents.agentStep.executeWithOptions({ summary: `${role} · model step ${step + 1}` }, [
-        { ref, stepIndex: step, timeoutMs: options.modelTimeoutMs },
-      ]);
+      const decision = await agents.agentStep.executeWithOptions(
+        { summary: `${role} · model step ${step + 1}` },
+        [{ ref, stepIndex: step, timeoutMs: options.modelTimeoutMs }],
+      );
       countTokens(decision.usage);
       let anyToolWorked = false;
       for (const call of decision.toolCalls) {
@@ -235,18 +273,20 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         const args = [{ ref, toolCallId: call.id }] as [{ ref: string; toolCallId: string }];
         const outcome =
           call.name === 'create_file'
-            ? await quick.createFile.executeWithOptions({ summary }, args)
+            ? await local.createFile.executeWithOptions({ summary }, args)
             : call.name === 'delete_file'
-              ? await quick.deleteFile.executeWithOptions({ summary }, args)
+              ? await local.deleteFile.executeWithOptions({ summary }, args)
               : call.name === 'read_file'
-                ? await quick.readFile.executeWithOptions({ summary }, args)
-                : await quick.listFiles.executeWithOptions({ summary }, args);
+                ? await local.readFile.executeWithOptions({ summary }, args)
+                : await local.listFiles.executeWithOptions({ summary }, args);
         anyToolWorked ||= outcome.ok;
       }
       if (decision.finished !== null) return { finished: decision.finished };
       idleSteps = decision.progress && (anyToolWorked || decision.toolCalls.length === 0) ? 0 : idleSteps + 1;
       if (idleSteps >= MAX_IDLE_STEPS) {
-        return { error: `${role} made no progress in ${MAX_IDLE_STEPS} steps in a row (only failing calls or no calls)` };
+        return {
+          error: `${role} made no progress in ${MAX_IDLE_STEPS} steps in a row (only failing calls or no calls)`,
+        };
       }
     }
     return { error: `${role} did not call its finishing tool within ${options.maxStepsPerTurn} steps` };
@@ -274,8 +314,12 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         ? {
             iteration: snapshot.iterations,
             summary: [
-              lastCoderSummary ? `Attempt ${snapshot.iterations} passed after: ${lastCoderSummary}` : `Attempt ${snapshot.iterations} passed.`,
-              snapshot.lastAnalysis ? `The analysis that led to it: ${snapshot.lastAnalysis.fixHypothesis}` : '',
+              lastCoderSummary
+                ? `Attempt ${snapshot.iterations} passed after: ${lastCoderSummary}`
+                : `Attempt ${snapshot.iterations} passed.`,
+              snapshot.lastAnalysis
+                ? `The analysis that led to it: ${snapshot.lastAnalysis.fixHypothesis}`
+                : '',
             ]
               .filter(Boolean)
               .join(' '),
@@ -287,13 +331,14 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       ]),
     );
     await CancellationScope.nonCancellable(async () => {
-      snapshot.files = await quick.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
+      snapshot.files = await local.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
         { workspace: input.workspace },
       ]);
       setCurrentDetails(`${renderDetails(snapshot)}\n\n_Saving failure memory before the run ends…_`);
       await memoryChain;
     });
-    if (memoryLost > 0) log.error('failure memory records lost after retrying for an hour', { count: memoryLost });
+    if (memoryLost > 0)
+      log.error('failure memory records lost after retrying for an hour', { count: memoryLost });
     transition(state);
     runsFinished.add(1, { state, reason: reason ?? 'none' });
     const { paused: _paused, ...result } = snapshot;
@@ -304,9 +349,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     publish();
     const firstIteration = carried?.nextIteration ?? 1;
     if (!carried) {
-      ({ protectedPaths } = await quick.prepareWorkspace.executeWithOptions({ summary: 'prepare workspace' }, [
-        { workspace: input.workspace, testsDir: input.testsDir },
-      ]));
+      ({ protectedPaths } = await local.prepareWorkspace.executeWithOptions(
+        { summary: 'prepare workspace' },
+        [{ workspace: input.workspace, testsDir: input.testsDir }],
+      ));
 
       remember('task', () =>
         memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
@@ -317,7 +363,9 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       transition('PLANNING');
       await gate();
       const lessons = await recall.recallLessons
-        .executeWithOptions({ summary: 'memory · recall similar failures' }, [{ workflowId: info.workflowId, task: input.task }])
+        .executeWithOptions({ summary: 'memory · recall similar failures' }, [
+          { workflowId: info.workflowId, task: input.task },
+        ])
         .catch((err: unknown) => {
           if (isCancellation(err)) throw err;
           log.warn('planning without lessons: failure memory did not answer', {
@@ -368,14 +416,18 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       transition('TESTING');
       if (testsNeeded) {
         testPass += 1;
-        const tested = await runTurn('tester', `tester-${testPass}`, { testPass, analysis: snapshot.lastAnalysis });
+        const tested = await runTurn('tester', `tester-${testPass}`, {
+          testPass,
+          analysis: snapshot.lastAnalysis,
+        });
         if ('error' in tested) recordTurnError(tested.error);
         testsNeeded = false;
       }
       await gate();
-      const report = await testing.runTests.executeWithOptions({ summary: `tester · run tests (attempt ${iteration})` }, [
-        { runKey, attempt: iteration, workspace: input.workspace, language: input.language },
-      ]);
+      const report = await testing.runTests.executeWithOptions(
+        { summary: `tester · run tests (attempt ${iteration})` },
+        [{ runKey, attempt: iteration, workspace: input.workspace, language: input.language }],
+      );
       if (report.sandboxWarning) snapshot.warning = report.sandboxWarning;
       snapshot.passRate = report.passRate;
       snapshot.tests = { passed: report.passed, failed: report.failed, errors: report.errors };
@@ -389,15 +441,18 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       };
       if (report.passRate >= 1 && report.failed === 0 && report.errors === 0 && report.passed > 0) {
         remember(`attempt ${iteration}`, () =>
-          memoryWrites.rememberAttempt.executeWithOptions({ summary: `memory · store attempt ${iteration}` }, [
-            { ...attempt, reportRef: null, analysis: null, analysisError: null },
-          ]),
+          memoryWrites.rememberAttempt.executeWithOptions(
+            { summary: `memory · store attempt ${iteration}` },
+            [{ ...attempt, reportRef: null, analysis: null, analysisError: null }],
+          ),
         );
         return await finish('SUCCESS', null);
       }
 
       transition('REFLECTING');
-      const reflected = await runTurn('reflector', `reflector-${iteration}`, { testReportRef: report.reportRef });
+      const reflected = await runTurn('reflector', `reflector-${iteration}`, {
+        testReportRef: report.reportRef,
+      });
       if ('finished' in reflected) {
         snapshot.lastAnalysis = reflected.finished as Analysis;
         testsNeeded = snapshot.lastAnalysis.testsWrong;
@@ -406,9 +461,17 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       }
       const analysis = 'finished' in reflected ? (reflected.finished as Analysis) : null;
       remember(`failure ${iteration}`, () =>
-        memoryWrites.rememberAttempt.executeWithOptions({ summary: `memory · store failure of attempt ${iteration}` }, [
-          { ...attempt, reportRef: report.reportRef, analysis, analysisError: 'error' in reflected ? reflected.error : null },
-        ]),
+        memoryWrites.rememberAttempt.executeWithOptions(
+          { summary: `memory · store failure of attempt ${iteration}` },
+          [
+            {
+              ...attempt,
+              reportRef: report.reportRef,
+              analysis,
+              analysisError: 'error' in reflected ? reflected.error : null,
+            },
+          ],
+        ),
       );
       publish();
       if (iteration >= options.maxIterations) return await finish('FAILED', 'max_iterations');

@@ -29,8 +29,16 @@ describe('the aca command line', () => {
   const badInputs: Array<[string, string[], RegExp]> = [
     ['an empty task', ['run', ''], /task is empty/],
     ['an unknown language', ['run', 'write code', '--language', 'cobol'], /unknown language "cobol"/],
-    ['a missing --tests folder', ['run', 'write code', '--tests', '/nonexistent/tests'], /--tests folder .* does not exist/],
-    ['--max-iterations 0', ['run', 'write code', '--max-iterations', '0'], /--max-iterations must be a whole number of at least 1/],
+    [
+      'a missing --tests folder',
+      ['run', 'write code', '--tests', '/nonexistent/tests'],
+      /--tests folder .* does not exist/,
+    ],
+    [
+      '--max-iterations 0',
+      ['run', 'write code', '--max-iterations', '0'],
+      /--max-iterations must be a whole number of at least 1/,
+    ],
     ['--warn-at -3', ['run', 'write code', '--warn-at', '-3'], /--warn-at must be a whole number/],
     ['--max-tokens abc', ['run', 'write code', '--max-tokens', 'abc'], /--max-tokens must be a whole number/],
     ['an unknown option', ['run', 'write code', '--frobnicate'], /unknown option --frobnicate/],
@@ -77,11 +85,20 @@ describe('the aca command line', () => {
     // The run is there for `aca list --state SUCCESS` and `aca result --json`.
     const listed = await runCli(['list', '--state', 'SUCCESS', '--json'], env);
     expect(listed.code).toBe(0);
-    expect((JSON.parse(listed.stdout) as Array<{ workflowId: string }>).map((r) => r.workflowId)).toContain(id);
+    expect((JSON.parse(listed.stdout) as Array<{ workflowId: string }>).map((r) => r.workflowId)).toContain(
+      id,
+    );
     const result = await runCli(['result', id, '--json'], env);
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.stdout);
-    expect(parsed).toMatchObject({ workflowId: id, state: 'SUCCESS', reason: null, iterations: 2, maxIterations: 15, passRate: 1 });
+    expect(parsed).toMatchObject({
+      workflowId: id,
+      state: 'SUCCESS',
+      reason: null,
+      iterations: 2,
+      maxIterations: 15,
+      passRate: 1,
+    });
     expect(parsed.files).toEqual(expect.arrayContaining(['fizzbuzz.py', 'tests/test_fizzbuzz.py']));
   });
 });

@@ -44,14 +44,20 @@ describe('a worker killed with SIGKILL', () => {
   test('during a model call: a new worker finishes the run and no completed call is made again', async () => {
     worker = await spawnWorker(workerEnv());
     const handle = await h.start('slow-coder');
-    await until(() => h.llm.requests.some((r) => r.scenario === 'slow-coder' && r.agent === 'coder'), 60_000, 'the Coder call');
+    await until(
+      () => h.llm.requests.some((r) => r.scenario === 'slow-coder' && r.agent === 'coder'),
+      60_000,
+      'the Coder call',
+    );
     await worker.kill('SIGKILL');
     worker = await spawnWorker(workerEnv());
 
     const result = (await handle.result()) as RunResult;
     expect(result.state).toBe('SUCCESS');
     expectNoCompletedCallRepeated(h.llm);
-    const coderFirst = h.llm.requests.filter((r) => r.scenario === 'slow-coder' && r.agent === 'coder' && r.step === 0);
+    const coderFirst = h.llm.requests.filter(
+      (r) => r.scenario === 'slow-coder' && r.agent === 'coder' && r.step === 0,
+    );
     expect(coderFirst.map((r) => r.status)).toEqual(['dropped', 200]);
     expect(fs.readFileSync(path.join(result.workspace, 'greet.py'), 'utf8')).toContain('Hello, {name}!');
     expect(result.files.sort()).toEqual(['greet.py', 'test_greet.py']);
@@ -61,14 +67,18 @@ describe('a worker killed with SIGKILL', () => {
     worker = await spawnWorker(workerEnv());
     const handle = await h.start('slow-tests');
     await until(
-      async () => ((await handle.query('state').catch(() => null)) as RunSnapshot | null)?.state === 'TESTING' &&
+      async () =>
+        ((await handle.query('state').catch(() => null)) as RunSnapshot | null)?.state === 'TESTING' &&
         h.llm.requests.some((r) => r.scenario === 'slow-tests' && r.agent === 'tester' && r.step === 1),
       60_000,
       'the test run',
     );
     await new Promise((r) => setTimeout(r, 2000));
     await worker.kill('SIGKILL');
-    const before = fs.readFileSync(path.join(h.home, 'workspaces', handle.workflowId, 'test_greet.py'), 'utf8');
+    const before = fs.readFileSync(
+      path.join(h.home, 'workspaces', handle.workflowId, 'test_greet.py'),
+      'utf8',
+    );
     worker = await spawnWorker(workerEnv());
 
     const result = (await handle.result()) as RunResult;
@@ -111,7 +121,13 @@ describe('the Temporal server killed and restarted from its state file', () => {
             workspace: path.join(home, 'workspaces', 'restart-run'),
             testsDir: null,
             model: 'scripted:slow-coder',
-            options: { maxIterations: 3, warnAt: 2, maxTokens: null, maxStepsPerTurn: 12, modelTimeoutMs: 60_000 },
+            options: {
+              maxIterations: 3,
+              warnAt: 2,
+              maxTokens: null,
+              maxStepsPerTurn: 12,
+              modelTimeoutMs: 60_000,
+            },
           },
         ],
       });
@@ -122,7 +138,9 @@ describe('the Temporal server killed and restarted from its state file', () => {
       await new Promise((r) => setTimeout(r, 2000));
       server = await start();
       connection = await Connection.connect({ address: server.address });
-      const result = (await new Client({ connection }).workflow.getHandle('restart-run').result()) as RunResult;
+      const result = (await new Client({ connection }).workflow
+        .getHandle('restart-run')
+        .result()) as RunResult;
       expect(result.state).toBe('SUCCESS');
       expect(result.transitions.map((t) => t.to)).toEqual(['PLANNING', 'CODING', 'TESTING', 'SUCCESS']);
     } finally {

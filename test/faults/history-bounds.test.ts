@@ -129,7 +129,8 @@ describe('continue-as-new', () => {
       expect(result.warning).toMatch(/iteration 4 of 5/);
 
       const executions: string[] = [];
-      for await (const run of h.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) executions.push(run.runId);
+      for await (const run of h.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
+        executions.push(run.runId);
       expect(executions.length).toBeGreaterThan(1);
       // The Coder of a later execution still worked from the same conversation store keys.
       const coderTurns = new Set(h.llm.requests.filter((r) => r.agent === 'coder').map((r) => r.turn));

@@ -20,10 +20,16 @@ function scenarioNamed(name: string): Scenario {
   return scenario;
 }
 
-async function rowCounts(url: string, workflowId: string): Promise<{ tasks: number; iterations: number; failures: number; status: string | null }> {
+async function rowCounts(
+  url: string,
+  workflowId: string,
+): Promise<{ tasks: number; iterations: number; failures: number; status: string | null }> {
   return withClient(url, async (c) => {
     const count = async (table: string): Promise<number> =>
-      Number((await c.query(`SELECT count(*)::int AS n FROM ${table} WHERE workflow_id = $1`, [workflowId])).rows[0].n);
+      Number(
+        (await c.query(`SELECT count(*)::int AS n FROM ${table} WHERE workflow_id = $1`, [workflowId]))
+          .rows[0].n,
+      );
     const status = await c.query('SELECT status FROM tasks WHERE workflow_id = $1', [workflowId]);
     return {
       tasks: await count('tasks'),
@@ -99,7 +105,11 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       await until(async () => (await rowCounts(databaseUrl, workflowId)).tasks === 1, 60_000, 'the task row');
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE failures IN EXCLUSIVE MODE');
-      await until(async () => (await rowCounts(databaseUrl, workflowId)).iterations === 1, 60_000, 'the iteration row');
+      await until(
+        async () => (await rowCounts(databaseUrl, workflowId)).iterations === 1,
+        60_000,
+        'the iteration row',
+      );
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
       expect(pending.map((a) => a.activityType?.name)).toContain('rememberAttempt');
 
@@ -111,7 +121,12 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       const result = (await handle.result()) as RunResult;
       expect(result.state).toBe('FAILED');
       expect(result.reason).toBe('max_iterations');
-      expect(await rowCounts(databaseUrl, workflowId)).toEqual({ tasks: 1, iterations: 1, failures: 1, status: 'failed' });
+      expect(await rowCounts(databaseUrl, workflowId)).toEqual({
+        tasks: 1,
+        iterations: 1,
+        failures: 1,
+        status: 'failed',
+      });
     } finally {
       await blocker.end().catch(() => undefined);
       await worker?.kill();
@@ -146,7 +161,12 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       const result = (await handle.result()) as RunResult;
       expect(result.state).toBe('FAILED');
       expect(result.reason).toBe('max_iterations');
-      expect(await rowCounts(databaseUrl, handle.workflowId)).toEqual({ tasks: 1, iterations: 3, failures: 3, status: 'failed' });
+      expect(await rowCounts(databaseUrl, handle.workflowId)).toEqual({
+        tasks: 1,
+        iterations: 3,
+        failures: 3,
+        status: 'failed',
+      });
     } finally {
       await relay.cut();
     }

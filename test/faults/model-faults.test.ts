@@ -33,8 +33,16 @@ describe('model faults injected by the scripted server', () => {
     const [five, drop] = await Promise.all([h.start('fault-500'), h.start('fault-drop')]);
     expect((await h.result(five)).state).toBe('SUCCESS');
     expect((await h.result(drop)).state).toBe('SUCCESS');
-    expect(requestsOf('fault-500').filter((r) => r.agent === 'coder' && r.step === 0).map((r) => r.status)).toEqual([500, 500, 200]);
-    expect(requestsOf('fault-drop').filter((r) => r.agent === 'coder' && r.step === 0).map((r) => r.status)).toEqual(['dropped', 200]);
+    expect(
+      requestsOf('fault-500')
+        .filter((r) => r.agent === 'coder' && r.step === 0)
+        .map((r) => r.status),
+    ).toEqual([500, 500, 200]);
+    expect(
+      requestsOf('fault-drop')
+        .filter((r) => r.agent === 'coder' && r.step === 0)
+        .map((r) => r.status),
+    ).toEqual(['dropped', 200]);
   });
 
   test('an answer slower than the model timeout is abandoned and retried', async () => {
@@ -74,7 +82,9 @@ describe('model faults injected by the scripted server', () => {
       expect(result.state).toBe('SUCCESS');
       await h.recordHistory(handle, 'bad-tool-calls');
       const second = requestsOf('bad-tool-calls').find((r) => r.agent === 'coder' && r.step === 1)!;
-      const answers = second.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)));
+      const answers = second.messages
+        .filter((m) => m.role === 'tool')
+        .map((m) => JSON.parse(String(m.content)));
       expect(answers).toHaveLength(8);
       for (const answer of answers) expect(answer.ok).toBe(false);
       expect(answers.map((a) => a.error)).toEqual([

@@ -4,7 +4,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type Worker,
+} from '@temporalio/worker';
 import { loadConfig, type AcaConfig } from '../../src/config';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { loadBuiltinScenario, scriptedRunInput, type Scenario } from '../../src/llm/scenario';
@@ -45,7 +51,11 @@ export interface Harness {
     scenario: string,
     options?: Partial<RunOptions> & { id?: string; language?: Language; task?: string; testsDir?: string },
   ): Promise<WorkflowHandle>;
-  waitFor(handle: WorkflowHandle, predicate: (s: RunSnapshot) => boolean, timeoutMs?: number): Promise<RunSnapshot>;
+  waitFor(
+    handle: WorkflowHandle,
+    predicate: (s: RunSnapshot) => boolean,
+    timeoutMs?: number,
+  ): Promise<RunSnapshot>;
   result(handle: WorkflowHandle): Promise<RunResult>;
   /** With ACA_RECORD_HISTORIES=1, saves the run's history under test/histories for the replay suite. */
   recordHistory(handle: WorkflowHandle, name: string): Promise<void>;
@@ -56,7 +66,11 @@ export const HISTORIES_DIR = path.resolve(__dirname, '..', 'histories');
 
 /** A scripted model, a worker on its own task queue and a client, all against the shared test server. */
 export async function createHarness(
-  options: { scenarios?: Scenario[]; env?: NodeJS.ProcessEnv; temporal?: { address: string; namespace: string } } = {},
+  options: {
+    scenarios?: Scenario[];
+    env?: NodeJS.ProcessEnv;
+    temporal?: { address: string; namespace: string };
+  } = {},
 ): Promise<Harness> {
   const temporal = options.temporal ?? getTestTemporal();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-test-'));
@@ -147,7 +161,18 @@ export async function createHarness(
       if (!cli) throw new Error('recording histories needs the Temporal CLI');
       const shown = spawnSync(
         cli,
-        ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json', '--address', temporal.address, '--namespace', temporal.namespace],
+        [
+          'workflow',
+          'show',
+          '--workflow-id',
+          handle.workflowId,
+          '--output',
+          'json',
+          '--address',
+          temporal.address,
+          '--namespace',
+          temporal.namespace,
+        ],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);

@@ -10,7 +10,11 @@ export interface CliOutcome {
 }
 
 /** Runs the built `aca` command as a user would, with the given environment additions. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<CliOutcome> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 300_000,
+): Promise<CliOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ACA_BIN, ...args], {
       env: { ...process.env, ...env },

@@ -1,5 +1,9 @@
 /** Polls `check` every 100 ms until it holds, or fails naming `what` after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;

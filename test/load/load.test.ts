@@ -7,16 +7,22 @@ const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
 const RUNS = Number(process.env.ACA_LOAD_RUNS ?? 100);
 
 /** Each scenario in the mix, with the end state it must reach. */
-const MIX: Array<{ scenario: string; options?: Partial<RunOptions>; state: string; reason: string | null }> = [
-  { scenario: 'quick-pass', state: 'SUCCESS', reason: null },
-  { scenario: 'demo-fizzbuzz', state: 'SUCCESS', reason: null },
-  { scenario: 'fault-500', state: 'SUCCESS', reason: null },
-  { scenario: 'fault-drop', state: 'SUCCESS', reason: null },
-  { scenario: 'fault-429', state: 'SUCCESS', reason: null },
-  { scenario: 'bad-tool-calls', state: 'SUCCESS', reason: null },
-  { scenario: 'fault-401', state: 'FAILED', reason: 'error' },
-  { scenario: 'never-passes', options: { maxIterations: 2, warnAt: 2 }, state: 'FAILED', reason: 'max_iterations' },
-];
+const MIX: Array<{ scenario: string; options?: Partial<RunOptions>; state: string; reason: string | null }> =
+  [
+    { scenario: 'quick-pass', state: 'SUCCESS', reason: null },
+    { scenario: 'demo-fizzbuzz', state: 'SUCCESS', reason: null },
+    { scenario: 'fault-500', state: 'SUCCESS', reason: null },
+    { scenario: 'fault-drop', state: 'SUCCESS', reason: null },
+    { scenario: 'fault-429', state: 'SUCCESS', reason: null },
+    { scenario: 'bad-tool-calls', state: 'SUCCESS', reason: null },
+    { scenario: 'fault-401', state: 'FAILED', reason: 'error' },
+    {
+      scenario: 'never-passes',
+      options: { maxIterations: 2, warnAt: 2 },
+      state: 'FAILED',
+      reason: 'max_iterations',
+    },
+  ];
 
 describe(`load: ${RUNS} concurrent runs of mixed scenarios with faults on one worker`, () => {
   let h: Harness;
@@ -29,37 +35,46 @@ describe(`load: ${RUNS} concurrent runs of mixed scenarios with faults on one wo
     await h?.close();
   });
 
-  test('every run reaches its correct end state and none is stuck', async () => {
-    const started = Date.now();
-    const runs = await Promise.all(
-      Array.from({ length: RUNS }, async (_, i) => {
-        const spec = MIX[i % MIX.length];
-        const handle = await h.start(spec.scenario, { ...spec.options, id: `load-${started}-${i}-${spec.scenario}` });
-        return { spec, handle };
-      }),
-    );
-    const outcomes = await Promise.all(
-      runs.map(async ({ spec, handle }) => {
-        const result = await Promise.race([
-          handle.result() as Promise<RunResult>,
-          new Promise<null>((resolve) => setTimeout(() => resolve(null), 20 * 60_000)),
-        ]);
-        return { spec, result };
-      }),
-    );
-    const wallMs = Date.now() - started;
+  test(
+    'every run reaches its correct end state and none is stuck',
+    async () => {
+      const started = Date.now();
+      const runs = await Promise.all(
+        Array.from({ length: RUNS }, async (_, i) => {
+          const spec = MIX[i % MIX.length];
+          const handle = await h.start(spec.scenario, {
+            ...spec.options,
+            id: `load-${started}-${i}-${spec.scenario}`,
+          });
+          return { spec, handle };
+        }),
+      );
+      const outcomes = await Promise.all(
+        runs.map(async ({ spec, handle }) => {
+          const result = await Promise.race([
+            handle.result() as Promise<RunResult>,
+            new Promise<null>((resolve) => setTimeout(() => resolve(null), 20 * 60_000)),
+          ]);
+          return { spec, result };
+        }),
+      );
+      const wallMs = Date.now() - started;
 
-    const summary = new Map<string, number>();
-    const wrong: string[] = [];
-    for (const { spec, result } of outcomes) {
-      const key = result ? `${spec.scenario} -> ${result.state}${result.reason ? ` (${result.reason})` : ''}` : `${spec.scenario} -> STUCK`;
-      summary.set(key, (summary.get(key) ?? 0) + 1);
-      if (!result || result.state !== spec.state || result.reason !== spec.reason) wrong.push(key);
-    }
-    const lines = [...summary].sort().map(([k, n]) => `  ${String(n).padStart(3)}  ${k}`);
-    console.log(
-      `load test: ${RUNS} runs in ${(wallMs / 1000).toFixed(1)} s (${((RUNS / wallMs) * 60_000).toFixed(1)} runs/min), ${h.llm.requests.length} model requests\n${lines.join('\n')}`,
-    );
-    expect(wrong).toEqual([]);
-  }, 25 * 60_000);
+      const summary = new Map<string, number>();
+      const wrong: string[] = [];
+      for (const { spec, result } of outcomes) {
+        const key = result
+          ? `${spec.scenario} -> ${result.state}${result.reason ? ` (${result.reason})` : ''}`
+          : `${spec.scenario} -> STUCK`;
+        summary.set(key, (summary.get(key) ?? 0) + 1);
+        if (!result || result.state !== spec.state || result.reason !== spec.reason) wrong.push(key);
+      }
+      const lines = [...summary].sort().map(([k, n]) => `  ${String(n).padStart(3)}  ${k}`);
+      console.log(
+        `load test: ${RUNS} runs in ${(wallMs / 1000).toFixed(1)} s (${((RUNS / wallMs) * 60_000).toFixed(1)} runs/min), ${h.llm.requests.length} model requests\n${lines.join('\n')}`,
+      );
+      expect(wrong).toEqual([]);
+    },
+    25 * 60_000,
+  );
 });

@@ -8,7 +8,14 @@ import { PgFailureRepository } from '../../src/memory/failure-repository';
 import { MIGRATIONS } from '../../src/memory/migrations';
 import { MemoryError } from '../../src/memory/memory-errors';
 import { openFailureMemory } from '../../src/memory/open-memory';
-import { describePostgres, dropSchema, freshSchemaName, preparePostgres, tempDir, uniqueId } from './pg-test-env';
+import {
+  describePostgres,
+  dropSchema,
+  freshSchemaName,
+  preparePostgres,
+  tempDir,
+  uniqueId,
+} from './pg-test-env';
 import { CURRENT_TASK, seedFailures, type SeededRuns } from './seed-failures';
 
 const ALL_VERSIONS = MIGRATIONS.map((m) => m.version);
@@ -44,8 +51,12 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
       await write();
       await write();
     };
-    await twice(() => memory.createTask({ workflowId: id, task: 'Reverse a linked list in place', language: 'python' }));
-    await twice(() => memory.logIteration({ workflowId: id, iteration: 1, passRate: 0.25, passed: 1, failed: 3 }));
+    await twice(() =>
+      memory.createTask({ workflowId: id, task: 'Reverse a linked list in place', language: 'python' }),
+    );
+    await twice(() =>
+      memory.logIteration({ workflowId: id, iteration: 1, passRate: 0.25, passed: 1, failed: 3 }),
+    );
     let attempt = 0;
     await twice(() =>
       memory.storeFailure({
@@ -57,27 +68,53 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
         filesToChange: ['linked_list.py'],
       }),
     );
-    await twice(() => memory.recordFix({ workflowId: id, iteration: 2, summary: 'return prev at the end of the loop' }));
+    await twice(() =>
+      memory.recordFix({ workflowId: id, iteration: 2, summary: 'return prev at the end of the loop' }),
+    );
     await twice(() => memory.updateTaskStatus(id, 'success'));
 
     expect(await memory.rowCounts(id)).toEqual({ tasks: 1, iterations: 1, failures: 1, fixes: 1 });
     // The last attempt's content wins: it is the one whose result the workflow saw.
-    const [stored] = (await memory.search('Reverse a linked list in place', 10)).filter((r) => r.workflowId === id);
-    expect(stored).toMatchObject({ rootCause: 'head pointer never updated (attempt 2)', status: 'success', fix: 'return prev at the end of the loop' });
+    const [stored] = (await memory.search('Reverse a linked list in place', 10)).filter(
+      (r) => r.workflowId === id,
+    );
+    expect(stored).toMatchObject({
+      rootCause: 'head pointer never updated (attempt 2)',
+      status: 'success',
+      fix: 'return prev at the end of the loop',
+    });
 
     // A second kind in the same iteration is a different row, not a conflict.
     await twice(() =>
-      memory.storeFailure({ workflowId: id, iteration: 1, kind: 'error', testOutput: 'timeout', rootCause: 'slow', fixHypothesis: 'faster', filesToChange: [] }),
+      memory.storeFailure({
+        workflowId: id,
+        iteration: 1,
+        kind: 'error',
+        testOutput: 'timeout',
+        rootCause: 'slow',
+        fixHypothesis: 'faster',
+        filesToChange: [],
+      }),
     );
     expect((await memory.rowCounts(id)).failures).toBe(2);
   });
 
-  test('recordFix reports how many of the run\'s failures it explains', async () => {
-    expect(await memory.recordFix({ workflowId: runs.csv, iteration: 3, summary: 'Replaced str.split with a character state machine that tracks in_quotes and turns doubled quotes into one' })).toBe(2);
+  test("recordFix reports how many of the run's failures it explains", async () => {
+    expect(
+      await memory.recordFix({
+        workflowId: runs.csv,
+        iteration: 3,
+        summary:
+          'Replaced str.split with a character state machine that tracks in_quotes and turns doubled quotes into one',
+      }),
+    ).toBe(2);
   });
 
   test('a related past task ranks above unrelated ones, with what fixed it', async () => {
-    const lessons = await memory.findSimilarFailures(CURRENT_TASK, { excludeWorkflowId: runs.current, limit: 3 });
+    const lessons = await memory.findSimilarFailures(CURRENT_TASK, {
+      excludeWorkflowId: runs.current,
+      limit: 3,
+    });
     expect(lessons.length).toBeGreaterThan(0);
     expect(lessons[0]!.task).toContain('parse_csv');
     expect(lessons[0]!.fix).toContain('state machine');
@@ -106,12 +143,21 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
     const long = 'x'.repeat(50_000);
     const id = uniqueId('long');
     await memory.createTask({ workflowId: id, task: `${CURRENT_TASK} ${long}`, language: 'python' });
-    await memory.storeFailure({ workflowId: id, iteration: 1, testOutput: long, rootCause: long, fixHypothesis: long, filesToChange: [long] });
+    await memory.storeFailure({
+      workflowId: id,
+      iteration: 1,
+      testOutput: long,
+      rootCause: long,
+      fixHypothesis: long,
+      filesToChange: [long],
+    });
     await memory.recordFix({ workflowId: id, iteration: 2, summary: long });
     const lessons = await memory.findSimilarFailures(CURRENT_TASK, { limit: 2, maxChars: 200, minScore: 0 });
     expect(lessons.length).toBeLessThanOrEqual(2);
     for (const l of lessons) {
-      expect(l.task.length + l.rootCause.length + l.fixHypothesis.length + (l.fix?.length ?? 0)).toBeLessThanOrEqual(200);
+      expect(
+        l.task.length + l.rootCause.length + l.fixHypothesis.length + (l.fix?.length ?? 0),
+      ).toBeLessThanOrEqual(200);
     }
   });
 
@@ -120,7 +166,12 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
     expect(results[0]?.workflowId).toMatch(/^(csv|current)-/);
     expect(results.map((r) => r.score)).toEqual([...results.map((r) => r.score)].sort((a, b) => b - a));
     expect(results[0]).toEqual(
-      expect.objectContaining({ iteration: expect.any(Number), language: 'python', filesToChange: expect.any(Array), createdAt: expect.any(String) }),
+      expect.objectContaining({
+        iteration: expect.any(Number),
+        language: 'python',
+        filesToChange: expect.any(Array),
+        createdAt: expect.any(String),
+      }),
     );
   });
 
@@ -130,7 +181,14 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
     await expect(unknownTask).rejects.toMatchObject({ retryable: false });
     // Foreign key: failures belong to a task.
     await expect(
-      memory.storeFailure({ workflowId: uniqueId('orphan'), iteration: 1, testOutput: '', rootCause: '', fixHypothesis: '', filesToChange: [] }),
+      memory.storeFailure({
+        workflowId: uniqueId('orphan'),
+        iteration: 1,
+        testOutput: '',
+        rootCause: '',
+        fixHypothesis: '',
+        filesToChange: [],
+      }),
     ).rejects.toMatchObject({ retryable: false, code: '23503', name: 'MemoryQueryError' });
   });
 }

@@ -18,7 +18,8 @@ function taggedScenario(base: string, name: string, rootCause: string): Scenario
   for (const turn of scenario.agents.reflector ?? []) {
     for (const step of turn) {
       for (const call of step.tool_calls ?? []) {
-        if (call.name === 'submit_analysis' && typeof call.arguments === 'object') call.arguments.root_cause = rootCause;
+        if (call.name === 'submit_analysis' && typeof call.arguments === 'object')
+          call.arguments.root_cause = rootCause;
       }
     }
   }
@@ -27,7 +28,9 @@ function taggedScenario(base: string, name: string, rootCause: string): Scenario
 
 function plannerPrompt(requests: RecordedRequest[], task: string): string {
   const found = requests.find(
-    (r) => r.agent === 'planner' && r.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes(task)),
+    (r) =>
+      r.agent === 'planner' &&
+      r.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes(task)),
   );
   if (!found) throw new Error(`no Planner request for task "${task}"`);
   return found.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
@@ -59,7 +62,7 @@ describe('failure memory teaches the Planner', () => {
     if (sharedUrl && schema) await dropSchema(sharedUrl, schema);
   });
 
-  test('a failed run\'s analysis reaches the Planner of a later, similar task', async () => {
+  test("a failed run's analysis reaches the Planner of a later, similar task", async () => {
     const firstTask = `Implement add(a, b) in calc_${tag}.py returning the sum of a and b.`;
     const first = await h.start(`never-passes-${tag}`, { task: firstTask, maxIterations: 1, warnAt: 1 });
     expect((await h.result(first)).state).toBe('FAILED');
@@ -98,7 +101,12 @@ describe('failure memory teaches the Planner', () => {
     const json = await runCli(['memory', 'search', `add subtracts arguments memory ${tag}`, '--json'], env);
     expect(json.stderr).toBe('');
     expect(json.code).toBe(0);
-    const found = JSON.parse(json.stdout) as Array<{ rootCause: string; task: string; status: string; score: number }>;
+    const found = JSON.parse(json.stdout) as Array<{
+      rootCause: string;
+      task: string;
+      status: string;
+      score: number;
+    }>;
     expect(found.length).toBeGreaterThan(0);
     expect(found[0].rootCause).toBe(failedCause);
     expect(found[0].status).toBe('failed');

@@ -14,14 +14,17 @@ import { Client } from 'pg';
 
 export const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-export type PostgresTarget = { kind: 'url'; url: string } | { kind: 'missing-in-ci' } | { kind: 'unavailable'; url: string };
+export type PostgresTarget =
+  { kind: 'url'; url: string } | { kind: 'missing-in-ci' } | { kind: 'unavailable'; url: string };
 
 /** Decided synchronously, because jest needs to know which describe blocks exist up front. */
 export function postgresTarget(): PostgresTarget {
   const fromEnv = process.env.DATABASE_URL;
   if (fromEnv) return { kind: 'url', url: fromEnv };
   if (process.env.CI === 'true') return { kind: 'missing-in-ci' };
-  return tcpReachable(LOCAL_DATABASE_URL) ? { kind: 'url', url: LOCAL_DATABASE_URL } : { kind: 'unavailable', url: LOCAL_DATABASE_URL };
+  return tcpReachable(LOCAL_DATABASE_URL)
+    ? { kind: 'url', url: LOCAL_DATABASE_URL }
+    : { kind: 'unavailable', url: LOCAL_DATABASE_URL };
 }
 
 /**
@@ -35,7 +38,9 @@ export function describePostgres(title: string, body: (url: string) => void): vo
   } else if (target.kind === 'missing-in-ci') {
     describe(title, () => {
       test('DATABASE_URL is set (required when CI=true)', () => {
-        throw new Error('DATABASE_URL is not set but CI=true: the failure-memory tests must run against a real Postgres in CI');
+        throw new Error(
+          'DATABASE_URL is not set but CI=true: the failure-memory tests must run against a real Postgres in CI',
+        );
       });
     });
   } else {
@@ -90,7 +95,10 @@ export function uniqueId(prefix: string): string {
  * and put first on the search path through the URL's `options`, so runs of other tests and of
  * earlier test sessions in the same database cannot be ranked among the lessons.
  */
-export async function isolatedDatabaseUrl(url: string, label: string): Promise<{ url: string; schema: string }> {
+export async function isolatedDatabaseUrl(
+  url: string,
+  label: string,
+): Promise<{ url: string; schema: string }> {
   const schema = freshSchemaName(label);
   await preparePostgres(url);
   await withClient(url, (c) => c.query(`CREATE SCHEMA ${schema}`));

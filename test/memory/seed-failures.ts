@@ -34,8 +34,10 @@ export async function seedFailures(memory: FailureMemory): Promise<SeededRuns> {
     workflowId: runs.csv,
     iteration: 1,
     testOutput: `FAILED test_csv.py::test_quoted_comma - AssertionError: assert ['a', '"b', 'c"'] == ['a', 'b,c']`,
-    rootCause: 'parse_csv splits on every comma with str.split and ignores double quotes, so a quoted field containing a comma is broken apart',
-    fixHypothesis: 'Scan the line character by character with an in_quotes flag and split only on commas outside quotes',
+    rootCause:
+      'parse_csv splits on every comma with str.split and ignores double quotes, so a quoted field containing a comma is broken apart',
+    fixHypothesis:
+      'Scan the line character by character with an in_quotes flag and split only on commas outside quotes',
     filesToChange: ['csv_parser.py'],
   });
   await memory.logIteration({ workflowId: runs.csv, iteration: 2, passRate: 0.75, passed: 3, failed: 1 });
@@ -43,7 +45,8 @@ export async function seedFailures(memory: FailureMemory): Promise<SeededRuns> {
     workflowId: runs.csv,
     iteration: 2,
     testOutput: `FAILED test_csv.py::test_escaped_quote - AssertionError: assert ['say ""hi""'] == ['say "hi"']`,
-    rootCause: 'Doubled quotes inside a quoted field are kept literally instead of being unescaped to one quote',
+    rootCause:
+      'Doubled quotes inside a quoted field are kept literally instead of being unescaped to one quote',
     fixHypothesis: 'When two quotes appear inside a quoted field emit one quote and stay in_quotes',
     filesToChange: ['csv_parser.py'],
   });
@@ -51,15 +54,21 @@ export async function seedFailures(memory: FailureMemory): Promise<SeededRuns> {
   await memory.recordFix({
     workflowId: runs.csv,
     iteration: 3,
-    summary: 'Replaced str.split with a character state machine that tracks in_quotes and turns doubled quotes into one',
+    summary:
+      'Replaced str.split with a character state machine that tracks in_quotes and turns doubled quotes into one',
   });
   await memory.updateTaskStatus(runs.csv, 'success');
 
-  await memory.createTask({ workflowId: runs.fib, task: 'Write fib(n) in fib.py returning the n-th Fibonacci number, memoized', language: 'python' });
+  await memory.createTask({
+    workflowId: runs.fib,
+    task: 'Write fib(n) in fib.py returning the n-th Fibonacci number, memoized',
+    language: 'python',
+  });
   await memory.storeFailure({
     workflowId: runs.fib,
     iteration: 1,
-    testOutput: 'E   RecursionError: maximum recursion depth exceeded while calling a Python object\nFAILED test_fib.py::test_large',
+    testOutput:
+      'E   RecursionError: maximum recursion depth exceeded while calling a Python object\nFAILED test_fib.py::test_large',
     rootCause: 'Naive recursion without memoization hits the recursion limit for n=5000',
     fixHypothesis: 'Use an iterative loop instead of recursion',
     filesToChange: ['fib.py'],
@@ -79,7 +88,11 @@ export async function seedFailures(memory: FailureMemory): Promise<SeededRuns> {
     fixHypothesis: 'Listen on port 0 and export the bound address',
     filesToChange: ['server.ts'],
   });
-  await memory.recordFix({ workflowId: runs.http, iteration: 2, summary: 'Listen on port 0 and read the port from server.address()' });
+  await memory.recordFix({
+    workflowId: runs.http,
+    iteration: 2,
+    summary: 'Listen on port 0 and read the port from server.address()',
+  });
   await memory.updateTaskStatus(runs.http, 'success');
 
   await memory.createTask({

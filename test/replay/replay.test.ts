@@ -8,10 +8,28 @@ import { HISTORIES_DIR, workflowBundle } from '../helpers/agent-harness';
  * that alters the commands a past run issued fails here; make it with patched().
  */
 describe('replay of saved histories', () => {
-  const files = fs.existsSync(HISTORIES_DIR) ? fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')) : [];
+  const files = fs.existsSync(HISTORIES_DIR)
+    ? fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json'))
+    : [];
 
   test('there are saved histories to replay', () => {
     expect(files.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test('both sides of every patch are covered: runs recorded before and after it', () => {
+    const patchesOf = (file: string): string[] => {
+      const { events } = JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8')) as {
+        events: Array<{
+          markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, unknown> };
+        }>;
+      };
+      return events
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+        .map((e) => JSON.stringify(e.markerRecordedEventAttributes?.details ?? {}));
+    };
+    const withPatch = files.filter((f) => patchesOf(f).length > 0);
+    expect(withPatch.length).toBeGreaterThanOrEqual(3);
+    expect(files.length - withPatch.length).toBeGreaterThanOrEqual(3);
   });
 
   test('all saved histories replay without nondeterminism', async () => {
@@ -20,7 +38,10 @@ describe('replay of saved histories', () => {
       history: JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
     }));
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: await workflowBundle() },
+      histories,
+    )) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);
@@ -33,6 +54,8 @@ describe('replay of saved histories', () => {
     });
     const file = files.find((f) => f.startsWith('demo-fizzbuzz'))!;
     const history = JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8'));
-    await expect(Worker.runReplayHistory({ workflowBundle: altered }, history, 'altered')).rejects.toThrow(/[Nn]ondetermin/);
+    await expect(Worker.runReplayHistory({ workflowBundle: altered }, history, 'altered')).rejects.toThrow(
+      /[Nn]ondetermin/,
+    );
   });
 });

@@ -72,7 +72,11 @@ afterEach(async () => {
   // Nothing may survive a run: no process of any sandbox uid, none carrying our marker. A killed
   // tree can take a moment to be reaped, so allow a short grace period before judging. (The uid
   // check assumes no other sandbox runs on this machine meanwhile, as in CI.)
-  for (let waited = 0; waited < 3_000 && (sandboxUidPids().length > 0 || pidsWithMarker(MARK).length > 0); waited += 100) {
+  for (
+    let waited = 0;
+    waited < 3_000 && (sandboxUidPids().length > 0 || pidsWithMarker(MARK).length > 0);
+    waited += 100
+  ) {
     await new Promise((r) => setTimeout(r, 100));
   }
   expect(sandboxUidPids()).toEqual([]);

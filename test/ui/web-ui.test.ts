@@ -142,15 +142,19 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       // The latest analysis is part of the current details.
       expect(text).toContain('Latest analysis');
       expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
-      // Every summary is listed with the activity's outcome.
-      expect(text).toMatch(/coder · create_file fizzbuzz\.py Completed/);
+      // Every summary is listed: model steps and test runs as activities with their outcome, the
+      // workspace and conversation steps as local activities (whose outcome the UI leaves blank).
+      expect(text).toMatch(/Activity coder · model step 1 Completed/);
+      expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
+      expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
+      expect(text).toMatch(/Local Activity planner · start turn/);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
     }
   });
 
-  test('its History tab shows the run as Completed with activity summaries on the timeline', async () => {
+  test('its History tab shows the run as Completed with activities and local activities on the timeline', async () => {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
     try {
       await page.goto(runPage('history'), { waitUntil: 'networkidle' });
@@ -158,10 +162,13 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         handle.workflowId,
         'Completed',
         'codingAgentWorkflow',
-        'createFile • coder · create_file fizzbuzz.py',
+        'agentStep • coder · model step 1',
         'runTests • tester · run tests (attempt 1)',
-        'openAgentTurn • planner · start turn',
+        'rememberOutcome • memory · store outcome',
       ]);
+      // Local activities appear on the timeline by type; their summaries are on the metadata tab.
+      expect(text).toMatch(/\bcreateFile\b/);
+      expect(text).toMatch(/\bopenAgentTurn\b/);
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
     } finally {

@@ -60,7 +60,14 @@ describe('an agent turn against the scripted model', () => {
         ref: 'run-1/coder-1',
         model: 'scripted:hostile-coder',
         workspace,
-        context: { role: 'coder', task: 'Write hello.py', language: 'python', attempt: 1, maxIterations: 3, protectedPaths: [] },
+        context: {
+          role: 'coder',
+          task: 'Write hello.py',
+          language: 'python',
+          attempt: 1,
+          maxIterations: 3,
+          protectedPaths: [],
+        },
       },
       async () => null,
     );
@@ -79,7 +86,9 @@ describe('an agent turn against the scripted model', () => {
 
     // The model saw an answer for every call, in order, each ok:false with a reason or ok:true.
     const secondRequest = llm.requests.filter((r) => r.scenario === 'hostile-coder')[1];
-    const toolAnswers = secondRequest.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)));
+    const toolAnswers = secondRequest.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(String(m.content)));
     expect(toolAnswers).toHaveLength(6);
     expect(toolAnswers[0]).toMatchObject({ ok: false, error: expect.stringMatching(/not valid JSON/) });
     expect(toolAnswers[1]).toMatchObject({ ok: false, error: expect.stringMatching(/unknown tool "rm_rf"/) });
@@ -98,7 +107,14 @@ describe('an agent turn against the scripted model', () => {
         ref: 'run-2/coder-1',
         model: 'scripted:hostile-coder',
         workspace,
-        context: { role: 'coder', task: 'Write hello.py', language: 'python', attempt: 1, maxIterations: 3, protectedPaths: [] },
+        context: {
+          role: 'coder',
+          task: 'Write hello.py',
+          language: 'python',
+          attempt: 1,
+          maxIterations: 3,
+          protectedPaths: [],
+        },
       },
       async () => null,
     );
@@ -121,7 +137,9 @@ describe('an agent turn against the scripted model', () => {
       logPrompts,
     });
     const lines: string[] = [];
-    const logger = new DefaultLogger('TRACE', (entry) => lines.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`));
+    const logger = new DefaultLogger('TRACE', (entry) =>
+      lines.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`),
+    );
     const env = new MockActivityEnvironment({}, { logger });
     const ref = await openTurn(
       store,
@@ -129,7 +147,14 @@ describe('an agent turn against the scripted model', () => {
         ref: `run-log-${logPrompts}/coder-1`,
         model: 'scripted:hostile-coder',
         workspace,
-        context: { role: 'coder', task: 'Write hello.py for the secret project', language: 'python', attempt: 1, maxIterations: 3, protectedPaths: [] },
+        context: {
+          role: 'coder',
+          task: 'Write hello.py for the secret project',
+          language: 'python',
+          attempt: 1,
+          maxIterations: 3,
+          protectedPaths: [],
+        },
       },
       async () => null,
     );
@@ -138,7 +163,7 @@ describe('an agent turn against the scripted model', () => {
     expect(log).toMatch(/model step .*"toolCalls":\["create_file","create_file","create_file"\]/);
     if (logPrompts) {
       expect(log).toContain('secret project');
-      expect(log).toContain('print(')
+      expect(log).toContain('print(');
     } else {
       expect(log).not.toContain('secret project');
       expect(log).not.toContain('print(');

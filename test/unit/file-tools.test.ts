@@ -27,9 +27,16 @@ describe('file tools confined to the workspace', () => {
     executeFileTool(ctx, name, typeof args === 'string' ? args : JSON.stringify(args));
 
   test('create, read, list and delete inside the workspace', async () => {
-    expect(await run('create_file', { path: 'pkg/mod.py', content: 'x = 1\n' })).toMatchObject({ ok: true, path: 'pkg/mod.py', bytes: 6 });
+    expect(await run('create_file', { path: 'pkg/mod.py', content: 'x = 1\n' })).toMatchObject({
+      ok: true,
+      path: 'pkg/mod.py',
+      bytes: 6,
+    });
     expect(await run('read_file', { path: 'pkg/mod.py' })).toMatchObject({ ok: true, content: 'x = 1\n' });
-    expect(await run('list_files', {})).toMatchObject({ ok: true, files: ['pkg/mod.py', 'tests/test_given.py'] });
+    expect(await run('list_files', {})).toMatchObject({
+      ok: true,
+      files: ['pkg/mod.py', 'tests/test_given.py'],
+    });
     expect(await run('list_files', { path: 'pkg' })).toMatchObject({ ok: true, files: ['pkg/mod.py'] });
     expect(await run('delete_file', { path: 'pkg/mod.py' })).toMatchObject({ ok: true });
     expect(fs.existsSync(path.join(workspace, 'pkg', 'mod.py'))).toBe(false);
@@ -50,7 +57,10 @@ describe('file tools confined to the workspace', () => {
   test('a path through a symbolic link is refused for reading and writing', async () => {
     fs.symlinkSync(outside, path.join(workspace, 'escape'));
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
-    expect(await run('read_file', { path: 'escape/secret.txt' })).toMatchObject({ ok: false, error: expect.stringMatching(/symbolic link/) });
+    expect(await run('read_file', { path: 'escape/secret.txt' })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/symbolic link/),
+    });
     expect(await run('read_file', { path: 'link.txt' })).toMatchObject({ ok: false });
     expect(await run('create_file', { path: 'escape/new.txt', content: 'x' })).toMatchObject({ ok: false });
     expect(await run('delete_file', { path: 'link.txt' })).toMatchObject({ ok: false });
@@ -59,17 +69,32 @@ describe('file tools confined to the workspace', () => {
   });
 
   test('acceptance tests given by the user cannot be overwritten or deleted', async () => {
-    expect(await run('create_file', { path: 'tests/test_given.py', content: '' })).toMatchObject({ ok: false, error: expect.stringMatching(/acceptance test/) });
+    expect(await run('create_file', { path: 'tests/test_given.py', content: '' })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/acceptance test/),
+    });
     expect(await run('delete_file', { path: './tests/test_given.py' })).toMatchObject({ ok: false });
     expect(fs.readFileSync(path.join(workspace, 'tests', 'test_given.py'), 'utf8')).toContain('test_x');
   });
 
   test('invalid JSON, unknown keys and missing fields are answered, not executed', async () => {
-    expect(await run('create_file', '{"path": "a.py", "content": ')).toMatchObject({ ok: false, error: expect.stringMatching(/not valid JSON/) });
-    expect(await run('create_file', { path: 'a.py', content: 'x', mode: 777 })).toMatchObject({ ok: false, error: expect.stringMatching(/schema/) });
-    expect(await run('create_file', { path: 'a.py' })).toMatchObject({ ok: false, error: expect.stringMatching(/content/) });
+    expect(await run('create_file', '{"path": "a.py", "content": ')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/not valid JSON/),
+    });
+    expect(await run('create_file', { path: 'a.py', content: 'x', mode: 777 })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/schema/),
+    });
+    expect(await run('create_file', { path: 'a.py' })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/content/),
+    });
     expect(fs.existsSync(path.join(workspace, 'a.py'))).toBe(false);
-    expect(await run('read_file', { path: 'missing.py' })).toMatchObject({ ok: false, error: expect.stringMatching(/no such file/) });
+    expect(await run('read_file', { path: 'missing.py' })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/no such file/),
+    });
   });
 });
 
