@@ -15,6 +15,7 @@ import { FileConversationStore } from './agents/conversation-store';
 import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel, type ChatModel } from './llm/chat-model';
 import { registerSearchAttributes } from './temporal/search-attributes';
+import { startSpawnHelper } from './sandbox/spawn-helper';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -31,6 +32,9 @@ export interface AcaWorkerOptions {
 
 export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
   const { config } = options;
+  // Before anything large is loaded: test runs start from this small helper process, whose
+  // forks stay cheap however big the worker grows (see sandbox/spawn-helper.ts).
+  startSpawnHelper();
   const runFiles = new RunFiles(path.join(config.home, 'runs'));
   const baseURL = options.openaiBaseUrl ?? config.openaiBaseUrl;
   // Opened on first use, so a worker starts even while the database is down; closed when

@@ -29,6 +29,8 @@ export interface AgentStepInput {
   ref: string;
   stepIndex: number;
   timeoutMs: number;
+  /** On a turn's first step: the conversation to open first (idempotent), saving a separate step. */
+  open?: OpenTurnInput;
 }
 
 export interface ToolCallInput {
@@ -41,7 +43,8 @@ const HEARTBEAT_EVERY_MS = 5_000;
 /** Keeps heartbeating while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
 async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  ctx.heartbeat();
+  // No heartbeat at the start: the first one would be sent at once, one more server write per
+  // step, while the timeout (20 s) leaves room for the first beat after HEARTBEAT_EVERY_MS.
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await work();
@@ -62,9 +65,10 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       const model = deps.chatModel(input.timeoutMs);
       let decision: StepDecision;
       try {
-        decision = await withHeartbeats(() =>
-          runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal),
-        );
+        decision = await withHeartbeats(async () => {
+          if (input.open) await openTurn(deps.store, input.open, (ref) => deps.runFiles.loadReport(ref));
+          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal);
+        });
       } catch (err) {
         throw toActivityFailure(err);
       }

@@ -3,6 +3,7 @@
  * answering after the same delay d as part 1; wall time until the last one ends and
  * runs per minute, for each N. Goal: 50 runs take at most 3x the wall time of 1.
  */
+import * as os from 'node:os';
 import type { BenchStack } from './bench-stack';
 import {
   finishDemoRun,
@@ -49,12 +50,20 @@ export interface ConcurrencyLevel {
    * went, from the runs' histories: shows what saturates as concurrency grows.
    */
   meanOverheadPerRun: Record<string, number>;
+  /**
+   * What this machine cannot beat: the longer of one run's wall time and the CPU its N runs'
+   * sandboxed tests need on `cores` cores (N x one lone run's test time / cores). Null without
+   * a level of 1 run.
+   */
+  floorMs: number | null;
 }
 
 export interface ConcurrencyResult {
   part: 'concurrency';
   scenario: string;
   delayMs: number;
+  /** CPU cores of the machine: sandboxed tests are CPU-bound, so they bound the throughput. */
+  cores: number;
   levels: ConcurrencyLevel[];
   goal: Goal;
 }
@@ -114,17 +123,23 @@ export async function runConcurrencyBench(
       meanOverheadPerRun: Object.fromEntries(
         keys.map((k) => [k, round(sum(overheads.map((o) => o[k])) / overheads.length)]),
       ),
+      floorMs: null,
     };
     levels.push(level);
     progress(`${n} concurrent run(s): wall ${(wallMs / 1000).toFixed(1)} s, ${level.runsPerMinute} runs/min`);
   }
   const one = levels.find((l) => l.runs === 1);
+  const cores = os.cpus().length;
+  if (one)
+    for (const level of levels)
+      level.floorMs = round(Math.max(one.wallMs, (level.runs * one.testMs) / one.runs / cores));
   const fifty = levels.find((l) => l.runs === CONCURRENCY_GOAL.runs);
   const factor = one && fifty ? round(fifty.wallMs / one.wallMs, 2) : null;
   return {
     part: 'concurrency',
     scenario: DEMO_SCENARIO,
     delayMs: opts.delayMs,
+    cores,
     levels,
     goal: goal(
       `wall time of ${CONCURRENCY_GOAL.runs} concurrent runs / wall time of 1`,
@@ -148,6 +163,8 @@ export function concurrencyReport(r: ConcurrencyResult, io: BenchIO): void {
       'model calls',
       'test runs',
       'test busy',
+      'floor s',
+      'x floor',
     ],
     r.levels.map((l) => [
       l.runs,
@@ -159,9 +176,14 @@ export function concurrencyReport(r: ConcurrencyResult, io: BenchIO): void {
       l.modelCalls,
       l.testRuns,
       `${round(l.testMs / l.wallMs, 2)}x`,
+      l.floorMs ? round(l.floorMs / 1000, 2) : '-',
+      l.floorMs ? round(l.wallMs / l.floorMs, 2) : '-',
     ]),
   ))
     io.out(line);
+  io.out(
+    `floor: the longer of one run's wall time and N x one lone run's sandboxed test time / ${r.cores} cores (tests are CPU-bound)`,
+  );
   const keys = Object.keys(r.levels[0]?.meanOverheadPerRun ?? {});
   if (keys.length) {
     io.out('');

@@ -120,6 +120,7 @@ export class ScriptedLlmServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const arrived = performance.now();
     const url = req.url ?? '';
     if (req.method === 'GET' && url.startsWith('/_scripted/requests')) {
       return this.json(res, 200, this.requests);
@@ -223,7 +224,9 @@ export class ScriptedLlmServer {
         }
       }
     }
-    const delay = (planned?.delayMs ?? 0) + this.delayMs;
+    // The delay is the model's whole latency, counted from the request's arrival, so parsing it
+    // here is part of d rather than added to it.
+    const delay = (planned?.delayMs ?? 0) + this.delayMs - (performance.now() - arrived);
     if (delay > 0) await sleep(delay);
     if (res.destroyed || req.socket.destroyed) {
       record.status = 'dropped';

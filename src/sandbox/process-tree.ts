@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { OutputTail } from './output-tail';
+import { spawnViaHelper, type SpawnedProcess, type SpawnRequest } from './spawn-helper';
 
 export interface ProcessRunOptions {
   command: string;
@@ -17,6 +17,8 @@ export interface ProcessRunOptions {
    * pid namespace to tear down. Best effort: a process can scrub its environment.
    */
   sweepTag?: string;
+  /** How the process is started; by default through the worker's small spawn helper. */
+  spawn?: (request: SpawnRequest) => Promise<SpawnedProcess>;
 }
 
 export interface ProcessRunResult {
@@ -38,26 +40,20 @@ const PIPE_DRAIN_GRACE_MS = 1000;
  * behind: on timeout, abort, or normal exit the whole process group is killed
  * (and tagged strays swept), because a test's children must not outlive the run.
  */
-export function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRunResult> {
+export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRunResult> {
   const started = Date.now();
   const output = new OutputTail(opts.outputBytes);
   let timedOut = false;
   let aborted = false;
+  // In a new session: the group id equals the pid, so one kill reaches every descendant that stayed.
+  const child = await (opts.spawn ?? spawnViaHelper)({
+    command: opts.command,
+    args: opts.args,
+    cwd: opts.cwd,
+    env: opts.env,
+  });
 
   return new Promise<ProcessRunResult>((resolve, reject) => {
-    let child;
-    try {
-      child = spawn(opts.command, opts.args, {
-        cwd: opts.cwd,
-        env: opts.env,
-        // A new session: the group id equals the pid, so one kill reaches every descendant that stayed.
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } catch (err) {
-      reject(err);
-      return;
-    }
     const pid = child.pid;
 
     const killTree = (): void => {
@@ -89,9 +85,9 @@ export function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRunResul
       killTree();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('data', (chunk: Buffer) => output.push(chunk));
 
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
@@ -124,12 +120,12 @@ export function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRunResul
       killTree();
       // A stray that escaped the group could hold our pipes open forever; stop waiting after a grace period.
       drainTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        child.destroyPipes();
         finish();
       }, PIPE_DRAIN_GRACE_MS);
     });
     child.on('close', finish);
+    child.resume();
   });
 }
 

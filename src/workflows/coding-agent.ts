@@ -115,6 +115,8 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         retry: { ...defaultRetry, maximumAttempts: 5, nonRetryableErrorTypes: ['BadRunInput'] },
       })
     : quick;
+  // A turn's first model step opens its conversation itself (runs begun before: a separate step).
+  const openTurnInFirstStep = patched('open-turn-in-first-step');
   // Lessons help but are not needed: after a short wait for the database the run plans without.
   const recall = proxyActivities<Activities>({
     startToCloseTimeout: '20s',
@@ -242,28 +244,36 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     context: Record<string, unknown>,
   ): Promise<{ finished: unknown } | { error: string }> => {
     await gate();
-    const ref = await local.openAgentTurn.executeWithOptions({ summary: `${role} · start turn` }, [
-      {
-        ref: `${runKey}/${turnKey}`,
-        model: input.model,
-        workspace: input.workspace,
-        context: {
-          role,
-          task: input.task,
-          language: input.language,
-          attempt: Math.max(1, snapshot.iterations),
-          maxIterations: options.maxIterations,
-          protectedPaths,
-          ...context,
-        },
+    const opening = {
+      ref: `${runKey}/${turnKey}`,
+      model: input.model,
+      workspace: input.workspace,
+      context: {
+        role,
+        task: input.task,
+        language: input.language,
+        attempt: Math.max(1, snapshot.iterations),
+        maxIterations: options.maxIterations,
+        protectedPaths,
+        ...context,
       },
-    ]);
+    };
+    const ref = openTurnInFirstStep
+      ? opening.ref
+      : await local.openAgentTurn.executeWithOptions({ summary: `${role} · start turn` }, [opening]);
     let idleSteps = 0;
     for (let step = 0; step < options.maxStepsPerTurn; step++) {
       await gate();
       const decision = await agents.agentStep.executeWithOptions(
         { summary: `${role} · model step ${step + 1}` },
-        [{ ref, stepIndex: step, timeoutMs: options.modelTimeoutMs }],
+        [
+          {
+            ref,
+            stepIndex: step,
+            timeoutMs: options.modelTimeoutMs,
+            ...(openTurnInFirstStep && step === 0 ? { open: opening } : {}),
+          },
+        ],
       );
       countTokens(decision.usage);
       let anyToolWorked = false;

@@ -122,6 +122,11 @@ describe('aca bench (smoke: every part, tiny)', () => {
       expect(Number.isFinite(l.runsPerMinute)).toBe(true);
       expect(l.testRuns).toBe(2 * l.runs);
     }
+    // The floor of N runs: at least one run's wall time; for one run, exactly that.
+    const [one, three] = r.levels;
+    expect(one.floorMs).toBe(one.wallMs);
+    expect(three.floorMs).toBeGreaterThanOrEqual(one.wallMs);
+    expect(r.cores).toBeGreaterThanOrEqual(1);
     // The 50-run goal cannot be judged from 1 and 3 runs.
     expect(r.goal.met).toBeNull();
     const svg = fs.readFileSync(path.join(outDir, 'concurrency.svg'), 'utf8');

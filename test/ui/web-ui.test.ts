@@ -147,7 +147,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       expect(text).toMatch(/Activity coder · model step 1 Completed/);
       expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
       expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
-      expect(text).toMatch(/Local Activity planner · start turn/);
+      expect(text).toMatch(/Local Activity planner · list_files \./);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
@@ -168,7 +168,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       ]);
       // Local activities appear on the timeline by type; their summaries are on the metadata tab.
       expect(text).toMatch(/\bcreateFile\b/);
-      expect(text).toMatch(/\bopenAgentTurn\b/);
+      expect(text).toMatch(/\blistFiles\b/);
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
     } finally {

@@ -1,0 +1,277 @@
+/**
+ * Starts test processes from a small helper process instead of from the worker itself.
+ *
+ * Node starts a child by forking the calling process, and the fork copies the caller's page
+ * tables while its event loop stands still: about 5 ms for a bare Node, 15 ms for a worker with
+ * the embedded database loaded, over 70 ms for a worker busy with 50 runs. Every test run paid
+ * that on the thread that also runs activities and talks to Temporal. The helper stays small
+ * (one Node with nothing loaded), so its forks stay cheap, and they no longer stop the worker.
+ *
+ * The helper only spawns and relays: process groups, timeouts, kills and output bounds stay
+ * with the caller (process-tree.ts), which can signal the child's group directly because the
+ * helper and the worker share one pid namespace. When the worker goes away, the helper kills
+ * the groups it started and exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** A started process as the caller sees it: its pid (also its group id), output, exit. */
+export interface SpawnedProcess extends EventEmitter {
+  readonly pid: number;
+  /** Stops reading its output (strays that escaped the group may hold the pipes open). */
+  destroyPipes(): void;
+  /**
+   * Events are held until the caller has attached its listeners and calls this: relayed
+   * messages can arrive together with the one that announced the process.
+   */
+  resume(): void;
+  on(event: 'data', listener: (chunk: Buffer) => void): this;
+  on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+  on(event: 'close', listener: () => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+}
+
+// Plain JavaScript run with `node -e`, so it works the same from dist/ and under Jest.
+const HELPER_SOURCE = String.raw`
+'use strict';
+const { spawn } = require('node:child_process');
+const children = new Map();
+let inFlight = 0;
+const paused = new Set();
+const send = (msg, child) => {
+  inFlight++;
+  // Backpressure: a test flooding its output must not pile up messages in this process.
+  if (inFlight > 64 && child && !paused.has(child)) {
+    paused.add(child);
+    child.stdout.pause();
+    child.stderr.pause();
+  }
+  process.send(msg, undefined, {}, () => {
+    inFlight--;
+    if (inFlight < 16) for (const c of paused) { c.stdout.resume(); c.stderr.resume(); paused.delete(c); }
+  });
+};
+process.on('message', (msg) => {
+  if (msg.type === 'spawn') {
+    const { id } = msg;
+    let child;
+    try {
+      child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
+      return;
+    }
+    let started = false;
+    child.once('spawn', () => {
+      started = true;
+      children.set(id, child);
+      send({ type: 'spawned', id, pid: child.pid });
+    });
+    child.stdout.on('data', (data) => send({ type: 'data', id, data }, child));
+    child.stderr.on('data', (data) => send({ type: 'data', id, data }, child));
+    child.on('error', (err) => send({ type: started ? 'failed' : 'error', id, message: String(err.message), code: err.code }));
+    child.on('exit', (code, signal) => send({ type: 'exit', id, code, signal }));
+    child.on('close', () => {
+      children.delete(id);
+      paused.delete(child);
+      send({ type: 'close', id });
+    });
+  } else if (msg.type === 'destroy-pipes') {
+    const child = children.get(msg.id);
+    if (child) { child.stdout.destroy(); child.stderr.destroy(); }
+  }
+});
+process.on('disconnect', () => {
+  for (const child of children.values()) { try { process.kill(-child.pid, 'SIGKILL'); } catch {} }
+  process.exit(0);
+});
+`;
+
+type HelperMessage =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'data'; id: number; data: Buffer | Uint8Array }
+  | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  | { type: 'close'; id: number }
+  | { type: 'error' | 'failed'; id: number; message: string; code?: string };
+
+class RelayedProcess extends EventEmitter implements SpawnedProcess {
+  private held: Array<[string, unknown[]]> | null = [];
+
+  constructor(
+    readonly pid: number,
+    private readonly onDestroyPipes: () => void,
+  ) {
+    super();
+  }
+
+  destroyPipes(): void {
+    this.onDestroyPipes();
+  }
+
+  /** Delivers an event now, or once resume() is called. */
+  deliver(event: string, ...args: unknown[]): void {
+    if (this.held) this.held.push([event, args]);
+    else this.emit(event, ...args);
+  }
+
+  resume(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const [event, args] of held) this.emit(event, ...args);
+  }
+}
+
+interface Pending {
+  resolve: (p: SpawnedProcess) => void;
+  reject: (err: Error) => void;
+  process: RelayedProcess | null;
+}
+
+function spawnError(message: string, code: string | undefined): Error {
+  return Object.assign(new Error(message), code ? { code } : {});
+}
+
+/** One helper per worker process, started on first use (or early, with `startSpawnHelper`). */
+class SpawnHelper {
+  private helper: ChildProcess | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  start(): ChildProcess {
+    if (this.helper && this.helper.connected) return this.helper;
+    const helper = spawn(process.execPath, ['-e', HELPER_SOURCE], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      // Nothing of the worker's environment (secrets included) is needed to start a process:
+      // each request carries the environment its process gets.
+      env: {},
+    });
+    helper.on('message', (msg: HelperMessage) => this.onMessage(msg));
+    helper.on('exit', () => {
+      if (this.helper === helper) this.helper = null;
+      for (const [id, entry] of this.pending) {
+        this.pending.delete(id);
+        const err = new Error('the process helper exited');
+        if (entry.process) entry.process.deliver('error', err);
+        else entry.reject(err);
+      }
+    });
+    helper.on('error', () => undefined);
+    this.helper = helper;
+    this.idle();
+    return helper;
+  }
+
+  spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    const helper = this.start();
+    const id = this.nextId++;
+    return new Promise<SpawnedProcess>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, process: null });
+      // Keep this process alive while a child runs; let it exit when none does.
+      helper.ref();
+      (helper.channel as { ref?: () => void } | undefined)?.ref?.();
+      helper.send({ type: 'spawn', id, ...request });
+    });
+  }
+
+  private idle(): void {
+    if (this.pending.size > 0 || !this.helper) return;
+    this.helper.unref();
+    (this.helper.channel as { unref?: () => void } | undefined)?.unref?.();
+  }
+
+  private onMessage(msg: HelperMessage): void {
+    const entry = this.pending.get(msg.id);
+    if (!entry) return;
+    switch (msg.type) {
+      case 'spawned': {
+        const proc = new RelayedProcess(msg.pid, () =>
+          this.helper?.send({ type: 'destroy-pipes', id: msg.id }),
+        );
+        entry.process = proc;
+        entry.resolve(proc);
+        break;
+      }
+      case 'data':
+        entry.process?.deliver('data', Buffer.from(msg.data));
+        break;
+      case 'exit':
+        entry.process?.deliver('exit', msg.code, msg.signal);
+        break;
+      case 'close':
+        this.pending.delete(msg.id);
+        entry.process?.deliver('close');
+        this.idle();
+        break;
+      case 'error':
+      case 'failed': {
+        const err = spawnError(msg.message, msg.code);
+        if (entry.process) {
+          entry.process.deliver('error', err);
+        } else {
+          this.pending.delete(msg.id);
+          entry.reject(err);
+          this.idle();
+        }
+        break;
+      }
+    }
+  }
+}
+
+const shared = new SpawnHelper();
+
+/**
+ * Starts the helper now. A worker calls this before it loads anything large, so even the one
+ * fork that starts the helper is cheap.
+ */
+export function startSpawnHelper(): void {
+  shared.start();
+}
+
+/** Starts `command` in a new session (its pid is its process group id) through the helper. */
+export function spawnViaHelper(request: SpawnRequest): Promise<SpawnedProcess> {
+  return shared.spawn(request);
+}
+
+/** The same, started by this process itself (for comparison, and where no helper is wanted). */
+export function spawnDirect(request: SpawnRequest): Promise<SpawnedProcess> {
+  return new Promise<SpawnedProcess>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(request.command, request.args, {
+        cwd: request.cwd,
+        env: request.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      reject(err as Error);
+      return;
+    }
+    let started = false;
+    child.once('spawn', () => {
+      started = true;
+      const proc = new RelayedProcess(child.pid!, () => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      });
+      child.stdout?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
+      child.stderr?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
+      child.on('exit', (code, signal) => proc.deliver('exit', code, signal));
+      child.on('close', () => proc.deliver('close'));
+      child.on('error', (err) => proc.deliver('error', err));
+      resolve(proc);
+    });
+    child.once('error', (err) => {
+      if (!started) reject(err);
+    });
+  });
+}
