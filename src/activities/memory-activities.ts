@@ -46,6 +46,8 @@ export interface RememberOutcomeInput {
   reason: string | null;
   /** On success after failures: what made the difference, stored against those failures. */
   fix: { iteration: number; summary: string } | null;
+  /** The run's last attempt, stored first in the same activity (one step fewer as a run ends). */
+  lastAttempt?: RememberAttemptInput;
 }
 
 /** Retryable for outages; permanent for refusals, so a bad row cannot loop for an hour. */
@@ -64,8 +66,9 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
   ): Promise<T> => {
     // Heartbeats let Temporal notice a dead worker in seconds rather than at the timeout; they
     // start before the first open, which for the embedded database can take a while.
+    // (The first beat comes after 2 s, well inside the 8 s timeout: a beat at the very start
+    // would cost every memory write one more server round trip.)
     const ctx = Context.current();
-    ctx.heartbeat();
     const timer = setInterval(() => ctx.heartbeat(), 2_000);
     try {
       let memory: FailureMemory | null;
@@ -83,6 +86,35 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     } finally {
       clearInterval(timer);
     }
+  };
+
+  /**
+   * One attempt: its iteration row, then (if it failed) its failure row. Both writes are
+   * keyed upserts, so a retry after a crash between them completes the pair without
+   * duplicating the first.
+   */
+  const storeAttempt = async (memory: FailureMemory, input: RememberAttemptInput): Promise<void> => {
+    await memory.logIteration({
+      workflowId: input.workflowId,
+      iteration: input.iteration,
+      passRate: input.passRate,
+      passed: input.passed,
+      failed: input.failed,
+    });
+    if (input.reportRef === null) return;
+    const report = await deps.runFiles.loadReport(input.reportRef);
+    if (!report)
+      log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
+    await memory.storeFailure({
+      workflowId: input.workflowId,
+      iteration: input.iteration,
+      testOutput: report ? describeTestReport(report) : '',
+      rootCause:
+        input.analysis?.rootCause ??
+        `(no analysis: ${input.analysisError ?? 'the Reflector did not answer'})`,
+      fixHypothesis: input.analysis?.fixHypothesis ?? '',
+      filesToChange: input.analysis?.filesToChange ?? [],
+    });
   };
 
   return {
@@ -103,33 +135,12 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
      * duplicating the first.
      */
     async rememberAttempt(input: RememberAttemptInput): Promise<void> {
-      await withMemory('store attempt', undefined, async (memory) => {
-        await memory.logIteration({
-          workflowId: input.workflowId,
-          iteration: input.iteration,
-          passRate: input.passRate,
-          passed: input.passed,
-          failed: input.failed,
-        });
-        if (input.reportRef === null) return;
-        const report = await deps.runFiles.loadReport(input.reportRef);
-        if (!report)
-          log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
-        await memory.storeFailure({
-          workflowId: input.workflowId,
-          iteration: input.iteration,
-          testOutput: report ? describeTestReport(report) : '',
-          rootCause:
-            input.analysis?.rootCause ??
-            `(no analysis: ${input.analysisError ?? 'the Reflector did not answer'})`,
-          fixHypothesis: input.analysis?.fixHypothesis ?? '',
-          filesToChange: input.analysis?.filesToChange ?? [],
-        });
-      });
+      await withMemory('store attempt', undefined, (memory) => storeAttempt(memory, input));
     },
 
     async rememberOutcome(input: RememberOutcomeInput): Promise<number> {
       return withMemory('store outcome', 0, async (memory) => {
+        if (input.lastAttempt) await storeAttempt(memory, input.lastAttempt);
         await memory.updateTaskStatus(input.workflowId, input.status, input.reason);
         if (!input.fix) return 0;
         return memory.recordFix({

@@ -17,6 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunResult, RunSnapshot } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import {
@@ -117,6 +118,8 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     : quick;
   // A turn's first model step opens its conversation itself (runs begun before: a separate step).
   const openTurnInFirstStep = patched('open-turn-in-first-step');
+  // The last attempt is stored with the outcome, and the workspace listed while memory is saved.
+  const endInOneStep = patched('end-in-one-step');
   // Lessons help but are not needed: after a short wait for the database the run plans without.
   const recall = proxyActivities<Activities>({
     startToCloseTimeout: '20s',
@@ -314,7 +317,11 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
   let testPass = carried?.testPass ?? 0;
   let lastCoderSummary: string | null = null;
 
-  const finish = async (state: 'SUCCESS' | 'FAILED', reason: FailureReason | null): Promise<RunResult> => {
+  const finish = async (
+    state: 'SUCCESS' | 'FAILED',
+    reason: FailureReason | null,
+    lastAttempt?: RememberAttemptInput,
+  ): Promise<RunResult> => {
     snapshot.reason = reason;
     finished = true;
     snapshot.paused = false;
@@ -335,12 +342,32 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
               .join(' '),
           }
         : null;
+    const outcome = {
+      workflowId: info.workflowId,
+      status: state === 'SUCCESS' ? 'success' : 'failed',
+      reason,
+      fix,
+    } as const;
     remember('outcome', () =>
-      memoryWrites.rememberOutcome.executeWithOptions({ summary: 'memory · store outcome' }, [
-        { workflowId: info.workflowId, status: state === 'SUCCESS' ? 'success' : 'failed', reason, fix },
-      ]),
+      lastAttempt
+        ? memoryWrites.rememberOutcome.executeWithOptions(
+            { summary: `memory · store attempt ${lastAttempt.iteration} and outcome` },
+            [{ ...outcome, lastAttempt }],
+          )
+        : memoryWrites.rememberOutcome.executeWithOptions({ summary: 'memory · store outcome' }, [outcome]),
     );
     await CancellationScope.nonCancellable(async () => {
+      if (endInOneStep) {
+        setCurrentDetails(`${renderDetails(snapshot)}\n\n_Saving failure memory before the run ends…_`);
+        const [files] = await Promise.all([
+          local.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
+            { workspace: input.workspace },
+          ]),
+          memoryChain,
+        ]);
+        snapshot.files = files;
+        return;
+      }
       snapshot.files = await local.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
         { workspace: input.workspace },
       ]);
@@ -450,6 +477,14 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         failed: report.failed + report.errors,
       };
       if (report.passRate >= 1 && report.failed === 0 && report.errors === 0 && report.passed > 0) {
+        if (endInOneStep) {
+          return await finish('SUCCESS', null, {
+            ...attempt,
+            reportRef: null,
+            analysis: null,
+            analysisError: null,
+          });
+        }
         remember(`attempt ${iteration}`, () =>
           memoryWrites.rememberAttempt.executeWithOptions(
             { summary: `memory · store attempt ${iteration}` },
@@ -470,17 +505,20 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         recordTurnError(reflected.error);
       }
       const analysis = 'finished' in reflected ? (reflected.finished as Analysis) : null;
+      const failure: RememberAttemptInput = {
+        ...attempt,
+        reportRef: report.reportRef,
+        analysis,
+        analysisError: 'error' in reflected ? reflected.error : null,
+      };
+      if (endInOneStep && iteration >= options.maxIterations) {
+        publish();
+        return await finish('FAILED', 'max_iterations', failure);
+      }
       remember(`failure ${iteration}`, () =>
         memoryWrites.rememberAttempt.executeWithOptions(
           { summary: `memory · store failure of attempt ${iteration}` },
-          [
-            {
-              ...attempt,
-              reportRef: report.reportRef,
-              analysis,
-              analysisError: 'error' in reflected ? reflected.error : null,
-            },
-          ],
+          [failure],
         ),
       );
       publish();

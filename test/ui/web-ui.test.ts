@@ -164,7 +164,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'codingAgentWorkflow',
         'agentStep • coder · model step 1',
         'runTests • tester · run tests (attempt 1)',
-        'rememberOutcome • memory · store outcome',
+        'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
       // Local activities appear on the timeline by type; their summaries are on the metadata tab.
       expect(text).toMatch(/\bcreateFile\b/);
