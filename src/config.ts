@@ -15,6 +15,8 @@ export interface AcaConfig {
   workspacesRoot: string;
   sandbox: SandboxMode;
   metricsPort: number | null;
+  /** Sandboxed test runs a worker runs at once (ACA_TEST_SLOTS; default max(2, CPUs)). */
+  testSlots: number;
   logPrompts: boolean;
   /** Base address of the Temporal Web UI, for links. */
   uiUrl: string;
@@ -35,6 +37,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AcaConfig {
       throw new UserInputError(`ACA_METRICS_PORT must be a port number, got "${env.ACA_METRICS_PORT}"`);
     }
   }
+  let testSlots = Math.max(2, os.cpus().length);
+  if (env.ACA_TEST_SLOTS) {
+    testSlots = Number(env.ACA_TEST_SLOTS);
+    if (!Number.isInteger(testSlots) || testSlots < 1 || testSlots > 256) {
+      throw new UserInputError(
+        `ACA_TEST_SLOTS must be a whole number from 1 to 256, got "${env.ACA_TEST_SLOTS}"`,
+      );
+    }
+  }
   const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
   const temporalHost = temporalAddress.replace(/:\d+$/, '');
   return {
@@ -48,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AcaConfig {
     workspacesRoot: path.resolve(env.ACA_WORKSPACES || path.join(home, 'workspaces')),
     sandbox,
     metricsPort,
+    testSlots,
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
   };

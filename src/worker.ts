@@ -1,4 +1,3 @@
-import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   DefaultLogger,
@@ -57,7 +56,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     store: new FileConversationStore(runFiles.conversationsRoot()),
     runFiles,
     sandboxMode: config.sandbox,
-    maxConcurrentTestRuns: Math.max(2, os.cpus().length),
+    maxConcurrentTestRuns: config.testSlots,
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: (timeoutMs) => {
       // One client per timeout (runs rarely use more than one or two): a client keeps its HTTP
