@@ -11,6 +11,23 @@ import { DefaultLogger } from '@temporalio/worker';
 import { createAgentActivities } from '../../src/activities/agent-activities';
 import { RunFiles } from '../../src/activities/run-files';
 
+/** Opening of a first Coder turn against the hostile scenario. */
+function coderTurn(ref: string, workspace: string, task: string) {
+  return {
+    ref,
+    model: 'scripted:hostile-coder',
+    workspace,
+    context: {
+      role: 'coder' as const,
+      task,
+      language: 'python' as const,
+      attempt: 1,
+      maxIterations: 3,
+      protectedPaths: [],
+    },
+  };
+}
+
 const hostile: Scenario = {
   name: 'hostile-coder',
   task: 'Write hello.py',
@@ -56,19 +73,7 @@ describe('an agent turn against the scripted model', () => {
     const model = createOpenAIChatModel({ baseURL: llm.url, timeoutMs: 5000 });
     const ref = await openTurn(
       store,
-      {
-        ref: 'run-1/coder-1',
-        model: 'scripted:hostile-coder',
-        workspace,
-        context: {
-          role: 'coder',
-          task: 'Write hello.py',
-          language: 'python',
-          attempt: 1,
-          maxIterations: 3,
-          protectedPaths: [],
-        },
-      },
+      coderTurn('run-1/coder-1', workspace, 'Write hello.py'),
       async () => null,
     );
     const step0 = await runAgentStep(store, model, ref, 0);
@@ -103,19 +108,7 @@ describe('an agent turn against the scripted model', () => {
     const model = createOpenAIChatModel({ baseURL: llm.url, timeoutMs: 5000 });
     const ref = await openTurn(
       store,
-      {
-        ref: 'run-2/coder-1',
-        model: 'scripted:hostile-coder',
-        workspace,
-        context: {
-          role: 'coder',
-          task: 'Write hello.py',
-          language: 'python',
-          attempt: 1,
-          maxIterations: 3,
-          protectedPaths: [],
-        },
-      },
+      coderTurn('run-2/coder-1', workspace, 'Write hello.py'),
       async () => null,
     );
     const before = llm.requests.length;
@@ -143,19 +136,7 @@ describe('an agent turn against the scripted model', () => {
     const env = new MockActivityEnvironment({}, { logger });
     const ref = await openTurn(
       store,
-      {
-        ref: `run-log-${logPrompts}/coder-1`,
-        model: 'scripted:hostile-coder',
-        workspace,
-        context: {
-          role: 'coder',
-          task: 'Write hello.py for the secret project',
-          language: 'python',
-          attempt: 1,
-          maxIterations: 3,
-          protectedPaths: [],
-        },
-      },
+      coderTurn(`run-log-${logPrompts}/coder-1`, workspace, 'Write hello.py for the secret project'),
       async () => null,
     );
     await env.run(activities.agentStep, { ref, stepIndex: 0, timeoutMs: 5000 });
