@@ -12,7 +12,7 @@ import { lazyMemory } from './activities/memory-activities';
 import { RunFiles } from './activities/run-files';
 import { FileConversationStore } from './agents/conversation-store';
 import { loadConfig, type AcaConfig } from './config';
-import { createOpenAIChatModel, type ChatModel } from './llm/chat-model';
+import { createOpenAIChatModel } from './llm/chat-model';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 
@@ -49,7 +49,6 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   // Open it now, in the background: the embedded database takes seconds to start, which the
   // first run would otherwise wait for. A failure here is retried by the first memory activity.
   memory.get().catch(() => undefined);
-  const chatModels = new Map<number, ChatModel>();
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
@@ -58,16 +57,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     // The key is read here, on the worker, and never passed through the workflow.
-    chatModel: (timeoutMs) => {
-      // One client per timeout (runs rarely use more than one or two): a client keeps its HTTP
-      // connections alive between calls, which halves the cost of a call to a local endpoint.
-      let model = chatModels.get(timeoutMs);
-      if (!model) {
-        model = createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY, timeoutMs });
-        chatModels.set(timeoutMs, model);
-      }
-      return model;
-    },
+    chatModel: createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY }),
   });
   const worker = await Worker.create({
     connection: options.connection,

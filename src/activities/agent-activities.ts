@@ -14,8 +14,11 @@ import type { RunFiles } from './run-files';
 export interface AgentActivityDeps {
   store: ConversationStore;
   runFiles: RunFiles;
-  /** Makes the model client for one call; the timeout comes from the run's options. */
-  chatModel: (timeoutMs: number) => ChatModel;
+  /**
+   * The model client, shared by every step: one client keeps its HTTP connections alive between
+   * calls. Each step passes the run's own timeout.
+   */
+  chatModel: ChatModel;
   /**
    * ACA_LOG_PROMPTS: also log what the model was sent and answered. Off by default, because
    * prompts carry the user's task and file contents, which do not belong in shared logs.
@@ -62,7 +65,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
     async agentStep(input: AgentStepInput): Promise<StepDecision> {
       const ctx = Context.current();
-      const model = deps.chatModel(input.timeoutMs);
+      const model: ChatModel = {
+        complete: (request) => deps.chatModel.complete({ ...request, timeoutMs: input.timeoutMs }),
+      };
       let decision: StepDecision;
       try {
         decision = await withHeartbeats(async () => {

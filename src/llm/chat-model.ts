@@ -5,6 +5,8 @@ export interface ChatRequest {
   messages: OpenAI.Chat.ChatCompletionMessageParam[];
   tools: OpenAI.Chat.ChatCompletionTool[];
   signal?: AbortSignal;
+  /** This call's timeout; the model's default otherwise. */
+  timeoutMs?: number;
 }
 
 export interface ChatAnswer {
@@ -21,7 +23,8 @@ export interface ChatModel {
 export interface OpenAIModelOptions {
   baseURL?: string;
   apiKey?: string;
-  timeoutMs: number;
+  /** Default timeout of a call (a request's own `timeoutMs` wins). */
+  timeoutMs?: number;
 }
 
 /**
@@ -35,7 +38,6 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
     // Local servers (the scripted one, Ollama, llama.cpp) accept any key.
     apiKey: options.apiKey || 'no-key-configured',
     maxRetries: 0,
-    timeout: options.timeoutMs,
   });
   return {
     async complete(request) {
@@ -47,7 +49,7 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
           tool_choice: 'auto',
           stream: false,
         },
-        { signal: request.signal },
+        { signal: request.signal, timeout: request.timeoutMs ?? options.timeoutMs },
       );
       const choice = response.choices[0];
       const message = choice?.message;

@@ -54,15 +54,11 @@ export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRu
   });
 
   return new Promise<ProcessRunResult>((resolve, reject) => {
-    const pid = child.pid;
-
     const killTree = (): void => {
-      if (pid !== undefined) {
-        try {
-          process.kill(-pid, 'SIGKILL');
-        } catch {
-          // Group already gone.
-        }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Group already gone.
       }
       if (opts.sweepTag) killTagged(opts.sweepTag);
     };

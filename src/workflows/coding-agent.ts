@@ -477,18 +477,17 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         failed: report.failed + report.errors,
       };
       if (report.passRate >= 1 && report.failed === 0 && report.errors === 0 && report.passed > 0) {
-        if (endInOneStep) {
-          return await finish('SUCCESS', null, {
-            ...attempt,
-            reportRef: null,
-            analysis: null,
-            analysisError: null,
-          });
-        }
+        const passedAttempt: RememberAttemptInput = {
+          ...attempt,
+          reportRef: null,
+          analysis: null,
+          analysisError: null,
+        };
+        if (endInOneStep) return await finish('SUCCESS', null, passedAttempt);
         remember(`attempt ${iteration}`, () =>
           memoryWrites.rememberAttempt.executeWithOptions(
             { summary: `memory · store attempt ${iteration}` },
-            [{ ...attempt, reportRef: null, analysis: null, analysisError: null }],
+            [passedAttempt],
           ),
         );
         return await finish('SUCCESS', null);

@@ -126,7 +126,7 @@ describe('an agent turn against the scripted model', () => {
     const activities = createAgentActivities({
       store,
       runFiles: new RunFiles(path.join(root, 'runs')),
-      chatModel: (timeoutMs) => createOpenAIChatModel({ baseURL: llm.url, timeoutMs }),
+      chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       logPrompts,
     });
     const lines: string[] = [];
