@@ -1,6 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import {
   openTurn,
+  type TurnSources,
   runAgentStep,
   executeTurnToolCall,
   toChatMessages,
@@ -19,6 +20,8 @@ export interface AgentActivityDeps {
    * calls. Each step passes the run's own timeout.
    */
   chatModel: ChatModel;
+  /** Lessons from failure memory for a Planner's opening step (see createLessonRecall). */
+  recallLessons: TurnSources['recallLessons'];
   /**
    * ACA_LOG_PROMPTS: also log what the model was sent and answered. Off by default, because
    * prompts carry the user's task and file contents, which do not belong in shared logs.
@@ -58,9 +61,13 @@ async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+  const sources: TurnSources = {
+    loadReport: (ref) => deps.runFiles.loadReport(ref),
+    recallLessons: deps.recallLessons,
+  };
   return {
     async openAgentTurn(input: OpenTurnInput): Promise<string> {
-      return openTurn(deps.store, input, (ref) => deps.runFiles.loadReport(ref));
+      return openTurn(deps.store, input, sources);
     },
 
     async agentStep(input: AgentStepInput): Promise<StepDecision> {
@@ -71,7 +78,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       let decision: StepDecision;
       try {
         decision = await withHeartbeats(async () => {
-          if (input.open) await openTurn(deps.store, input.open, (ref) => deps.runFiles.loadReport(ref));
+          if (input.open) await openTurn(deps.store, input.open, sources);
           return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal);
         });
       } catch (err) {

@@ -1,14 +1,14 @@
 import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
-import { createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
+import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createTestActivities, type TestActivityDeps } from './test-activities';
 import { listRunFiles, prepareWorkspace } from './workspace-activities';
 
-export type ActivityDeps = AgentActivityDeps & TestActivityDeps & MemoryActivityDeps;
+export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> & TestActivityDeps & MemoryActivityDeps;
 
 /** Builds every activity the worker registers, closed over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createAgentActivities(deps),
+    ...createAgentActivities({ ...deps, recallLessons: createLessonRecall(deps) }),
     ...createTestActivities(deps),
     ...createMemoryActivities(deps),
     prepareWorkspace,

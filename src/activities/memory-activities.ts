@@ -58,6 +58,53 @@ function asActivityFailure(err: unknown, action: string): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, 'MemoryQueryError');
 }
 
+/** How long a Planner's opening step waits for failure memory before it plans without lessons. */
+export const RECALL_WAIT_MS = 15_000;
+
+/**
+ * Lessons for the Planner, looked up inside its first model step: one server round trip fewer
+ * than a separate activity at the start of every run. Lessons help but are not needed, so an
+ * outage is retried only until `waitMs` has passed, and then the run plans without them.
+ */
+export function createLessonRecall(
+  deps: Pick<MemoryActivityDeps, 'memory'>,
+  waitMs = RECALL_WAIT_MS,
+): (query: RecallInput) => Promise<Lesson[]> {
+  const lookUp = async (query: RecallInput): Promise<Lesson[]> => {
+    const memory = await deps.memory();
+    if (!memory) return [];
+    return memory.findSimilarFailures(query.task, { excludeWorkflowId: query.workflowId, limit: 3 });
+  };
+  return async (query) => {
+    const deadline = Date.now() + waitMs;
+    for (let attempt = 0; ; attempt++) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        // A connection that never answers must not hold the step past the deadline either.
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${waitMs} ms`)),
+            Math.max(0, deadline - Date.now()),
+          );
+        });
+        return await Promise.race([lookUp(query), late]);
+      } catch (err) {
+        const pause = Math.min(500 * 2 ** attempt, 4_000);
+        if (!isRetryableMemoryError(err) || Date.now() + pause >= deadline) {
+          log.warn('planning without lessons: failure memory did not answer', {
+            error: err instanceof Error ? err.message : String(err),
+            attempts: attempt + 1,
+          });
+          return [];
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  };
+}
+
 export function createMemoryActivities(deps: MemoryActivityDeps) {
   const withMemory = async <T>(
     action: string,
@@ -118,7 +165,10 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
   };
 
   return {
-    /** Lessons for the Planner: bounded in number and size, the run's own failures excluded. */
+    /**
+     * Lessons for the Planner: bounded in number and size, the run's own failures excluded.
+     * Runs begun before the lookup moved into the Planner's first step still call this.
+     */
     async recallLessons(input: RecallInput): Promise<Lesson[]> {
       return withMemory('recall lessons', [], (memory) =>
         memory.findSimilarFailures(input.task, { excludeWorkflowId: input.workflowId, limit: 3 }),

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import type { Analysis, Plan, TestRunReport } from '../shared/types';
+import type { Analysis, Lesson, Plan, TestRunReport } from '../shared/types';
 import type { ChatModel } from '../llm/chat-model';
 import { executeFileTool, type ToolResult } from '../tools/file-tools';
 import {
@@ -26,17 +26,32 @@ export interface OpenTurnInput {
   model: string;
   workspace: string;
   context: TurnContext;
+  /**
+   * The Planner's turn: look up lessons from similar past failures as the turn opens (they
+   * become part of its conversation, so a retried step never looks them up again).
+   */
+  recallLessons?: { workflowId: string; task: string };
+}
+
+/** Where an opening turn reads what its context only refers to. */
+export interface TurnSources {
+  loadReport(ref: string): Promise<TestRunReport | null>;
+  /** Never throws: without an answer from failure memory the turn opens without lessons. */
+  recallLessons(query: { workflowId: string; task: string }): Promise<Lesson[]>;
 }
 
 /** Creates the turn's conversation unless a retried activity already did. */
 export async function openTurn(
   store: ConversationStore,
   input: OpenTurnInput,
-  loadReport: (ref: string) => Promise<TestRunReport | null>,
+  sources: TurnSources,
 ): Promise<string> {
   if (await store.exists(input.ref)) return input.ref;
   const spec = AGENT_SPECS[input.context.role];
-  const report = input.context.testReportRef ? await loadReport(input.context.testReportRef) : null;
+  const report = input.context.testReportRef ? await sources.loadReport(input.context.testReportRef) : null;
+  const context = input.recallLessons
+    ? { ...input.context, lessons: await sources.recallLessons(input.recallLessons) }
+    : input.context;
   await store.save({
     ref: input.ref,
     role: spec.role,
@@ -46,7 +61,7 @@ export async function openTurn(
     protectedPaths: input.context.protectedPaths,
     entries: [
       { kind: 'system', content: spec.systemPrompt },
-      { kind: 'user', content: buildUserMessage(input.context, report) },
+      { kind: 'user', content: buildUserMessage(context, report) },
     ],
     toolResults: {},
     steps: [],

@@ -76,6 +76,8 @@ export interface BenchStack {
   ownServer: boolean;
   /** The SQLite file of the dev server this stack started. */
   temporalDbFile: string | null;
+  /** The process id of the dev server this stack started, for its CPU time. */
+  serverPid: number | null;
   runFiles: RunFiles;
   /** Registers `scenario` under a fresh name (so requests can be told apart per run) and returns the model to ask for. */
   scriptedModel(scenario: Scenario, alias: string): string;
@@ -203,6 +205,7 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
       temporalAddress: address,
       ownServer: server !== null,
       temporalDbFile: server?.dbFile ?? null,
+      serverPid: server?.pid ?? null,
       runFiles,
       warmedUp: false,
       scriptedModel(scenario, alias) {

@@ -25,6 +25,7 @@ import {
   type BenchIO,
   type Goal,
 } from './bench-util';
+import { cpuSplit, sampleCpu, type CpuSplit } from './cpu-usage';
 import { lineChartSvg } from './svg-chart';
 
 export const CONCURRENCY_GOAL = { runs: 50, factor: 3 };
@@ -56,6 +57,8 @@ export interface ConcurrencyLevel {
    * a level of 1 run.
    */
   floorMs: number | null;
+  /** CPU seconds spent over the level by the server, this process and the rest (tests); Linux only. */
+  cpu: CpuSplit | null;
 }
 
 export interface ConcurrencyResult {
@@ -79,6 +82,7 @@ export async function runConcurrencyBench(
   for (const n of opts.levels) {
     progress(`${n} concurrent run(s): starting`);
     let done = 0;
+    const cpuBefore = sampleCpu(stack.serverPid);
     const t0 = performance.now();
     const ticker = setInterval(
       () =>
@@ -103,6 +107,7 @@ export async function runConcurrencyBench(
       clearInterval(ticker);
     }
     const wallMs = performance.now() - t0;
+    const cpu = cpuSplit(cpuBefore, sampleCpu(stack.serverPid));
     progress(`${n} concurrent run(s): done in ${(wallMs / 1000).toFixed(1)} s; reading their histories`);
     const overheads = await mapPool(
       measured,
@@ -124,6 +129,7 @@ export async function runConcurrencyBench(
         keys.map((k) => [k, round(sum(overheads.map((o) => o[k])) / overheads.length)]),
       ),
       floorMs: null,
+      cpu,
     };
     levels.push(level);
     progress(`${n} concurrent run(s): wall ${(wallMs / 1000).toFixed(1)} s, ${level.runsPerMinute} runs/min`);
@@ -191,6 +197,23 @@ export function concurrencyReport(r: ConcurrencyResult, io: BenchIO): void {
     for (const line of formatTable(
       ['where', ...r.levels.map((l) => `${l.runs} runs`)],
       keys.map((k) => [k, ...r.levels.map((l) => l.meanOverheadPerRun[k])]),
+    ))
+      io.out(`  ${line}`);
+  }
+  if (r.levels.every((l) => l.cpu)) {
+    io.out('');
+    io.out(`CPU seconds by process over each level (${r.cores} cores):`);
+    const perRun = (l: ConcurrencyLevel, v: number | null | undefined): string =>
+      v === null || v === undefined ? '-' : `${v} (${round((v * 1000) / l.runs)} ms/run)`;
+    for (const line of formatTable(
+      ['runs', 'busy cores', 'Temporal server', 'worker + bench process', 'tests and the rest'],
+      r.levels.map((l) => [
+        l.runs,
+        l.cpu!.busyCores,
+        perRun(l, l.cpu!.server),
+        perRun(l, l.cpu!.benchProcess),
+        perRun(l, l.cpu!.testsAndOther),
+      ]),
     ))
       io.out(`  ${line}`);
   }

@@ -245,6 +245,7 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     role: AgentRole,
     turnKey: string,
     context: Record<string, unknown>,
+    recallLessons = false,
   ): Promise<{ finished: unknown } | { error: string }> => {
     await gate();
     const opening = {
@@ -260,6 +261,7 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         protectedPaths,
         ...context,
       },
+      ...(recallLessons ? { recallLessons: { workflowId: info.workflowId, task: input.task } } : {}),
     };
     const ref = openTurnInFirstStep
       ? opening.ref
@@ -268,7 +270,12 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     for (let step = 0; step < options.maxStepsPerTurn; step++) {
       await gate();
       const decision = await agents.agentStep.executeWithOptions(
-        { summary: `${role} · model step ${step + 1}` },
+        {
+          summary:
+            step === 0 && opening.recallLessons
+              ? `${role} · recall similar failures, model step 1`
+              : `${role} · model step ${step + 1}`,
+        },
         [
           {
             ref,
@@ -399,20 +406,28 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
 
       transition('PLANNING');
       await gate();
-      const lessons = await recall.recallLessons
-        .executeWithOptions({ summary: 'memory · recall similar failures' }, [
-          { workflowId: info.workflowId, task: input.task },
-        ])
-        .catch((err: unknown) => {
-          if (isCancellation(err)) throw err;
-          log.warn('planning without lessons: failure memory did not answer', {
-            error: err instanceof Error ? describeFailure(err) : String(err),
+      // The Planner's first model step looks up the lessons itself (runs begun before: an
+      // activity of its own, one more round trip through the server before planning starts).
+      if (openTurnInFirstStep && patched('recall-in-planner-step')) {
+        const planned = await runTurn('planner', 'planner', {}, true);
+        if ('finished' in planned) plan = planned.finished as Plan;
+        else recordTurnError(planned.error);
+      } else {
+        const lessons = await recall.recallLessons
+          .executeWithOptions({ summary: 'memory · recall similar failures' }, [
+            { workflowId: info.workflowId, task: input.task },
+          ])
+          .catch((err: unknown) => {
+            if (isCancellation(err)) throw err;
+            log.warn('planning without lessons: failure memory did not answer', {
+              error: err instanceof Error ? describeFailure(err) : String(err),
+            });
+            return [];
           });
-          return [];
-        });
-      const planned = await runTurn('planner', 'planner', { lessons });
-      if ('finished' in planned) plan = planned.finished as Plan;
-      else recordTurnError(planned.error);
+        const planned = await runTurn('planner', 'planner', { lessons });
+        if ('finished' in planned) plan = planned.finished as Plan;
+        else recordTurnError(planned.error);
+      }
     }
 
     for (let iteration = firstIteration; ; iteration++) {

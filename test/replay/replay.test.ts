@@ -17,15 +17,40 @@ describe('replay of saved histories', () => {
   });
 
   test('both sides of every patch are covered: runs recorded before and after it', () => {
-    const hasPatchMarker = (file: string): boolean => {
+    const patchesIn = (file: string): Set<string> => {
       const { events } = JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8')) as {
-        events: Array<{ markerRecordedEventAttributes?: { markerName?: string } }>;
+        events: Array<{
+          markerRecordedEventAttributes?: {
+            markerName?: string;
+            details?: Record<string, { payloads?: Array<{ data?: string }> }>;
+          };
+        }>;
       };
-      return events.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+      const ids = new Set<string>();
+      for (const e of events) {
+        const marker = e.markerRecordedEventAttributes;
+        if (marker?.markerName !== 'core_patch') continue;
+        for (const payload of marker.details?.['patch-data']?.payloads ?? []) {
+          const { id } = JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8')) as {
+            id: string;
+          };
+          ids.add(id);
+        }
+      }
+      return ids;
     };
-    const withPatch = files.filter(hasPatchMarker);
-    expect(withPatch.length).toBeGreaterThanOrEqual(3);
-    expect(files.length - withPatch.length).toBeGreaterThanOrEqual(3);
+    const source = fs.readFileSync(path.resolve(__dirname, '../../src/workflows/coding-agent.ts'), 'utf8');
+    const patchIds = [...source.matchAll(/patched\('([^']+)'\)/g)].map((m) => m[1]!);
+    expect(patchIds.length).toBeGreaterThan(0);
+    const recorded = files.map(patchesIn);
+    for (const id of patchIds) {
+      const withIt = recorded.filter((ids) => ids.has(id)).length;
+      expect({ id, withIt: withIt >= 3, withoutIt: files.length - withIt >= 3 }).toEqual({
+        id,
+        withIt: true,
+        withoutIt: true,
+      });
+    }
   });
 
   test('all saved histories replay without nondeterminism', async () => {

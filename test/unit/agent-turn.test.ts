@@ -10,6 +10,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createAgentActivities } from '../../src/activities/agent-activities';
 import { RunFiles } from '../../src/activities/run-files';
+import { createLessonRecall } from '../../src/activities/memory-activities';
+import type { FailureMemory } from '../../src/memory/failure-repository';
+import { MemoryUnavailableError } from '../../src/memory/memory-errors';
+import type { Lesson } from '../../src/shared/types';
+
+const noSources = { loadReport: async () => null, recallLessons: async (): Promise<Lesson[]> => [] };
 
 /** Opening of a first Coder turn against the hostile scenario. */
 function coderTurn(ref: string, workspace: string, task: string) {
@@ -71,11 +77,7 @@ describe('an agent turn against the scripted model', () => {
   test('bad tool calls are answered with ok:false and never executed; good ones run', async () => {
     const store = new FileConversationStore(path.join(root, 'runs'));
     const model = createOpenAIChatModel({ baseURL: llm.url, timeoutMs: 5000 });
-    const ref = await openTurn(
-      store,
-      coderTurn('run-1/coder-1', workspace, 'Write hello.py'),
-      async () => null,
-    );
+    const ref = await openTurn(store, coderTurn('run-1/coder-1', workspace, 'Write hello.py'), noSources);
     const step0 = await runAgentStep(store, model, ref, 0);
     // Invalid JSON, unknown tool and schema failure are answered at once; the path checks need the file system.
     expect(step0.toolCalls.map((c) => c.target)).toEqual(['../escape.py', '/tmp/abs.py', 'hello.py']);
@@ -106,11 +108,7 @@ describe('an agent turn against the scripted model', () => {
   test('a retried step returns the stored decision without calling the model again', async () => {
     const store = new FileConversationStore(path.join(root, 'runs'));
     const model = createOpenAIChatModel({ baseURL: llm.url, timeoutMs: 5000 });
-    const ref = await openTurn(
-      store,
-      coderTurn('run-2/coder-1', workspace, 'Write hello.py'),
-      async () => null,
-    );
+    const ref = await openTurn(store, coderTurn('run-2/coder-1', workspace, 'Write hello.py'), noSources);
     const before = llm.requests.length;
     const first = await runAgentStep(store, model, ref, 0);
     const again = await runAgentStep(store, model, ref, 0);
@@ -127,6 +125,7 @@ describe('an agent turn against the scripted model', () => {
       store,
       runFiles: new RunFiles(path.join(root, 'runs')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
+      recallLessons: noSources.recallLessons,
       logPrompts,
     });
     const lines: string[] = [];
@@ -137,7 +136,7 @@ describe('an agent turn against the scripted model', () => {
     const ref = await openTurn(
       store,
       coderTurn(`run-log-${logPrompts}/coder-1`, workspace, 'Write hello.py for the secret project'),
-      async () => null,
+      noSources,
     );
     await env.run(activities.agentStep, { ref, stepIndex: 0, timeoutMs: 5000 });
     const log = lines.join('\n');
@@ -149,5 +148,105 @@ describe('an agent turn against the scripted model', () => {
       expect(log).not.toContain('secret project');
       expect(log).not.toContain('print(');
     }
+  });
+
+  test("a Planner's turn opens with the lessons recalled once, in its first message", async () => {
+    const store = new FileConversationStore(path.join(root, 'runs'));
+    const lesson: Lesson = {
+      task: 'Implement parse_csv',
+      rootCause: 'quoted commas split fields',
+      fixHypothesis: 'use a state machine over the characters',
+      fix: 'Attempt 2 passed after: a state machine',
+      similarity: 0.8,
+    };
+    const queries: unknown[] = [];
+    const sources = {
+      loadReport: async () => null,
+      recallLessons: async (query: unknown) => {
+        queries.push(query);
+        return [lesson];
+      },
+    };
+    const opening = {
+      ...coderTurn('run-3/planner', workspace, 'Implement parse_tsv'),
+      context: { ...coderTurn('', workspace, 'Implement parse_tsv').context, role: 'planner' as const },
+      recallLessons: { workflowId: 'run-3', task: 'Implement parse_tsv' },
+    };
+    await openTurn(store, opening, sources);
+    // A retried opening step finds the conversation and does not look the lessons up again.
+    await openTurn(store, opening, sources);
+    expect(queries).toEqual([{ workflowId: 'run-3', task: 'Implement parse_tsv' }]);
+    const first = (await store.load('run-3/planner')).entries[1];
+    expect(first.kind).toBe('user');
+    expect(first.kind === 'user' && first.content).toContain('quoted commas split fields');
+    expect(first.kind === 'user' && first.content).toContain('Implement parse_tsv');
+  });
+});
+
+describe('recalling lessons for the Planner', () => {
+  const lesson: Lesson = { task: 't', rootCause: 'r', fixHypothesis: 'f', fix: null, similarity: 0.5 };
+  const memoryAnswering = (answer: () => Promise<Lesson[]>) =>
+    ({ findSimilarFailures: answer }) as unknown as FailureMemory;
+
+  test('waits out a short outage and then answers', async () => {
+    let calls = 0;
+    const recall = createLessonRecall(
+      {
+        memory: async () =>
+          memoryAnswering(async () => {
+            calls += 1;
+            if (calls < 3) throw new MemoryUnavailableError('connection refused', 'ECONNREFUSED');
+            return [lesson];
+          }),
+      },
+      10_000,
+    );
+    await expect(recall({ workflowId: 'w', task: 't' })).resolves.toEqual([lesson]);
+    expect(calls).toBe(3);
+  });
+
+  test('plans without lessons when memory stays down, hangs, or refuses, and says why', async () => {
+    const warnings: string[] = [];
+    const logger = new DefaultLogger('WARN', (entry) =>
+      warnings.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`),
+    );
+    // As inside the agentStep activity, whose logger carries the warning.
+    const inActivity = (recall: ReturnType<typeof createLessonRecall>) =>
+      new MockActivityEnvironment({}, { logger }).run(recall, { workflowId: 'w', task: 't' });
+
+    const down = createLessonRecall(
+      {
+        memory: async () => {
+          throw new MemoryUnavailableError('connection refused', 'ECONNREFUSED');
+        },
+      },
+      1_200,
+    );
+    const t0 = Date.now();
+    await expect(inActivity(down)).resolves.toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(warnings.pop()).toMatch(/planning without lessons.*connection refused/);
+
+    const hangs = createLessonRecall(
+      { memory: async () => memoryAnswering(() => new Promise(() => undefined)) },
+      300,
+    );
+    await expect(inActivity(hangs)).resolves.toEqual([]);
+    expect(warnings.pop()).toMatch(/planning without lessons.*no answer within 300 ms/);
+
+    const refuses = createLessonRecall(
+      {
+        memory: async () =>
+          memoryAnswering(async () => {
+            throw new Error('syntax error in query');
+          }),
+      },
+      10_000,
+    );
+    const t1 = Date.now();
+    await expect(inActivity(refuses)).resolves.toEqual([]);
+    // Not an outage: no waiting for an answer that cannot come.
+    expect(Date.now() - t1).toBeLessThan(1_000);
+    expect(warnings.pop()).toMatch(/planning without lessons.*syntax error in query/);
   });
 });
