@@ -398,18 +398,28 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         [{ workspace: input.workspace, testsDir: input.testsDir }],
       ));
 
-      remember('task', () =>
-        memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
-          { workflowId: info.workflowId, task: input.task, language: input.language },
-        ]),
-      );
+      // The Planner's first model step looks up the lessons itself (runs begun before: an
+      // activity of its own, one more round trip through the server before planning starts).
+      const recallInPlannerStep = openTurnInFirstStep && patched('recall-in-planner-step');
+      const rememberTask = (): void =>
+        remember('task', () =>
+          memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
+            { workflowId: info.workflowId, task: input.task, language: input.language },
+          ]),
+        );
+      if (!recallInPlannerStep) rememberTask();
 
       transition('PLANNING');
       await gate();
-      // The Planner's first model step looks up the lessons itself (runs begun before: an
-      // activity of its own, one more round trip through the server before planning starts).
-      if (openTurnInFirstStep && patched('recall-in-planner-step')) {
-        const planned = await runTurn('planner', 'planner', {}, true);
+      if (recallInPlannerStep) {
+        let planned: Awaited<ReturnType<typeof runTurn>>;
+        try {
+          planned = await runTurn('planner', 'planner', {}, true);
+        } finally {
+          // Queued first in any case, before any other write. Not earlier: on the embedded
+          // database's single connection the lookup would wait behind it.
+          rememberTask();
+        }
         if ('finished' in planned) plan = planned.finished as Plan;
         else recordTurnError(planned.error);
       } else {
