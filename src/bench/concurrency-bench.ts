@@ -216,6 +216,17 @@ export function concurrencyReport(r: ConcurrencyResult, io: BenchIO): void {
       ]),
     ))
       io.out(`  ${line}`);
+    const fifty = r.levels.find((l) => l.runs === CONCURRENCY_GOAL.runs);
+    if (fifty?.cpu && base) {
+      const testsAlone = (fifty.cpu.testsAndOther * 1000) / r.cores;
+      io.out(
+        `  at ${fifty.runs} runs the tests and the rest alone kept ${r.cores} cores busy for ${round(testsAlone / 1000, 1)} s = ` +
+          `${round(testsAlone / base, 2)} x wall(1), before any orchestration (server and worker: ${round(
+            (fifty.cpu.benchProcess + (fifty.cpu.server ?? 0)) / r.cores,
+            1,
+          )} s more)`,
+      );
+    }
   }
   io.out(goalText(r.goal));
 }

@@ -127,6 +127,16 @@ describe('aca bench (smoke: every part, tiny)', () => {
     expect(one.floorMs).toBe(one.wallMs);
     expect(three.floorMs).toBeGreaterThanOrEqual(one.wallMs);
     expect(r.cores).toBeGreaterThanOrEqual(1);
+    // CPU by process, from /proc on Linux (the server share only when the bench started the server).
+    if (process.platform === 'linux') {
+      for (const l of r.levels) {
+        expect(l.cpu).not.toBeNull();
+        expect(l.cpu!.benchProcess).toBeGreaterThan(0);
+        expect(l.cpu!.busyCores).toBeGreaterThan(0);
+        expect(l.cpu!.busyCores).toBeLessThanOrEqual(r.cores + 0.05);
+        expect(l.cpu!.testsAndOther).toBeGreaterThanOrEqual(0);
+      }
+    }
     // The 50-run goal cannot be judged from 1 and 3 runs.
     expect(r.goal.met).toBeNull();
     const svg = fs.readFileSync(path.join(outDir, 'concurrency.svg'), 'utf8');
