@@ -12,11 +12,11 @@
  * the folder taken at that moment (see openPgliteSnapshot).
  */
 import * as fs from 'node:fs';
-import { Module } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Pool } from 'pg';
+import type { ClientConfig, Pool, PoolConfig } from 'pg';
 import { lockDataDir } from './data-dir-lock';
+import { PgliteThread, PgliteThreadConnection } from './pglite-thread';
 
 export interface PglitePool {
   pool: Pool;
@@ -59,39 +59,33 @@ export async function openPgliteSnapshot(dataDir: string): Promise<PglitePool> {
   }
 }
 
-type PgliteModule = typeof import('@electric-sql/pglite');
-type TrgmModule = typeof import('@electric-sql/pglite/contrib/pg_trgm');
-type AdapterModule = typeof import('@electric-sql/pglite/node-postgres');
-
-/**
- * PGlite's CommonJS build loads Node built-ins (fs, zlib, stream) with dynamic import().
- * Jest runs test code in a VM where dynamic import() throws unless Node was started with
- * --experimental-vm-modules, and it replaces require (and createRequire) with its own. So
- * PGlite is loaded through Node's real loader: a Module's own require(), which Jest leaves
- * alone. Outside Jest this is exactly what a plain require() does.
- */
-function nodeRequire<T>(id: string): T {
-  return new Module(__filename).require(require.resolve(id)) as T;
-}
-
 async function startPglite(dir: string, afterClose: () => Promise<void>): Promise<PglitePool> {
-  // Loaded lazily: the WebAssembly build is large and unused when DATABASE_URL is set.
-  const { PGlite } = nodeRequire<PgliteModule>('@electric-sql/pglite');
-  const { pg_trgm } = nodeRequire<TrgmModule>('@electric-sql/pglite/contrib/pg_trgm');
-  const { createPgConfig } = nodeRequire<AdapterModule>('@electric-sql/pglite/node-postgres');
-  const { Pool } = await import('pg');
-  // pg_trgm ships as a separate bundle that has to be handed to PGlite at start.
-  const db = await PGlite.create(dir, { extensions: { pg_trgm } });
-  // createPgConfig sets poolSize 1: PGlite is a single connection, so the pool serializes
-  // callers (and their transactions) instead of interleaving them on one session.
-  const pool = new Pool(createPgConfig(db));
+  // The database runs on a thread of its own (see pglite-thread.ts); loaded lazily, because the
+  // WebAssembly build is large and unused when DATABASE_URL is set.
+  const thread = await PgliteThread.open(dir);
+  const { Client, Pool } = await import('pg');
+  class PgliteClient extends Client {
+    constructor(config?: ClientConfig) {
+      super({ ...config, connection: new PgliteThreadConnection(thread) } as ClientConfig);
+    }
+  }
+  // One client at a time: PGlite is a single session, so the pool serializes callers (and their
+  // transactions) instead of interleaving them on it. The other fields are never used.
+  const pool = new Pool({
+    Client: PgliteClient,
+    max: 1,
+    user: 'postgres',
+    password: 'embedded',
+    database: 'postgres',
+    host: 'localhost',
+    port: 5432,
+  } as PoolConfig);
   pool.on('error', () => undefined);
   return {
     pool,
     close: async () => {
       try {
-        // The pool does not own the instance (createPgConfig's contract); close it ourselves.
-        await db.close();
+        await thread.close();
       } finally {
         await afterClose();
       }

@@ -120,6 +120,11 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
   const openTurnInFirstStep = patched('open-turn-in-first-step');
   // The last attempt is stored with the outcome, and the workspace listed while memory is saved.
   const endInOneStep = patched('end-in-one-step');
+  // The Planner's first model step looks up the lessons itself (runs begun before: an activity of
+  // its own, one more round trip through the server before planning starts). Asked here, with the
+  // others, before the first await: the answer must not depend on where a local activity's
+  // result falls in the history.
+  const recallInPlannerStep = openTurnInFirstStep && patched('recall-in-planner-step');
   // Lessons help but are not needed: after a short wait for the database the run plans without.
   const recall = proxyActivities<Activities>({
     startToCloseTimeout: '20s',
@@ -398,9 +403,6 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
         [{ workspace: input.workspace, testsDir: input.testsDir }],
       ));
 
-      // The Planner's first model step looks up the lessons itself (runs begun before: an
-      // activity of its own, one more round trip through the server before planning starts).
-      const recallInPlannerStep = openTurnInFirstStep && patched('recall-in-planner-step');
       const rememberTask = (): void =>
         remember('task', () =>
           memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
