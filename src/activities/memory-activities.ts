@@ -58,8 +58,12 @@ function asActivityFailure(err: unknown, action: string): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, 'MemoryQueryError');
 }
 
-/** How long a Planner's opening step waits for failure memory before it plans without lessons. */
-export const RECALL_WAIT_MS = 15_000;
+/**
+ * How long a Planner's opening step waits for failure memory before it plans without lessons.
+ * Under the 10 s the workflow allows a step beyond its model timeout, so that a slow database and
+ * a slow model together cannot time the step out.
+ */
+export const RECALL_WAIT_MS = 8_000;
 
 /**
  * Lessons for the Planner, looked up inside its first model step: one server round trip fewer
