@@ -58,6 +58,11 @@ function asActivityFailure(err: unknown, action: string): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, 'MemoryQueryError');
 }
 
+/** Lessons for the Planner: bounded in number and size, the run's own failures excluded. */
+function findLessons(memory: FailureMemory, query: RecallInput): Promise<Lesson[]> {
+  return memory.findSimilarFailures(query.task, { excludeWorkflowId: query.workflowId, limit: 3 });
+}
+
 /**
  * How long a Planner's opening step waits for failure memory before it plans without lessons.
  * Under the 10 s the workflow allows a step beyond its model timeout, so that a slow database and
@@ -76,8 +81,7 @@ export function createLessonRecall(
 ): (query: RecallInput) => Promise<Lesson[]> {
   const lookUp = async (query: RecallInput): Promise<Lesson[]> => {
     const memory = await deps.memory();
-    if (!memory) return [];
-    return memory.findSimilarFailures(query.task, { excludeWorkflowId: query.workflowId, limit: 3 });
+    return memory ? findLessons(memory, query) : [];
   };
   return async (query) => {
     const deadline = Date.now() + waitMs;
@@ -169,14 +173,9 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
   };
 
   return {
-    /**
-     * Lessons for the Planner: bounded in number and size, the run's own failures excluded.
-     * Runs begun before the lookup moved into the Planner's first step still call this.
-     */
+    /** Runs begun before the lookup moved into the Planner's first step still call this. */
     async recallLessons(input: RecallInput): Promise<Lesson[]> {
-      return withMemory('recall lessons', [], (memory) =>
-        memory.findSimilarFailures(input.task, { excludeWorkflowId: input.workflowId, limit: 3 }),
-      );
+      return withMemory('recall lessons', [], (memory) => findLessons(memory, input));
     },
 
     async rememberRun(input: RememberRunInput): Promise<void> {

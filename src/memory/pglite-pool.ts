@@ -70,16 +70,8 @@ async function startPglite(dir: string, afterClose: () => Promise<void>): Promis
     }
   }
   // One client at a time: PGlite is a single session, so the pool serializes callers (and their
-  // transactions) instead of interleaving them on it. The other fields are never used.
-  const pool = new Pool({
-    Client: PgliteClient,
-    max: 1,
-    user: 'postgres',
-    password: 'embedded',
-    database: 'postgres',
-    host: 'localhost',
-    port: 5432,
-  } as PoolConfig);
+  // transactions) instead of interleaving them on it.
+  const pool = new Pool({ Client: PgliteClient, max: 1 } as PoolConfig);
   pool.on('error', () => undefined);
   return {
     pool,

@@ -102,16 +102,12 @@ export class PgliteThread {
   ) {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
+    this.worker.ref();
     return new Promise<Uint8Array | undefined>((resolve, reject) => {
-      this.pending.set(id, {
-        resolve: (data) => {
-          if (this.pending.size === 0) this.worker.unref();
-          resolve(data);
-        },
-        reject,
-      });
-      this.worker.ref();
+      this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, ...message });
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker.unref();
     });
   }
 

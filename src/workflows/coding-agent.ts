@@ -413,8 +413,8 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
 
       transition('PLANNING');
       await gate();
+      let planned: Awaited<ReturnType<typeof runTurn>>;
       if (recallInPlannerStep) {
-        let planned: Awaited<ReturnType<typeof runTurn>>;
         try {
           planned = await runTurn('planner', 'planner', {}, true);
         } finally {
@@ -422,8 +422,6 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
           // database's single connection the lookup would wait behind it.
           rememberTask();
         }
-        if ('finished' in planned) plan = planned.finished as Plan;
-        else recordTurnError(planned.error);
       } else {
         const lessons = await recall.recallLessons
           .executeWithOptions({ summary: 'memory · recall similar failures' }, [
@@ -436,10 +434,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
             });
             return [];
           });
-        const planned = await runTurn('planner', 'planner', { lessons });
-        if ('finished' in planned) plan = planned.finished as Plan;
-        else recordTurnError(planned.error);
+        planned = await runTurn('planner', 'planner', { lessons });
       }
+      if ('finished' in planned) plan = planned.finished as Plan;
+      else recordTurnError(planned.error);
     }
 
     for (let iteration = firstIteration; ; iteration++) {
