@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { SandboxMode } from './shared/types';
 import { UserInputError } from './shared/errors';
 
-/** Everything `aca` reads from the environment (CONTRACT.md section 2), validated once. */
+/** Everything `aca` reads from the environment (docs/contract.md, section 2), validated once. */
 export interface AcaConfig {
   temporalAddress: string;
   namespace: string;

@@ -17,6 +17,9 @@ export interface RunTestsInput {
   attempt: number;
   workspace: string;
   language: Language;
+  /** The folder given with `--tests` and its files (copied into the workspace at the same paths). */
+  testsDir?: string | null;
+  protectedPaths?: string[];
 }
 
 /** What the workflow needs to decide; the full report stays in the run's files. */
@@ -50,6 +53,9 @@ export function createTestActivities(deps: TestActivityDeps) {
             workspace: input.workspace,
             language: input.language,
             mode: deps.sandboxMode,
+            ...(input.testsDir && input.protectedPaths?.length
+              ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
+              : {}),
             heartbeat: () => ctx.heartbeat(),
             signal: ctx.cancellationSignal,
           });

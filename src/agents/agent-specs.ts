@@ -3,7 +3,7 @@ import type { ToolName } from '../tools/tool-schemas';
 
 export interface AgentSpec {
   role: AgentRole;
-  /** Exactly the tools CONTRACT.md section 3 offers this agent; the model is known by them. */
+  /** Exactly the tools docs/contract.md, section 3 offers this agent; the model is known by them. */
   tools: ToolName[];
   finishTool: ToolName;
   systemPrompt: string;

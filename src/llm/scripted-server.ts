@@ -43,7 +43,7 @@ const TURN_PATTERNS: Record<AgentRole, RegExp | null> = {
   reflector: /failed test run of attempt (\d+)/,
 };
 
-/** The agent is known by the tools it is offered (CONTRACT.md section 3). */
+/** The agent is known by the tools it is offered (docs/contract.md, section 3). */
 export function identifyAgent(tools: string[]): AgentRole | null {
   if (tools.includes('submit_plan')) return 'planner';
   if (tools.includes('submit_analysis')) return 'reflector';

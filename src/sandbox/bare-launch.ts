@@ -9,11 +9,14 @@ import type { RunnerPaths } from './runner';
  * same; HOME and TMPDIR point at a private scratch folder that is removed
  * afterwards so even a bare run leaves no files outside the workspace.
  */
-export function bareRunnerPaths(workspace: string): { paths: RunnerPaths; cleanup: () => void } {
+export function bareRunnerPaths(
+  workspace: string,
+  output: string,
+): { paths: RunnerPaths; cleanup: () => void } {
   const files = runnerFiles();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bare-run-'));
   return {
-    paths: { workspace, runnerDir: files.dir, node: process.execPath, tmp },
+    paths: { workspace, runnerDir: files.dir, node: process.execPath, tmp, output },
     cleanup: () => fs.rmSync(tmp, { recursive: true, force: true }),
   };
 }

@@ -1,5 +1,12 @@
 import * as fs from 'node:fs';
-import { bwrapArgs, SANDBOX_NODE, SANDBOX_RUNNER_DIR, SANDBOX_WORKSPACE } from './bwrap-profile';
+import { acceptanceFolders, type AcceptanceFiles } from './acceptance';
+import {
+  bwrapArgs,
+  SANDBOX_NODE,
+  SANDBOX_OUTPUT,
+  SANDBOX_RUNNER_DIR,
+  SANDBOX_WORKSPACE,
+} from './bwrap-profile';
 import type { SandboxLimits } from './limits';
 import { runnerFiles } from './runner-files';
 import type { RunnerPaths } from './runner';
@@ -19,12 +26,17 @@ export const SANDBOX_PATHS: RunnerPaths = {
   runnerDir: SANDBOX_RUNNER_DIR,
   node: SANDBOX_NODE,
   tmp: '/tmp',
+  output: SANDBOX_OUTPUT,
 };
 
 export interface BwrapLaunchInput {
   tools: BwrapTools;
   /** Host workspace folder (real path). */
   workspace: string;
+  /** Host folder, fresh for this run, where the runner writes its report. */
+  outputDir?: string;
+  /** The user's acceptance tests, mounted read-only over their workspace copies. */
+  acceptance?: AcceptanceFiles;
   needsNode: boolean;
   limits: SandboxLimits;
   env: Record<string, string>;
@@ -53,12 +65,31 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     return via;
   };
 
+  const workspace = source(input.workspace, files.mountPoints.workspace);
+  const writable: { src: string; dest: string }[] = [];
+  if (input.outputDir) {
+    writable.push({ src: source(input.outputDir, files.mountPoints.output), dest: SANDBOX_OUTPUT });
+  }
   const readOnly: { src: string; dest: string }[] = [
     { src: files.etc.passwd, dest: '/etc/passwd' },
     { src: files.etc.group, dest: '/etc/group' },
     { src: files.etc.hosts, dest: '/etc/hosts' },
     { src: files.etc.nsswitch, dest: '/etc/nsswitch.conf' },
+    { src: files.pytestPlugin, dest: `${SANDBOX_RUNNER_DIR}/aca_results.py` },
+    { src: files.pytestIni, dest: `${SANDBOX_RUNNER_DIR}/pytest.ini` },
+    { src: files.jestReporter, dest: `${SANDBOX_RUNNER_DIR}/aca-results-reporter.js` },
   ];
+  if (input.acceptance) {
+    // Each folder above an acceptance test becomes a mount point (renaming or removing one
+    // fails with EBUSY), then each test is covered by its original, read-only.
+    for (const folder of acceptanceFolders(input.acceptance)) {
+      writable.push({ src: `${workspace}/${folder}`, dest: `${SANDBOX_WORKSPACE}/${folder}` });
+    }
+    const originals = source(input.acceptance.sourceDir, files.mountPoints.acceptance);
+    for (const file of input.acceptance.files) {
+      readOnly.push({ src: `${originals}/${file}`, dest: `${SANDBOX_WORKSPACE}/${file}` });
+    }
+  }
   if (input.needsNode) {
     readOnly.push(
       {
@@ -71,7 +102,8 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     );
   }
   const args = bwrapArgs({
-    workspace: source(input.workspace, files.mountPoints.workspace),
+    workspace,
+    writable,
     readOnly,
     tmpBytes: input.limits.memoryBytes,
     env: input.env,

@@ -5,11 +5,15 @@ import { SANDBOX_INNER_UID } from './runner-files';
 export const SANDBOX_WORKSPACE = '/workspace';
 export const SANDBOX_RUNNER_DIR = '/opt/aca-runner';
 export const SANDBOX_NODE = `${SANDBOX_RUNNER_DIR}/node`;
+/** Where the runner writes its report: a fresh host folder per run, outside the workspace. */
+export const SANDBOX_OUTPUT = '/aca-out';
 
 export interface BwrapProfileInput {
   /** Host path bound read-write at /workspace: the only writable host folder. */
   workspace: string;
-  /** Host paths bound read-only, by destination inside the sandbox. */
+  /** More host folders bound read-write after the workspace, in order (they may lie inside it). */
+  writable: { src: string; dest: string }[];
+  /** Host paths bound read-only after those, by destination inside the sandbox. */
   readOnly: { src: string; dest: string }[];
   /** Size of the private /tmp (tmpfs pages are memory that RLIMIT_AS does not see). */
   tmpBytes: number;
@@ -76,6 +80,7 @@ export function bwrapArgs(input: BwrapProfileInput): string[] {
     input.workspace,
     SANDBOX_WORKSPACE,
   );
+  for (const { src, dest } of input.writable) args.push('--bind', src, dest);
   for (const { src, dest } of input.readOnly) args.push('--ro-bind', src, dest);
   for (const [name, value] of Object.entries(input.env)) args.push('--setenv', name, value);
   args.push(

@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { TestCaseResult } from '../shared/types';
 import { clipHead, stripAnsi, type ParsedReport } from './report';
+import type { StreamResult } from './result-check';
+import { JestRecord, parseRecords } from './results-channel';
 import { baseEnv, type RunnerPaths, type TestRunner } from './runner';
 
 /** Test files: *.test.{js,ts} and *.spec.{js,ts} (plus jsx/tsx) anywhere but node_modules. */
@@ -27,6 +29,8 @@ export function jestConfig(paths: RunnerPaths): Record<string, unknown> {
     // Jest otherwise shells out to `find`; the node crawler needs nothing from the host.
     haste: { forceNodeFilesystemAPI: true },
     maxWorkers: 1,
+    // Jest's own output for the agents to read, and aca's results channel (results-channel.ts).
+    reporters: ['default', path.posix.join(paths.runnerDir, 'aca-results-reporter.js')],
   };
 }
 
@@ -48,7 +52,7 @@ export const jestRunner: TestRunner = {
       // One process: no worker pool to fork, and a fork bomb budget that is not spent on jest itself.
       '--runInBand',
       '--json',
-      `--outputFile=${path.posix.join(paths.workspace, reportName)}`,
+      `--outputFile=${path.posix.join(paths.output, reportName)}`,
       // Without it jest writes no report when nothing matches; we want to report no_tests ourselves.
       '--passWithNoTests',
       ...(testPaths.length > 0 ? ['--runTestsByPath', ...testPaths] : []),
@@ -59,7 +63,41 @@ export const jestRunner: TestRunner = {
   parse(reportText, { workspace }) {
     return parseJestReport(JSON.parse(reportText) as unknown, workspace);
   },
+  readStream: readJestStream,
+  reportKey: (name) => name,
+  exitContradiction(exitCode, stream) {
+    const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
+    if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
+      return `Jest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not run`;
+    return null;
+  },
 };
+
+export function readJestStream(text: string, workspace: string): StreamResult {
+  const read = parseRecords(text, JestRecord);
+  if (!read.ok) return { cases: [], collectionErrors: [], finished: false, problems: [read.problem] };
+  const cases: TestCaseResult[] = [];
+  const collectionErrors: string[] = [];
+  let finished = false;
+  const problems: string[] = [];
+  for (const record of read.records) {
+    if (record.t === 'done') {
+      finished = true;
+      const failing = cases.some((c) => c.status === 'failed' || c.status === 'error');
+      if (record.success && failing)
+        problems.push('Jest called the run a success, but some of its tests failed');
+      continue;
+    }
+    const file = path.posix.relative(workspace, record.file);
+    if (record.t === 'file_error') {
+      collectionErrors.push(file);
+      cases.push({ name: file, status: 'error' });
+    } else {
+      cases.push({ name: `${file}::${record.name}`, status: jestStatus(record.status) });
+    }
+  }
+  return { cases, collectionErrors, finished, problems };
+}
 
 const AssertionResult = z.object({
   fullName: z.string(),

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { OutputTail } from './output-tail';
+import { ResultsCollector } from './results-channel';
 import { spawnViaHelper, type SpawnedProcess, type SpawnRequest } from './spawn-helper';
 
 export interface ProcessRunOptions {
@@ -27,6 +28,8 @@ export interface ProcessRunResult {
   timedOut: boolean;
   aborted: boolean;
   output: OutputTail;
+  /** What arrived on fd 3, the results channel. */
+  results: ResultsCollector;
   durationMs: number;
 }
 
@@ -43,6 +46,7 @@ const PIPE_DRAIN_GRACE_MS = 1000;
 export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRunResult> {
   const started = Date.now();
   const output = new OutputTail(opts.outputBytes);
+  const results = new ResultsCollector();
   let timedOut = false;
   let aborted = false;
   // In a new session: the group id equals the pid, so one kill reaches every descendant that stayed.
@@ -84,6 +88,7 @@ export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRu
     if (opts.signal?.aborted) onAbort();
 
     child.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('results', (chunk: Buffer) => results.push(chunk));
 
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
@@ -96,7 +101,15 @@ export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRu
       clearTimeout(wallTimer);
       clearTimeout(drainTimer);
       opts.signal?.removeEventListener('abort', onAbort);
-      resolve({ exitCode, exitSignal, timedOut, aborted, output, durationMs: Date.now() - started });
+      resolve({
+        exitCode,
+        exitSignal,
+        timedOut,
+        aborted,
+        output,
+        results,
+        durationMs: Date.now() - started,
+      });
     };
 
     child.on('error', (err) => {

@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { TestCaseResult } from '../shared/types';
 import { clipHead, type ParsedReport } from './report';
+import { combinePhases, type StreamResult } from './result-check';
+import { parseRecords, PytestRecord } from './results-channel';
 import { baseEnv, type TestRunner } from './runner';
 import { parseXml, type XmlElement } from './xml';
 
@@ -9,6 +11,7 @@ import { parseXml, type XmlElement } from './xml';
 export const PYTHON = '/usr/bin/python3';
 
 /** pytest's exit codes that mean "the run itself broke" rather than "tests failed". */
+const PYTEST_TESTS_FAILED = 1;
 const PYTEST_INTERRUPTED = 2;
 const PYTEST_INTERNAL_ERROR = 3;
 const PYTEST_USAGE_ERROR = 4;
@@ -24,13 +27,21 @@ export const pytestRunner: TestRunner = {
       'pytest',
       '-q',
       '--color=no',
+      // aca's configuration, not the workspace's: nothing written there can add -k, --deselect
+      // or other options that make the user's tests vanish.
+      '-c',
+      path.posix.join(paths.runnerDir, 'pytest.ini'),
+      `--rootdir=${paths.workspace}`,
+      `--confcutdir=${paths.workspace}`,
       // The cache would be written into the workspace and change the next run's order.
       '-p',
       'no:cacheprovider',
+      // aca's results plugin, loaded before any conftest.py can register hooks of its own.
+      '-p',
+      'aca_results',
       '-o',
       'junit_family=xunit2',
-      `--junitxml=${path.posix.join(paths.workspace, reportName)}`,
-      `--rootdir=${paths.workspace}`,
+      `--junitxml=${path.posix.join(paths.output, reportName)}`,
       ...testPaths,
     ];
     return {
@@ -41,13 +52,77 @@ export const pytestRunner: TestRunner = {
         PYTHONUNBUFFERED: '1',
         // No __pycache__ left in the workspace; both modes pay the same compile cost.
         PYTHONDONTWRITEBYTECODE: '1',
+        // Where `-p aca_results` is found. Read-only in the sandbox.
+        PYTHONPATH: paths.runnerDir,
+        // Only the plugins named here: an installed plugin is not part of the user's suite.
+        PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1',
       },
     };
   },
   parse(reportText, { exitCode }) {
     return parseJunit(reportText, exitCode);
   },
+  readStream: readPytestStream,
+  reportKey: junitName,
+  exitContradiction(exitCode, stream) {
+    const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
+    if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
+      return `pytest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not load`;
+    if (exitCode === PYTEST_TESTS_FAILED && failing === 0)
+      return 'pytest exited with "tests failed", but no test failed';
+    return null;
+  },
 };
+
+/**
+ * The report's name for a test: pytest's JUnit writer turns the node id's file path into a
+ * dotted class name (`tests/test_a.py::TestX::test_y[1]` -> `tests.test_a.TestX` and `test_y[1]`).
+ */
+export function junitName(nodeId: string): string {
+  const bracket = nodeId.indexOf('[');
+  const address = bracket < 0 ? nodeId : nodeId.slice(0, bracket);
+  const params = bracket < 0 ? '' : nodeId.slice(bracket);
+  const names = address.split('::');
+  names[0] = names[0].replace(/\//g, '.').replace(/\.py$/, '');
+  names[names.length - 1] += params;
+  const name = names.pop()!;
+  return names.length > 0 ? `${names.join('.')}::${name}` : name;
+}
+
+export function readPytestStream(text: string): StreamResult {
+  const read = parseRecords(text, PytestRecord);
+  if (!read.ok) return { cases: [], collectionErrors: [], finished: false, problems: [read.problem] };
+  const phases = new Map<string, { when: string; outcome: string }[]>();
+  const collectionErrors: string[] = [];
+  const problems: string[] = [];
+  let announcedExit: number | undefined;
+  for (const record of read.records) {
+    if (record.t === 'collect_error') collectionErrors.push(record.id || '(the test session)');
+    else if (record.t === 'done') announcedExit = record.exit;
+    else {
+      const seen = phases.get(record.id) ?? [];
+      if (seen.some((p) => p.when === record.when))
+        problems.push(`${record.id} reported its ${record.when} phase twice`);
+      // A phase that raised can legitimately end as skipped (an expected failure), never as passed.
+      if (record.outcome === 'passed' && record.raw !== 'passed')
+        problems.push(
+          record.raw === 'unknown'
+            ? `${record.id} was reported passed by something other than pytest's runner`
+            : `${record.id}: its ${record.when} phase ${record.raw === 'failed' ? 'raised an error' : 'was skipped'}, yet it was reported passed`,
+        );
+      seen.push({ when: record.when, outcome: record.outcome });
+      phases.set(record.id, seen);
+    }
+  }
+  const cases: TestCaseResult[] = [...phases].map(([name, seen]) => ({ name, status: combinePhases(seen) }));
+  return {
+    cases,
+    collectionErrors,
+    finished: announcedExit !== undefined,
+    ...(announcedExit !== undefined ? { announcedExit } : {}),
+    problems,
+  };
+}
 
 const Attr = z.record(z.string(), z.string());
 const TestCase = z.object({
@@ -72,8 +147,9 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
       const collection = element.children.find(
         (c) => c.name === 'error' && c.attrs.message === 'collection failure',
       );
+      // A file that failed to load is not a test: it is the run's collection error.
       if (collection) collectionErrors.push(`${name}: ${lastLines(collection.text, 6)}`);
-      cases.push(result);
+      else cases.push(result);
     }
   }
   const brokenRun =

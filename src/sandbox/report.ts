@@ -98,3 +98,24 @@ export function failureReport(
     ...common,
   };
 }
+
+/**
+ * The run's accounts of itself disagree, or something changed the user's acceptance tests:
+ * nothing it says can be trusted, so it counts as a failed attempt, and the agents are told why.
+ */
+export function tamperedReport(problems: string[], common: Common): TestRunReport {
+  return {
+    outcome: 'tampered',
+    passed: 0,
+    failed: 0,
+    errors: 1,
+    skipped: 0,
+    passRate: 0,
+    cases: [],
+    message: clipTail(
+      `the test results were tampered with, so this attempt failed: ${problems.join('; ')}. ` +
+        'Tests must pass on their own: do not change how tests are collected, run or reported.',
+    ),
+    ...common,
+  };
+}

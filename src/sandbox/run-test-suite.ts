@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { LANGUAGES, type Language, type SandboxMode, type TestRunReport } from '../shared/types';
+import {
+  acceptanceTestFiles,
+  checkAcceptanceCases,
+  expectedPythonTests,
+  restoreAcceptanceCopies,
+  type AcceptanceFiles,
+} from './acceptance';
 import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './availability';
 import { bareRunnerPaths } from './bare-launch';
 import { bwrapCommand, SANDBOX_PATHS } from './bwrap-launch';
@@ -9,7 +17,8 @@ import { jestRunner } from './jest-runner';
 import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
-import { clipTail, failureReport, reportFromParsed } from './report';
+import { clipTail, failureReport, reportFromParsed, tamperedReport } from './report';
+import { crossCheck } from './result-check';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
 import { killUidProcesses, lendWorkspace, pickSandboxUid } from './sandbox-user';
@@ -27,6 +36,8 @@ export interface RunTestsOptions {
   signal?: AbortSignal;
   /** Workspace-relative test files to run instead of discovering them. */
   testPaths?: string[];
+  /** The user's acceptance tests: protected in the sandbox, and each must run and pass. */
+  acceptance?: AcceptanceFiles;
 }
 
 const RUNNERS: Record<Language, TestRunner> = {
@@ -50,97 +61,162 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 
   const started = Date.now();
   const runner = RUNNERS[language];
-  const runId = randomBytes(8).toString('hex');
-  const reportName = `.aca-report-${runId}.${runner.reportExtension}`;
+  const reportName = `report.${runner.reportExtension}`;
   const common = { sandbox: mode, output: '', cutBytes: 0 };
+  const acceptance = opts.acceptance;
+  // Copies damaged since the last run (only possible without the sandbox) are evidence too.
+  const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
+  const expected = acceptance ? await expectations(language, acceptance) : undefined;
+  // Fresh for every run and outside the workspace: the report cannot be planted in advance.
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-'));
+  fs.chmodSync(runDir, 0o755);
+  const outputDir = path.join(runDir, 'output');
+  fs.mkdirSync(outputDir, { mode: 0o755 });
+  const judge = (result: ProcessRunResult, seenWorkspace: string): TestRunReport => {
+    const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
+    return finish({
+      runner,
+      workspaceSeenByRunner: seenWorkspace,
+      reportPath: path.join(outputDir, reportName),
+      result,
+      limits,
+      mode,
+      signal: opts.signal,
+      expected,
+      damaged: [...new Set([...damagedBefore, ...damagedAfter])],
+    });
+  };
 
-  if (mode === 'bwrap') {
-    const availability = checkSandboxAvailable('bwrap');
-    const tools = bwrapTools();
-    if (!availability.ok || !tools) {
-      const message = availability.ok ? 'bubblewrap is unavailable' : availability.message;
-      return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
+  try {
+    if (mode === 'bwrap') {
+      const availability = checkSandboxAvailable('bwrap');
+      const tools = bwrapTools();
+      if (!availability.ok || !tools) {
+        const message = availability.ok ? 'bubblewrap is unavailable' : availability.message;
+        return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
+      }
+      const uid = isRoot() ? pickSandboxUid() : undefined;
+      if (uid !== undefined) fs.chownSync(outputDir, uid, uid);
+      const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
+      const release = uid === undefined ? undefined : lendWorkspace(workspace, uid);
+      let result: ProcessRunResult;
+      try {
+        const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
+        const { command, args } = bwrapCommand({
+          tools,
+          workspace,
+          outputDir,
+          ...(mounted ? { acceptance: mounted } : {}),
+          needsNode: runner.needsNode,
+          limits,
+          env,
+          argv: withRlimits(argv, limits, {
+            limitProcesses: true,
+            addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+          }),
+          ...(uid === undefined ? {} : { uid }),
+        });
+        result = await runProcessTree({
+          command,
+          args,
+          env: HOST_TOOL_ENV,
+          cwd: workspace,
+          wallTimeoutMs: limits.wallTimeoutMs,
+          outputBytes: limits.outputBytes,
+          ...pick(opts, 'heartbeat', 'signal'),
+        });
+      } finally {
+        // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
+        if (uid !== undefined) await killUidProcesses(uid);
+        release?.();
+      }
+      return judge(result, SANDBOX_PATHS.workspace);
     }
-    const uid = isRoot() ? pickSandboxUid() : undefined;
-    const release = uid === undefined ? undefined : lendWorkspace(workspace, uid);
-    let result: ProcessRunResult;
+
+    const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
     try {
-      const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
-      const { command, args } = bwrapCommand({
-        tools,
-        workspace,
-        needsNode: runner.needsNode,
-        limits,
-        env,
-        argv: withRlimits(argv, limits, {
-          limitProcesses: true,
-          addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-        }),
-        ...(uid === undefined ? {} : { uid }),
+      const runId = randomBytes(8).toString('hex');
+      const { argv, env } = runner.command({ paths, limits, testPaths, reportName });
+      const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
+      const wrapped = withRlimits(argv, limits, {
+        limitProcesses: false,
+        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
       });
-      result = await runProcessTree({
-        command,
-        args,
-        env: HOST_TOOL_ENV,
+      const result = await runProcessTree({
+        command: wrapped[0],
+        args: wrapped.slice(1),
+        env: { ...env, ACA_SANDBOX_RUN: runId },
         cwd: workspace,
         wallTimeoutMs: limits.wallTimeoutMs,
         outputBytes: limits.outputBytes,
+        sweepTag,
         ...pick(opts, 'heartbeat', 'signal'),
       });
+      return judge(result, workspace);
     } finally {
-      // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
-      if (uid !== undefined) await killUidProcesses(uid);
-      release?.();
+      cleanup();
     }
-    return finish(runner, workspace, SANDBOX_PATHS.workspace, reportName, result, limits, mode, opts.signal);
-  }
-
-  const { paths, cleanup } = bareRunnerPaths(workspace);
-  try {
-    const { argv, env } = runner.command({ paths, limits, testPaths, reportName });
-    const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
-    const wrapped = withRlimits(argv, limits, {
-      limitProcesses: false,
-      addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-    });
-    const result = await runProcessTree({
-      command: wrapped[0],
-      args: wrapped.slice(1),
-      env: { ...env, ACA_SANDBOX_RUN: runId },
-      cwd: workspace,
-      wallTimeoutMs: limits.wallTimeoutMs,
-      outputBytes: limits.outputBytes,
-      sweepTag,
-      ...pick(opts, 'heartbeat', 'signal'),
-    });
-    return finish(runner, workspace, workspace, reportName, result, limits, mode, opts.signal);
   } finally {
-    cleanup();
+    fs.rmSync(runDir, { recursive: true, force: true });
   }
 }
 
-function finish(
-  runner: TestRunner,
-  workspace: string,
-  workspaceSeenByRunner: string,
-  reportName: string,
-  result: ProcessRunResult,
-  limits: SandboxLimits,
-  mode: SandboxMode,
-  signal: AbortSignal | undefined,
-): TestRunReport {
-  const reportPath = path.join(workspace, reportName);
-  const reportText = readReport(reportPath, limits.maxFileBytes);
-  fs.rmSync(reportPath, { force: true });
-  throwIfAborted(signal);
+interface Expectations {
+  testFiles: string[];
+  ids: string[] | undefined;
+}
+
+async function expectations(language: Language, acceptance: AcceptanceFiles): Promise<Expectations> {
+  const testFiles = acceptanceTestFiles(language, acceptance);
+  const ids = language === 'python' ? await expectedPythonTests(acceptance, testFiles) : undefined;
+  return { testFiles, ids };
+}
+
+/**
+ * The originals, copied for this run into a folder the sandbox user can read (the user's own
+ * folder may be private to the worker): the sandbox mounts these copies read-only.
+ */
+function copyForSandbox(acceptance: AcceptanceFiles, dir: string): AcceptanceFiles {
+  for (const file of acceptance.files) {
+    const target = path.join(dir, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(path.join(acceptance.sourceDir, file), target);
+    fs.chmodSync(target, 0o444);
+  }
+  return { sourceDir: dir, files: acceptance.files };
+}
+
+interface FinishInput {
+  runner: TestRunner;
+  workspaceSeenByRunner: string;
+  reportPath: string;
+  result: ProcessRunResult;
+  limits: SandboxLimits;
+  mode: SandboxMode;
+  signal: AbortSignal | undefined;
+  expected: Expectations | undefined;
+  /** Acceptance copies found changed in the workspace (and restored). */
+  damaged: string[];
+}
+
+function finish(input: FinishInput): TestRunReport {
+  const { runner, result, limits } = input;
+  const reportText = readReport(input.reportPath, limits.maxFileBytes);
+  throwIfAborted(input.signal);
 
   const common = {
     output: result.output.toString(),
     cutBytes: result.output.cutBytes,
     durationMs: result.durationMs,
-    sandbox: mode,
+    sandbox: input.mode,
   };
   const tail = lastLines(common.output, 15);
+  if (input.damaged.length > 0) {
+    return tamperedReport(
+      [`acceptance tests given by the user were changed in the workspace: ${input.damaged.join(', ')}`],
+      common,
+    );
+  }
   if (result.timedOut) {
     return failureReport(
       'timeout',
@@ -148,7 +224,34 @@ function finish(
       common,
     );
   }
-  if (reportText === undefined) {
+  if (result.results.overflowed) {
+    return tamperedReport(['the results channel was flooded beyond its limit'], common);
+  }
+  const stream = runner.readStream(result.results.text(), input.workspaceSeenByRunner);
+  let parsedReport;
+  if (reportText !== undefined) {
+    try {
+      parsedReport = runner.parse(reportText, {
+        exitCode: result.exitCode,
+        workspace: input.workspaceSeenByRunner,
+      });
+    } catch (err) {
+      return failureReport(
+        'collection_error',
+        `unreadable test report: ${(err as Error).message}. Last output:\n${tail}`,
+        common,
+      );
+    }
+  }
+  const checked = crossCheck({
+    stream,
+    report: parsedReport,
+    exitCode: result.exitCode,
+    reportKey: (name) => runner.reportKey(name),
+    exitContradiction: (code, s) => runner.exitContradiction(code, s),
+  });
+  if (checked.problems.length > 0) return tamperedReport(checked.problems, common);
+  if (!checked.parsed) {
     const how = result.exitSignal
       ? `was killed by ${result.exitSignal}`
       : `exited with code ${String(result.exitCode)}`;
@@ -158,18 +261,23 @@ function finish(
       common,
     );
   }
-  try {
-    return reportFromParsed(
-      runner.parse(reportText, { exitCode: result.exitCode, workspace: workspaceSeenByRunner }),
-      common,
+  let parsed = checked.parsed;
+  if (input.expected) {
+    const { cases, missing } = checkAcceptanceCases(
+      parsed.cases,
+      input.expected.testFiles,
+      input.expected.ids,
     );
-  } catch (err) {
-    return failureReport(
-      'collection_error',
-      `unreadable test report: ${(err as Error).message}. Last output:\n${tail}`,
-      common,
-    );
+    parsed = { ...parsed, cases };
+    if (missing.length > 0 && parsed.collectionError === undefined) {
+      const report = reportFromParsed(parsed, common);
+      return {
+        ...report,
+        message: clipTail(`acceptance tests given by the user did not run: ${missing.join(', ')}`),
+      };
+    }
   }
+  return reportFromParsed(parsed, common);
 }
 
 /**

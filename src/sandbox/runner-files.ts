@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
+import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
 import { projectRoot } from './project-root';
 
 /** Where things live on the host; created once per worker process and removed when it exits. */
@@ -10,10 +11,18 @@ export interface RunnerFiles {
   dir: string;
   transform: string;
   nodeModules: string;
+  /** aca's pytest plugin (module `aca_results`) and Jest reporter: see results-plugin-sources.ts. */
+  pytestPlugin: string;
+  jestReporter: string;
+  /**
+   * pytest's configuration, given with `-c` so that no pytest.ini, pyproject.toml, tox.ini or
+   * setup.cfg in the workspace can add options such as `-k` or `--deselect` to the run.
+   */
+  pytestIni: string;
   /** Minimal /etc for the sandbox: a user without a home, files-only name lookups, localhost. */
   etc: { passwd: string; group: string; hosts: string; nsswitch: string };
   /** Empty mount points used when root stages host paths for the unprivileged sandbox user. */
-  mountPoints: { workspace: string; nodeModules: string; node: string };
+  mountPoints: { workspace: string; nodeModules: string; node: string; acceptance: string; output: string };
 }
 
 export const SANDBOX_INNER_UID = 1000;
@@ -38,6 +47,9 @@ export function runnerFiles(): RunnerFiles {
     dir,
     transform: write('transform.js', JEST_TRANSFORMER_SOURCE),
     nodeModules,
+    pytestPlugin: write('aca_results.py', PYTEST_RESULTS_PLUGIN),
+    jestReporter: write('aca-results-reporter.js', JEST_RESULTS_REPORTER),
+    pytestIni: write('pytest.ini', '[pytest]\n'),
     etc: {
       passwd: write(
         'etc/passwd',
@@ -52,9 +64,13 @@ export function runnerFiles(): RunnerFiles {
       workspace: path.join(dir, 'mnt', 'workspace'),
       nodeModules: path.join(dir, 'mnt', 'node_modules'),
       node: path.join(dir, 'mnt', 'node'),
+      acceptance: path.join(dir, 'mnt', 'acceptance'),
+      output: path.join(dir, 'mnt', 'output'),
     },
   };
   fs.mkdirSync(files.mountPoints.workspace, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(files.mountPoints.acceptance, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(files.mountPoints.output, { recursive: true, mode: 0o755 });
   fs.mkdirSync(files.mountPoints.nodeModules, { recursive: true, mode: 0o755 });
   fs.writeFileSync(files.mountPoints.node, '', { mode: 0o755 });
   fs.chmodSync(path.join(dir, 'mnt'), 0o755);

@@ -1,5 +1,6 @@
 import type { SandboxLimits } from './limits';
 import type { ParsedReport } from './report';
+import type { StreamResult } from './result-check';
 
 /** Paths as the test process sees them: fixed ones inside bwrap, host ones when bare. */
 export interface RunnerPaths {
@@ -9,6 +10,8 @@ export interface RunnerPaths {
   node: string;
   /** Private scratch folder, also HOME: nothing is written to a real home. */
   tmp: string;
+  /** Folder the runner writes its report to: fresh for every run, outside the workspace. */
+  output: string;
 }
 
 export interface RunnerContext {
@@ -16,7 +19,7 @@ export interface RunnerContext {
   limits: SandboxLimits;
   /** Workspace-relative test files to run; empty means discover. */
   testPaths: string[];
-  /** File name (in the workspace root) the runner writes its structured report to. */
+  /** File name (in `paths.output`) the runner writes its structured report to. */
   reportName: string;
 }
 
@@ -38,6 +41,12 @@ export interface TestRunner {
    * test file names relative.
    */
   parse(reportText: string, run: { exitCode: number | null; workspace: string }): ParsedReport;
+  /** Reads what aca's plugin sent on the results channel, with cases named as the final report names them. */
+  readStream(text: string, workspace: string): StreamResult;
+  /** The name `parse` gives the case that the stream calls `name`. */
+  reportKey(name: string): string;
+  /** Why the runner's exit status contradicts the streamed results, or null when it does not. */
+  exitContradiction(exitCode: number, stream: StreamResult): string | null;
 }
 
 /** The environment every runner starts from: enough for python and node, nothing of the worker's. */

@@ -14,6 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
 
 export interface SpawnRequest {
   command: string;
@@ -22,7 +23,12 @@ export interface SpawnRequest {
   env: Record<string, string>;
 }
 
-/** A started process as the caller sees it: its pid (also its group id), output, exit. */
+/**
+ * A started process as the caller sees it: its pid (also its group id), output, exit.
+ * Besides stdout and stderr it gets a third pipe on fd 3, the results channel: the test
+ * runner's own plugin writes one line per finished test there, so what a test reported
+ * leaves the sandbox as it happens and cannot be rewritten afterwards.
+ */
 export interface SpawnedProcess extends EventEmitter {
   readonly pid: number;
   /** Stops reading its output (strays that escaped the group may hold the pipes open). */
@@ -33,6 +39,7 @@ export interface SpawnedProcess extends EventEmitter {
    */
   resume(): void;
   on(event: 'data', listener: (chunk: Buffer) => void): this;
+  on(event: 'results', listener: (chunk: Buffer) => void): this;
   on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: 'close', listener: () => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
@@ -50,12 +57,11 @@ const send = (msg, child) => {
   // Backpressure: a test flooding its output must not pile up messages in this process.
   if (inFlight > 64 && child && !paused.has(child)) {
     paused.add(child);
-    child.stdout.pause();
-    child.stderr.pause();
+    for (const stream of child.stdio.slice(1)) stream.pause();
   }
   process.send(msg, undefined, {}, () => {
     inFlight--;
-    if (inFlight < 16) for (const c of paused) { c.stdout.resume(); c.stderr.resume(); paused.delete(c); }
+    if (inFlight < 16) for (const c of paused) { for (const stream of c.stdio.slice(1)) stream.resume(); paused.delete(c); }
   });
 };
 process.on('message', (msg) => {
@@ -63,7 +69,7 @@ process.on('message', (msg) => {
     const { id } = msg;
     let child;
     try {
-      child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     } catch (err) {
       send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
       return;
@@ -76,6 +82,7 @@ process.on('message', (msg) => {
     });
     child.stdout.on('data', (data) => send({ type: 'data', id, data }, child));
     child.stderr.on('data', (data) => send({ type: 'data', id, data }, child));
+    child.stdio[3].on('data', (data) => send({ type: 'results', id, data }, child));
     child.on('error', (err) => send({ type: started ? 'failed' : 'error', id, message: String(err.message), code: err.code }));
     child.on('exit', (code, signal) => send({ type: 'exit', id, code, signal }));
     child.on('close', () => {
@@ -85,7 +92,7 @@ process.on('message', (msg) => {
     });
   } else if (msg.type === 'destroy-pipes') {
     const child = children.get(msg.id);
-    if (child) { child.stdout.destroy(); child.stderr.destroy(); }
+    if (child) for (const stream of child.stdio.slice(1)) stream.destroy();
   }
 });
 process.on('disconnect', () => {
@@ -96,7 +103,7 @@ process.on('disconnect', () => {
 
 type HelperMessage =
   | { type: 'spawned'; id: number; pid: number }
-  | { type: 'data'; id: number; data: Buffer | Uint8Array }
+  | { type: 'data' | 'results'; id: number; data: Buffer | Uint8Array }
   | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { type: 'close'; id: number }
   | { type: 'error' | 'failed'; id: number; message: string; code?: string };
@@ -200,7 +207,8 @@ class SpawnHelper {
         break;
       }
       case 'data':
-        entry.process?.deliver('data', Buffer.from(msg.data));
+      case 'results':
+        entry.process?.deliver(msg.type, Buffer.from(msg.data));
         break;
       case 'exit':
         entry.process?.deliver('exit', msg.code, msg.signal);
@@ -250,7 +258,7 @@ export function spawnDirect(request: SpawnRequest): Promise<SpawnedProcess> {
         cwd: request.cwd,
         env: request.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       });
     } catch (err) {
       reject(err as Error);
@@ -259,12 +267,13 @@ export function spawnDirect(request: SpawnRequest): Promise<SpawnedProcess> {
     let started = false;
     child.once('spawn', () => {
       started = true;
+      const pipes = child.stdio.slice(1) as Readable[];
       const proc = new RelayedProcess(child.pid!, () => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        for (const pipe of pipes) pipe.destroy();
       });
       child.stdout?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
       child.stderr?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
+      pipes[2]?.on('data', (chunk: Buffer) => proc.deliver('results', chunk));
       child.on('exit', (code, signal) => proc.deliver('exit', code, signal));
       child.on('close', () => proc.deliver('close'));
       child.on('error', (err) => proc.deliver('error', err));

@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** The custom search attributes of CONTRACT.md section 4; safe to import in workflow code. */
+/** The custom search attributes of docs/contract.md, section 4; safe to import in workflow code. */
 export const AgentStateKey = defineSearchAttributeKey('AgentState', SearchAttributeType.KEYWORD);
 export const AgentIterationKey = defineSearchAttributeKey('AgentIteration', SearchAttributeType.INT);
 export const AgentPassRateKey = defineSearchAttributeKey('AgentPassRate', SearchAttributeType.DOUBLE);

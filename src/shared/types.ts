@@ -44,7 +44,8 @@ export interface TestCaseResult {
 
 /** What one sandboxed test run produced. `passRate` is passed / (passed + failed + errors). */
 export interface TestRunReport {
-  outcome: 'completed' | 'timeout' | 'collection_error' | 'no_tests' | 'sandbox_error';
+  /** `tampered`: the outcomes streamed during the run, the report and the exit status disagree. */
+  outcome: 'completed' | 'timeout' | 'collection_error' | 'no_tests' | 'sandbox_error' | 'tampered';
   passed: number;
   failed: number;
   errors: number;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * One zod schema per tool. The same object yields the JSON schema the model sees
  * and the parser its arguments go through, so the two can never disagree.
- * Strict objects: unknown keys are rejected, as CONTRACT.md requires.
+ * Strict objects: unknown keys are rejected, as the contract (docs/contract.md) requires.
  */
 const relativePath = z.string().min(1).describe('A path relative to the workspace root, e.g. "src/app.py".');
 const stringList = z.array(z.string());

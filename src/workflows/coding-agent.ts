@@ -488,7 +488,16 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       await gate();
       const report = await testing.runTests.executeWithOptions(
         { summary: `tester · run tests (attempt ${iteration})` },
-        [{ runKey, attempt: iteration, workspace: input.workspace, language: input.language }],
+        [
+          {
+            runKey,
+            attempt: iteration,
+            workspace: input.workspace,
+            language: input.language,
+            testsDir: input.testsDir,
+            protectedPaths,
+          },
+        ],
       );
       if (report.sandboxWarning) snapshot.warning = report.sandboxWarning;
       snapshot.passRate = report.passRate;

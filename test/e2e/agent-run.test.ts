@@ -36,7 +36,7 @@ describe('codingAgentWorkflow on a real Temporal dev server', () => {
     expect(result.lastAnalysis?.rootCause).toContain('n % 3 before n % 15');
     expect(result.tokens.prompt).toBeGreaterThan(0);
 
-    // The Coder's second attempt saw the Reflector's analysis verbatim (CONTRACT.md section 3).
+    // The Coder's second attempt saw the Reflector's analysis verbatim (docs/contract.md, section 3).
     const secondCoderCall = h.llm.requests.find((r) => r.agent === 'coder' && r.turn === 1);
     const userText = String(secondCoderCall?.messages.find((m) => m.role === 'user')?.content);
     expect(userText).toContain(result.lastAnalysis!.rootCause);

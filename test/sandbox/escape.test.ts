@@ -434,3 +434,220 @@ def test_raw_gib_to_real_stdout(capsys):
     expect(Math.max(...sizes)).toBeLessThan(1024 * 1024);
   });
 });
+
+describe('forged results', () => {
+  // add() is still broken and the user's acceptance tests are present: every attempt below
+  // tries to make the run report a pass anyway. Success (as the workflow judges it) must not follow.
+  const ACCEPTANCE = `from solution import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_add_negative():
+    assert add(-1, -1) == -2
+`;
+  const BROKEN_SOLUTION = 'def add(a, b):\n    return a - b\n';
+  const FORGED_XML =
+    '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="2">' +
+    '<testcase classname="tests.test_add" name="test_add" time="0.001"/>' +
+    '<testcase classname="tests.test_add" name="test_add_negative" time="0.001"/></testsuite></testsuites>';
+  const TRIVIAL_TEST = 'def test_trivial():\n    assert True\n';
+
+  const succeeded = (r: TestRunReport): boolean =>
+    r.passRate >= 1 && r.failed === 0 && r.errors === 0 && r.passed > 0;
+
+  /** A workspace as prepareWorkspace leaves it: the acceptance copy read-only, the originals in a folder of their own. */
+  const forgeryWorkspace = (
+    files: Record<string, string>,
+  ): { ws: string; acceptance: { sourceDir: string; files: string[] } } => {
+    const sourceDir = makeWorkspace({ 'tests/test_add.py': ACCEPTANCE });
+    const ws = makeWorkspace({ 'solution.py': BROKEN_SOLUTION, 'tests/test_add.py': ACCEPTANCE, ...files });
+    fs.chmodSync(path.join(ws, 'tests/test_add.py'), 0o444);
+    return { ws, acceptance: { sourceDir, files: ['tests/test_add.py'] } };
+  };
+
+  let lastWorkspace = '';
+  const runForgery = async (files: Record<string, string>): Promise<TestRunReport> => {
+    const { ws, acceptance } = forgeryWorkspace(files);
+    lastWorkspace = ws;
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap', acceptance });
+    expect(succeeded(report)).toBe(false);
+    expect(fs.readFileSync(path.join(ws, 'tests/test_add.py'), 'utf8')).toBe(ACCEPTANCE);
+    expect(fs.readFileSync(path.join(acceptance.sourceDir, 'tests/test_add.py'), 'utf8')).toBe(ACCEPTANCE);
+    return report;
+  };
+
+  test('control: the honest run of the same code fails on its merits, not as tampering', async () => {
+    const report = await runForgery({});
+    expect(report.outcome).toBe('completed');
+    expect([report.passed, report.failed]).toEqual([0, 2]);
+    expect(report.cases.map((c) => c.name).sort()).toEqual([
+      'tests/test_add.py::test_add',
+      'tests/test_add.py::test_add_negative',
+    ]);
+  });
+
+  test('a conftest that rewrites the JUnit report in pytest_unconfigure', async () => {
+    const report = await runForgery({
+      'conftest.py': `
+def pytest_unconfigure(config):
+    path = config.option.xmlpath
+    if path:
+        with open(path, "w") as f:
+            f.write(${py(FORGED_XML)})
+`,
+    });
+    expect(report.outcome).toBe('tampered');
+    expect(report.message).toMatch(/disagrees with the results streamed/);
+  });
+
+  test('an atexit handler in the solution that rewrites the report (no conftest at all)', async () => {
+    const report = await runForgery({
+      'solution.py': `${BROKEN_SOLUTION}
+import atexit, sys
+
+def _forge():
+    for arg in sys.argv:
+        if arg.startswith("--junitxml="):
+            with open(arg.split("=", 1)[1], "w") as f:
+                f.write(${py(FORGED_XML)})
+
+atexit.register(_forge)
+`,
+    });
+    expect(report.outcome).toBe('tampered');
+  });
+
+  test('a makereport hookwrapper that flips failures to passed', async () => {
+    const report = await runForgery({
+      'conftest.py': `
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+        report.longrepr = None
+`,
+    });
+    expect(report.outcome).toBe('tampered');
+    expect(report.message).toMatch(/raised an error, yet it was reported passed/);
+  });
+
+  test('collect_ignore that hides the acceptance tests, plus one trivial test', async () => {
+    const report = await runForgery({
+      'conftest.py': 'collect_ignore = ["tests"]\n',
+      'test_trivial.py': TRIVIAL_TEST,
+    });
+    expect(report.message).toMatch(/acceptance tests given by the user did not run/);
+    expect(report.cases.filter((c) => c.status === 'error').map((c) => c.name)).toEqual([
+      'tests/test_add.py',
+    ]);
+  });
+
+  test('pytest.ini addopts -k "not add", plus one trivial test', async () => {
+    const report = await runForgery({
+      'pytest.ini': '[pytest]\naddopts = -k "not add"\n',
+      'test_trivial.py': TRIVIAL_TEST,
+    });
+    // aca's own configuration is used: the acceptance tests run and fail.
+    expect(report.outcome).toBe('completed');
+    expect(report.failed).toBe(2);
+  });
+
+  test('a hook that deselects the acceptance tests', async () => {
+    const report = await runForgery({
+      'conftest.py': `
+def pytest_collection_modifyitems(config, items):
+    kept = [i for i in items if "add" not in i.name]
+    config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+    items[:] = kept
+`,
+      'test_trivial.py': TRIVIAL_TEST,
+    });
+    expect(report.message).toMatch(/did not run: tests\/test_add.py/);
+  });
+
+  test('the solution makes the read-only acceptance test writable and rewrites it', async () => {
+    const report = await runForgery({
+      'solution.py': `${BROKEN_SOLUTION}
+import os
+errors = []
+try:
+    os.chmod("tests/test_add.py", 0o644)
+except OSError as e:
+    errors.append(repr(e))
+try:
+    with open("tests/test_add.py", "w") as f:
+        f.write("def test_add():\\n    pass\\n\\ndef test_add_negative():\\n    pass\\n")
+except OSError as e:
+    errors.append(repr(e))
+print("ACA-FORGERY-ERRORS", errors)
+`,
+    });
+    expect(report.outcome).toBe('completed');
+    expect(report.failed).toBe(2);
+  });
+
+  test('the solution moves the acceptance folder aside and plants its own test in its place', async () => {
+    const report = await runForgery({
+      'solution.py': `${BROKEN_SOLUTION}
+import os
+try:
+    os.rename("tests", "tests_moved")
+    os.mkdir("tests")
+    with open("tests/test_add.py", "w") as f:
+        f.write("def test_add():\\n    pass\\n\\ndef test_add_negative():\\n    pass\\n")
+except OSError as e:
+    with open("move-refused.txt", "w") as f:
+        f.write(repr(e))
+`,
+    });
+    expect(report.failed).toBe(2);
+    expect(fs.readFileSync(path.join(lastWorkspace, 'move-refused.txt'), 'utf8')).toMatch(
+      /Device or resource busy/,
+    );
+    expect(fs.existsSync(path.join(lastWorkspace, 'tests_moved'))).toBe(false);
+  });
+
+  test('Jest: a test that plants a read-only report where Jest will write its own', async () => {
+    const sourceDir = makeWorkspace({ 'math.test.js': JEST_ACCEPTANCE });
+    const ws = makeWorkspace({
+      'math.js': 'exports.add = (a, b) => a - b;\n',
+      'math.test.js': JEST_ACCEPTANCE,
+      'aaa-forge.test.js': `
+const fs = require('fs');
+const out = process.argv.find((a) => a.startsWith('--outputFile=')).split('=')[1];
+const forged = {
+  numRuntimeErrorTestSuites: 0,
+  testResults: [
+    { name: '/workspace/math.test.js', status: 'passed', message: '',
+      assertionResults: [{ fullName: 'add adds', status: 'passed', failureMessages: [] }] },
+  ],
+};
+fs.writeFileSync(out, JSON.stringify(forged));
+fs.chmodSync(out, 0o444);
+test('plants the report', () => {});
+`,
+    });
+    fs.chmodSync(path.join(ws, 'math.test.js'), 0o444);
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'javascript',
+      mode: 'bwrap',
+      acceptance: { sourceDir, files: ['math.test.js'] },
+    });
+    expect(succeeded(report)).toBe(false);
+    expect(report.outcome).toBe('tampered');
+  });
+});
+
+const JEST_ACCEPTANCE = `const { add } = require('./math');
+test('add adds', () => {
+  expect(add(2, 3)).toBe(5);
+});
+`;

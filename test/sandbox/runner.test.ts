@@ -48,9 +48,9 @@ describe('python runner in bwrap', () => {
     expect(report.passRate).toBe(1);
     expect(report.passed).toBe(3);
     expect(report.cases.map((c) => c.name).sort()).toEqual([
-      'test_ok.TestGroup::test_three',
-      'test_ok::test_one',
-      'test_ok::test_two',
+      'test_ok.py::TestGroup::test_three',
+      'test_ok.py::test_one',
+      'test_ok.py::test_two',
     ]);
     // Ownership handed back, no report or cache files left behind.
     expect(snapshotOwners(ws)).toEqual(before);
@@ -63,11 +63,11 @@ describe('python runner in bwrap', () => {
     expect([report.passed, report.failed, report.errors, report.skipped]).toEqual([1, 1, 1, 1]);
     expect(report.passRate).toBeCloseTo(1 / 3);
     const byName = Object.fromEntries(report.cases.map((c) => [c.name, c]));
-    expect(byName['test_fail::test_wrong'].status).toBe('failed');
-    expect(byName['test_fail::test_wrong'].message).toContain('arithmetic is broken');
-    expect(byName['test_fail::test_uses_broken'].status).toBe('error');
-    expect(byName['test_fail::test_uses_broken'].message).toContain('fixture exploded');
-    expect(byName['test_fail::test_later'].status).toBe('skipped');
+    expect(byName['test_fail.py::test_wrong'].status).toBe('failed');
+    expect(byName['test_fail.py::test_wrong'].message).toContain('arithmetic is broken');
+    expect(byName['test_fail.py::test_uses_broken'].status).toBe('error');
+    expect(byName['test_fail.py::test_uses_broken'].message).toContain('fixture exploded');
+    expect(byName['test_fail.py::test_later'].status).toBe('skipped');
   });
 
   test('a syntax error is a collection error, never a pass', async () => {

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+/**
+ * The results channel: fd 3 of the test process, a pipe to the worker. aca's own plugin
+ * inside the runner (pytest plugin, Jest reporter) writes one JSON line per finished test
+ * phase, so every outcome leaves the sandbox the moment it is known. A report file can be
+ * rewritten by code that runs later in the same process (an atexit handler, a hook that
+ * runs after the report is written); a line already read from a pipe cannot be taken back.
+ */
+
+/** A run of a few thousand tests writes well under 1 MiB; more is a flood, not a report. */
+export const MAX_RESULTS_BYTES = 8 * 1024 * 1024;
+
+export class ResultsCollector {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  overflowed = false;
+
+  constructor(private readonly capacity = MAX_RESULTS_BYTES) {}
+
+  push(chunk: Buffer): void {
+    if (this.overflowed) return;
+    if (this.bytes + chunk.length > this.capacity) {
+      this.overflowed = true;
+      this.chunks.length = 0;
+      return;
+    }
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+const PhaseOutcome = z.enum(['passed', 'failed', 'skipped']);
+
+/** pytest: one line per phase (setup, call, teardown) of each test, as pytest reported it. */
+const PytestCase = z.object({
+  t: z.literal('case'),
+  id: z.string(),
+  when: z.enum(['setup', 'call', 'teardown']),
+  outcome: PhaseOutcome,
+  /** What the phase itself raised, seen beneath every hook that may rewrite the report. */
+  raw: z.enum(['passed', 'failed', 'skipped', 'unknown']),
+  xfail: z.boolean(),
+});
+const PytestCollectError = z.object({ t: z.literal('collect_error'), id: z.string() });
+const PytestDone = z.object({ t: z.literal('done'), exit: z.number().int() });
+
+/** Jest: one line per test case, one per test file that failed to run, one at the end. */
+const JestCase = z.object({
+  t: z.literal('case'),
+  file: z.string(),
+  name: z.string(),
+  status: z.string(),
+});
+const JestFileError = z.object({ t: z.literal('file_error'), file: z.string() });
+const JestDone = z.object({ t: z.literal('done'), success: z.boolean() });
+
+export const PytestRecord = z.discriminatedUnion('t', [PytestCase, PytestCollectError, PytestDone]);
+export const JestRecord = z.discriminatedUnion('t', [JestCase, JestFileError, JestDone]);
+export type PytestRecord = z.infer<typeof PytestRecord>;
+export type JestRecord = z.infer<typeof JestRecord>;
+
+export type ParsedRecords<T> = { ok: true; records: T[] } | { ok: false; problem: string };
+
+/** Splits the channel into records; any line that is not one of ours means someone else wrote there. */
+export function parseRecords<T>(text: string, schema: z.ZodType<T>): ParsedRecords<T> {
+  const records: T[] = [];
+  const lines = text.split('\n');
+  // The last line may have been cut off by a killed process: dropped, not judged.
+  if (lines.at(-1) !== '') lines.pop();
+  for (const line of lines) {
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return { ok: false, problem: `a line on the results channel is not JSON: ${line.slice(0, 120)}` };
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success)
+      return { ok: false, problem: `an unexpected record on the results channel: ${line.slice(0, 120)}` };
+    records.push(parsed.data);
+  }
+  return { ok: true, records };
+}
