@@ -20,8 +20,8 @@ export type HumanEvalProblem = z.infer<typeof problemSchema>;
 /** The module every run must write, and the acceptance test that imports it. */
 export const SOLUTION_FILE = 'solution.py';
 export const ACCEPTANCE_FILE = 'test_humaneval_acceptance.py';
-/** The acceptance test's case as the pytest runner names it (JUnit classname::name). */
-export const ACCEPTANCE_CASE = 'test_humaneval_acceptance::test_check';
+/** The acceptance test's case as the pytest runner names it: its pytest node id. */
+export const ACCEPTANCE_CASE = `${ACCEPTANCE_FILE}::test_check`;
 
 /** Reads a HumanEval-format JSONL file, gzip-compressed or plain. */
 export function loadDataset(file: string): HumanEvalProblem[] {
