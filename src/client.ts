@@ -11,6 +11,7 @@ import {
   statusCommand,
   watchCommand,
 } from './cli/inspect-commands';
+import { preflight } from './preflight/preflight';
 import { attachToRun, parseRunRequest, runLink, startRun } from './cli/run-command';
 
 const USAGE = `aca: a durable autonomous coding agent on Temporal
@@ -24,6 +25,7 @@ Usage:
   aca feedback <id> "<text>"      aca list [--state STATE] [--json]
   aca memory search "<text>" [--json]
   aca worker                      aca up                   aca demo
+  aca doctor [--json]             (checks this machine and the model endpoint)
   aca bench [part ...] [options]  (see \`aca bench --help\`)
 
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable, 4 cancelled or interrupted.`;
@@ -80,17 +82,27 @@ async function dispatch(command: string, rest: string[], io: CliIO): Promise<num
       return memoryCommand(config, rest.slice(1), io);
     }
     case 'worker': {
+      const refused = await preflight('worker', config, io);
+      if (refused !== null) return refused;
       const { runWorker } = await import('./worker');
       await runWorker(config);
       return EXIT.success;
     }
     case 'up': {
+      const refused = await preflight('up', config, io);
+      if (refused !== null) return refused;
       const { upCommand } = await import('./cli/up-command');
       return upCommand(config, io);
     }
     case 'demo': {
+      const refused = await preflight('demo', config, io, { mayInstall: true });
+      if (refused !== null) return refused;
       const { demoCommand } = await import('./cli/demo-command');
       return demoCommand(config, rest, io);
+    }
+    case 'doctor': {
+      const { doctorCommand } = await import('./cli/doctor-command');
+      return doctorCommand(config, rest, io);
     }
     case 'bench': {
       const { benchCommand } = await import('./bench/bench-command');

@@ -29,7 +29,7 @@ export async function demoCommand(config: AcaConfig, argv: string[], io: CliIO):
   io.err(`Scripted model (offline, replaying scenario "${scenario.name}") at ${llm.url}`);
   const taskQueue = `${config.taskQueue}-demo`;
   // The worker's INFO lines (webpack, state changes) would bury the demo's own output.
-  installRuntime(config, { logLevel: 'WARN' });
+  installRuntime(config, { logLevel: 'ERROR' });
   const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
   const worker = await createAcaWorker({
     connection: nativeConnection,

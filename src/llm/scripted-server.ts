@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DOCTOR_PROBE_TOOL } from '../preflight/model-checks';
 import type { AgentRole } from '../shared/types';
 import { loadScenarios, parseScenario, type Scenario, type ScenarioStep } from './scenario';
 
@@ -181,6 +182,34 @@ export class ScriptedLlmServer {
       if (record.status === 'pending') record.status = 'dropped';
     });
 
+    if (scenario && tools.includes(DOCTOR_PROBE_TOOL)) {
+      record.status = 200;
+      record.usage = { prompt: 1, completion: 1 };
+      return this.json(res, 200, {
+        id: `chatcmpl-scripted-${record.seq}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'call_doctor',
+                  type: 'function',
+                  function: { name: DOCTOR_PROBE_TOOL, arguments: '{"ok":true}' },
+                },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      });
+    }
     if (!scenario) {
       record.status = 400;
       return this.json(res, 400, {

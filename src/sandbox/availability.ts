@@ -6,7 +6,13 @@ import { runnerFiles } from './runner-files';
 import { pickSandboxUid } from './sandbox-user';
 import { findExecutable, isRoot } from './tools';
 
-export type SandboxAvailability = { ok: true; warning?: string } | { ok: false; message: string };
+export type SandboxAvailability =
+  | { ok: true; warning?: string }
+  | {
+      ok: false;
+      message: string;
+      /** Debian packages that would fix it, when a package can. */ missingPackages?: readonly string[];
+    };
 
 export const INSTALL_HINT =
   "install bubblewrap (`apt-get install bubblewrap`), or set ACA_SANDBOX=none to run tests without a sandbox (unsafe: model-written code then runs with the worker's rights)";
@@ -32,6 +38,11 @@ export function checkSandboxAvailable(mode: SandboxMode): SandboxAvailability {
   return probe().result;
 }
 
+/** Drops the cached answers, after something (an install) may have changed them. */
+export function forgetSandboxProbe(): void {
+  cache.clear();
+}
+
 export function bwrapTools(): BwrapTools | undefined {
   return probe().tools;
 }
@@ -48,7 +59,15 @@ function probe(): { result: SandboxAvailability; tools?: BwrapTools } {
 
 function probeUncached(searchPath: string): { result: SandboxAvailability; tools?: BwrapTools } {
   const bwrap = findExecutable('bwrap', searchPath);
-  if (!bwrap) return { result: { ok: false, message: `bubblewrap (bwrap) is not on PATH: ${INSTALL_HINT}` } };
+  if (!bwrap) {
+    return {
+      result: {
+        ok: false,
+        message: `bubblewrap (bwrap) is not on PATH: ${INSTALL_HINT}`,
+        missingPackages: ['bubblewrap'],
+      },
+    };
+  }
   const tools: BwrapTools = { bwrap };
   if (isRoot()) {
     // util-linux tools, searched also in sbin folders that a worker's PATH may lack.
@@ -60,6 +79,7 @@ function probeUncached(searchPath: string): { result: SandboxAvailability; tools
           result: {
             ok: false,
             message: `${name} (util-linux) is needed to sandbox as root but is not installed: apt-get install util-linux mount, or ${INSTALL_HINT}`,
+            missingPackages: ['util-linux', 'mount'],
           },
         };
       }

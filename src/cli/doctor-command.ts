@@ -1,0 +1,31 @@
+import type { AcaConfig } from '../config';
+import { formatCheck, isBlocking } from '../preflight/check-result';
+import { defaultHostCheckEnv } from '../preflight/host-checks';
+import { checkModelEndpoint } from '../preflight/model-checks';
+import { hostChecks } from '../preflight/preflight';
+import { parseArgs } from './args';
+import { EXIT, type CliIO } from './cli-context';
+
+/**
+ * `aca doctor [--json]`: every preflight check and the model endpoint, one line each.
+ * Exit 0 when all pass, 3 when only services are unreachable, 2 otherwise.
+ */
+export async function doctorCommand(config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
+  const { flags } = parseArgs(argv, { json: { type: 'boolean' } });
+  const results = [
+    ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
+    ...(await checkModelEndpoint({
+      baseURL: config.openaiBaseUrl,
+      apiKey: process.env.OPENAI_API_KEY,
+      model: config.model,
+    })),
+  ];
+  const blocking = results.filter(isBlocking);
+  if (flags.json) {
+    io.out(JSON.stringify({ ok: blocking.length === 0, checks: results }));
+  } else {
+    for (const result of results) io.out(formatCheck(result));
+  }
+  if (blocking.length === 0) return EXIT.success;
+  return blocking.every((r) => r.status === 'unreachable') ? EXIT.unreachable : EXIT.badInput;
+}
