@@ -1,7 +1,7 @@
 # The aca worker. Build: docker build -t aca-worker .
 FROM node:20-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap python3 python3-pytest ca-certificates \
+ && apt-get install -y --no-install-recommends bubblewrap python3 python3-pytest git ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
