@@ -20,7 +20,7 @@ describe('ensureTemporalCli with Go', () => {
       path.join(bin, 'go'),
       [
         '#!/bin/sh',
-        'echo "$@" > "$GOBIN/../go-args"',
+        'echo "$@" >> "$GOBIN/../go-args"',
         'echo "go: downloading example.com/x v1.0.0" >&2',
         '/bin/sleep 0.3',
         'printf "#!/bin/sh\\necho fake\\n" > "$GOBIN/temporal" && /bin/chmod +x "$GOBIN/temporal"',
@@ -54,6 +54,9 @@ describe('ensureTemporalCli with Go', () => {
   it('builds once when two callers race', async () => {
     const [a, b] = await Promise.all([ensureTemporalCli(), ensureTemporalCli()]);
     expect(a).toBe(b);
+    // The stub appends one line per `go install`: the second caller waited for the first build.
+    const builds = fs.readFileSync(path.join(tmp, 'cache', 'aca', 'go-args'), 'utf8').trim().split('\n');
+    expect(builds).toHaveLength(1);
   });
 
   it('rejects a TEMPORAL_CLI that is not executable', async () => {
