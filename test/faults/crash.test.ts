@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadScenarios } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
-import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
+import type { RunResult } from '../../src/shared/run-types';
 import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
@@ -66,19 +66,14 @@ describe('a worker killed with SIGKILL', () => {
   test('during a test run: the tests run again on a new worker and the run succeeds', async () => {
     worker = await spawnWorker(workerEnv());
     const handle = await h.start('slow-tests');
-    await until(
-      async () =>
-        ((await handle.query('state').catch(() => null)) as RunSnapshot | null)?.state === 'TESTING' &&
-        h.llm.requests.some((r) => r.scenario === 'slow-tests' && r.agent === 'tester' && r.step === 1),
-      60_000,
-      'the test run',
-    );
-    await new Promise((r) => setTimeout(r, 2000));
+    const workspace = path.join(h.home, 'workspaces', handle.workflowId);
+    // The scenario's test appends a line to this log when it starts, then sleeps 6 s.
+    const startsLog = path.join(workspace, 'test-starts.log');
+    const starts = () =>
+      fs.existsSync(startsLog) ? fs.readFileSync(startsLog, 'utf8').split('\n').filter(Boolean).length : 0;
+    await until(() => starts() === 1, 60_000, 'the test inside the sandbox to start');
     await worker.kill('SIGKILL');
-    const before = fs.readFileSync(
-      path.join(h.home, 'workspaces', handle.workflowId, 'test_greet.py'),
-      'utf8',
-    );
+    const before = fs.readFileSync(path.join(workspace, 'test_greet.py'), 'utf8');
     worker = await spawnWorker(workerEnv());
 
     const result = (await handle.result()) as RunResult;
@@ -86,6 +81,21 @@ describe('a worker killed with SIGKILL', () => {
     expect(result.iterations).toBe(1);
     expectNoCompletedCallRepeated(h.llm);
     expect(fs.readFileSync(path.join(result.workspace, 'test_greet.py'), 'utf8')).toBe(before);
+    // The interrupted test run was begun again: the test started twice, in the second attempt
+    // of the one runTests activity.
+    expect(starts()).toBe(2);
+    const history = await handle.fetchHistory();
+    const runTestsScheduled = new Set(
+      (history.events ?? [])
+        .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTests')
+        .map((e) => String(e.eventId)),
+    );
+    const attempts = (history.events ?? [])
+      .filter((e) =>
+        runTestsScheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '')),
+      )
+      .map((e) => e.activityTaskStartedEventAttributes?.attempt);
+    expect(attempts).toEqual([2]);
   });
 });
 
