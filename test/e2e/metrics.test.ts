@@ -114,10 +114,18 @@ describe('the worker exports Prometheus metrics', () => {
     expect(total(samples, 'aca_iterations', { language: 'python' })).toBe(result.iterations);
   });
 
-  test('aca_tokens adds up to the tokens the run reports', () => {
-    expect(total(samples, 'aca_tokens', { kind: 'prompt' })).toBe(result.tokens.prompt);
-    expect(total(samples, 'aca_tokens', { kind: 'completion' })).toBe(result.tokens.completion);
-    expect(result.tokens.prompt).toBeGreaterThan(0);
+  test('aca_tokens and the result count exactly the tokens the model reported', () => {
+    // The scripted model's own accounting: the usage it put in each answer it completed.
+    const answered = llm.requests.filter((r) => r.status === 200 && r.usage);
+    const served = {
+      prompt: answered.reduce((sum, r) => sum + r.usage!.prompt, 0),
+      completion: answered.reduce((sum, r) => sum + r.usage!.completion, 0),
+    };
+    expect(served.prompt).toBeGreaterThan(0);
+    expect(served.completion).toBeGreaterThan(0);
+    expect(total(samples, 'aca_tokens', { kind: 'prompt' })).toBe(served.prompt);
+    expect(total(samples, 'aca_tokens', { kind: 'completion' })).toBe(served.completion);
+    expect(result.tokens).toEqual(served);
   });
 
   test('aca_test_run_duration records one observation per test run', () => {
