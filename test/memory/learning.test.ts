@@ -1,14 +1,18 @@
 /**
  * Later runs learn from earlier failures: the Planner's request (as the scripted model server
  * recorded it) carries the analysis of a similar task's failure, and what fixed it when known.
- * Runs against DATABASE_URL when set (CI), else the harness's own embedded PGlite.
+ * Runs twice: on the embedded PGlite the worker opens by default (its thread, its folder lock, and
+ * `aca memory search` reading a snapshot while the worker holds the folder), and on Postgres.
  */
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LOCK_FILE } from '../../src/memory/data-dir-lock';
 import { loadBuiltinScenario, type Scenario } from '../../src/llm/scenario';
 import type { RecordedRequest } from '../../src/llm/scripted-server';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { runCli } from '../helpers/run-cli';
-import { dropSchema, isolatedDatabaseUrl } from './pg-test-env';
+import { describePostgres, dropSchema, isolatedDatabaseUrl } from './pg-test-env';
 
 /** A built-in scenario whose Reflector names a cause no other run has stored. */
 function taggedScenario(base: string, name: string, rootCause: string): Scenario {
@@ -36,13 +40,14 @@ function plannerPrompt(requests: RecordedRequest[], task: string): string {
   return found.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
 }
 
-describe('failure memory teaches the Planner', () => {
+describe('failure memory teaches the Planner, on the embedded database', () => learningSuite(null));
+describePostgres('failure memory teaches the Planner, on Postgres', (url) => learningSuite(url));
+
+function learningSuite(sharedUrl: string | null): void {
   const tag = randomBytes(4).toString('hex');
   const failedCause = `add subtracts its arguments instead of adding them (memory ${tag})`;
   const fixedCause = `fizzbuzz tests multiples of 3 before multiples of 15 (memory ${tag})`;
   let h: Harness;
-  // Postgres when DATABASE_URL is set (CI), in a schema of its own; else the harness's own PGlite.
-  const sharedUrl = process.env.DATABASE_URL || null;
   let schema: string | null = null;
 
   beforeAll(async () => {
@@ -98,6 +103,7 @@ describe('failure memory teaches the Planner', () => {
     // Runs after the tests above; with the embedded database the worker holds it, so the
     // command reads a snapshot, which is the situation a user is in while a worker runs.
     const env = { ACA_HOME: h.home, DATABASE_URL: h.config.databaseUrl ?? '' };
+    if (!sharedUrl) expect(fs.existsSync(path.join(h.home, 'memory', LOCK_FILE))).toBe(true);
     const json = await runCli(['memory', 'search', `add subtracts arguments memory ${tag}`, '--json'], env);
     expect(json.stderr).toBe('');
     expect(json.code).toBe(0);
@@ -119,4 +125,4 @@ describe('failure memory teaches the Planner', () => {
     const empty = await runCli(['memory', 'search', '  '], env);
     expect(empty.code).toBe(2);
   });
-});
+}
