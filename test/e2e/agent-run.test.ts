@@ -1,3 +1,4 @@
+import { until } from '../helpers/until';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 
 describe('codingAgentWorkflow on a real Temporal dev server', () => {
@@ -84,8 +85,9 @@ describe('codingAgentWorkflow on a real Temporal dev server', () => {
       expect(Date.now() - pausedAt).toBeLessThan(1000);
       expect(paused.paused).toBe(true);
 
-      // The in-flight model call may finish; after it, nothing new starts while paused.
-      await new Promise((r) => setTimeout(r, 2500));
+      // The in-flight model call may finish; after it, nothing new starts while paused. The
+      // window below watches for something that must not happen, so it has to be a span of time.
+      await until(() => h.llm.requests.every((r) => r.status !== 'pending'), 30_000, 'the call in flight');
       const countWhilePaused = h.llm.requests.length;
       await new Promise((r) => setTimeout(r, 3000));
       expect(h.llm.requests.length).toBe(countWhilePaused);

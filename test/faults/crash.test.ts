@@ -145,7 +145,6 @@ describe('the Temporal server killed and restarted from its state file', () => {
       server.kill('SIGKILL');
       await server.exited;
       await connection.close().catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 2000));
       server = await start();
       connection = await Connection.connect({ address: server.address });
       const result = (await new Client({ connection }).workflow

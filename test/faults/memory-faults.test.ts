@@ -151,15 +151,18 @@ describePostgres('failure memory under faults', (databaseUrl) => {
 
       // The database is gone, and the run still makes all its attempts...
       await h.waitFor(handle, (s: RunSnapshot) => s.iterations === 3 && s.state === 'REFLECTING', 90_000);
-      // ...but does not end while its records are unsaved.
-      await new Promise((r) => setTimeout(r, 3_000));
-      const during = await handle.describe();
-      expect(during.status.name).toBe('RUNNING');
-      const waiting = (during.raw.pendingActivities ?? []).map((a) => a.activityType?.name);
-      // The write at the head of the queue is retrying (which one depends on when the cut came).
-      expect(
-        waiting.some((n) => n === 'rememberRun' || n === 'rememberAttempt' || n === 'rememberOutcome'),
-      ).toBe(true);
+      // ...but does not end while its records are unsaved: the write at the head of the queue
+      // (which one depends on when the cut came) fails and is tried again, and the run waits.
+      const memoryWrites = new Set(['rememberRun', 'rememberAttempt', 'rememberOutcome']);
+      await until(
+        async () =>
+          ((await handle.describe()).raw.pendingActivities ?? []).some(
+            (a) => memoryWrites.has(a.activityType?.name ?? '') && (a.attempt ?? 0) >= 2,
+          ),
+        60_000,
+        'a memory write to be retried',
+      );
+      expect((await handle.describe()).status.name).toBe('RUNNING');
 
       await relay.up();
       const result = (await handle.result()) as RunResult;
