@@ -1,16 +1,37 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadScenarios } from '../../src/llm/scenario';
+import { loadScenarios, type Scenario } from '../../src/llm/scenario';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 
 const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
+
+/** fault-401 with the other statuses that mean "this request will never succeed". */
+function rejectedRequestScenarios(): Scenario[] {
+  const base = loadScenarios(TEST_SCENARIOS).find((s) => s.name === 'fault-401')!;
+  const messages: Record<number, string> = {
+    403: 'You are not allowed to use this model',
+    404: 'The model does not exist',
+    422: 'Unprocessable request',
+  };
+  return Object.entries(messages).map(([status, message]) => {
+    const scenario = structuredClone(base);
+    scenario.name = `fault-${status}`;
+    scenario.task = base.task!.replace('fault-401', scenario.name);
+    if (scenario.match) scenario.match = scenario.match.replace('fault-401', scenario.name);
+    const first = scenario.agents.planner![0][0];
+    first.fault = { ...first.fault!, status: Number(status), message };
+    return scenario;
+  });
+}
 
 describe('model faults injected by the scripted server', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
+    h = await createHarness({
+      scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS), ...rejectedRequestScenarios()],
+    });
     await h.startWorker();
   });
   afterAll(async () => {
@@ -59,6 +80,9 @@ describe('model faults injected by the scripted server', () => {
   test.each([
     ['fault-401', /401.*Incorrect API key/],
     ['fault-400', /400.*Invalid tools schema/],
+    ['fault-403', /403.*not allowed to use this model/],
+    ['fault-404', /404.*model does not exist/],
+    ['fault-422', /422.*Unprocessable/],
   ])('%s ends the run FAILED with reason error at once', async (scenario, message) => {
     const started = Date.now();
     const result = await h.result(await h.start(scenario));
