@@ -1,4 +1,4 @@
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import type { RunResult, RunSnapshot } from '../shared/run-types';
 import {
@@ -90,12 +90,16 @@ export async function feedbackCommand(client: Client, argv: string[], io: CliIO)
   if (positionals.length !== 2) throw new UserInputError('usage: aca feedback <id> "<text>"');
   const [id, text] = positionals;
   if (!text.trim()) throw new UserInputError('the feedback text is empty');
-  const { handle } = await existingRun(client, id);
+  const { handle, status } = await existingRun(client, id);
+  const ended = () => new UserInputError(`run ${id} has ended; feedback goes only to a running run`);
+  if (status !== 'RUNNING') throw ended();
   try {
     const answer = (await handle.executeUpdate('feedback', { args: [text] })) as { pending: number };
     io.out(`Feedback delivered to ${id}; the next Coder turn receives it (${answer.pending} pending).`);
     return EXIT.success;
   } catch (err) {
+    // The run may end between the look-up and the update.
+    if (err instanceof WorkflowNotFoundError) throw ended();
     if (err instanceof WorkflowUpdateFailedError) {
       throw new UserInputError(
         `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`,
