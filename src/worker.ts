@@ -15,6 +15,7 @@ import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
+import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -68,6 +69,10 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
       : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+    // On SIGTERM the worker stops polling and lets what it runs finish: the longest activity is a
+    // sandboxed test run at its wall-clock limit. Without a grace time the SDK cancels at once and
+    // the interrupted test run is redone by the next worker.
+    shutdownGraceTime: DEFAULT_SANDBOX_LIMITS.wallTimeoutMs + 30_000,
   });
   // Every caller runs the worker with run(); closing memory when that ends keeps the embedded
   // database's folder lock from outliving the worker.
