@@ -4,9 +4,12 @@
  * start errors, process groups that can be killed, bounded output, nothing lost when a process
  * ends at once.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { runProcessTree, type ProcessRunOptions } from '../../src/sandbox/process-tree';
 import { spawnDirect, spawnViaHelper } from '../../src/sandbox/spawn-helper';
+import { until } from '../helpers/until';
 
 const base = (command: string, args: string[]): ProcessRunOptions => ({
   command,
@@ -102,5 +105,31 @@ describe.each([
     const r = await runProcessTree({ ...base('/bin/sleep', ['30']), signal: controller.signal, spawn });
     expect(r.aborted).toBe(true);
     expect(r.durationMs).toBeLessThan(20_000);
+  });
+});
+
+describe('the spawn helper when the worker dies', () => {
+  test('a SIGKILLed worker takes the test processes it started with it', async () => {
+    // A stand-in worker: starts a long test process through the helper, prints its pid, waits.
+    const helperModule = path.resolve(__dirname, '..', '..', 'dist', 'sandbox', 'spawn-helper.js');
+    const worker = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(helperModule)})
+          .spawnViaHelper({ command: '/bin/sleep', args: ['300'], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' } })
+          .then((p) => { p.resume(); console.log(p.pid); });
+         setInterval(() => undefined, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await until(() => /^\d+\n/.test(out), 20_000, 'the test process to start');
+    const testPid = Number(out.trim());
+    expect(isAlive(testPid)).toBe(true);
+
+    worker.kill('SIGKILL');
+    await until(() => !isAlive(testPid), 10_000, `test process ${testPid} to be killed`);
   });
 });
