@@ -7,7 +7,7 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bin/**', '*.config.js', '*.config.mjs'] },
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

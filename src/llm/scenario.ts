@@ -56,7 +56,6 @@ export const scenarioSchema = z.strictObject({
 
 export type Scenario = z.infer<typeof scenarioSchema>;
 export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
-export type ScenarioFault = z.infer<typeof faultSchema>;
 
 /** The project's own scenarios folder, found from either src/ or dist/. */
 export const BUILTIN_SCENARIOS_DIR = path.resolve(__dirname, '..', '..', 'scenarios');

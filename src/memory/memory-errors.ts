@@ -16,7 +16,7 @@ export class MemoryError extends SystemError {
     readonly code: string | undefined,
     options?: { cause?: unknown },
   ) {
-    super(message, { retryable, code });
+    super(message);
     if (options && 'cause' in options) (this as { cause?: unknown }).cause = options.cause;
   }
 }

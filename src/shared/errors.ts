@@ -4,10 +4,7 @@
  * system errors are retried by Temporal.
  */
 export class AcaError extends Error {
-  constructor(
-    message: string,
-    readonly fields: Record<string, unknown> = {},
-  ) {
+  constructor(message: string) {
     super(message);
     this.name = new.target.name;
   }

@@ -27,7 +27,7 @@ export interface DevServerOptions {
   /** How long to wait for the frontend to answer. */
   readyTimeoutMs?: number;
   /**
-   * Leave the server running after this process exits (e.g. `aca server start`). By default the
+   * Leave the server running after this process exits (`aca demo` does, so the Web UI stays up). By default the
    * child is killed when we exit, so crashed test runs do not leave servers squatting on ports.
    */
   detached?: boolean;
