@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
@@ -105,7 +106,7 @@ export function createLessonRecall(
           });
           return [];
         }
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        await sleep(pause);
       } finally {
         clearTimeout(timer);
       }

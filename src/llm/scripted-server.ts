@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,7 +55,6 @@ export function identifyAgent(tools: string[]): AgentRole | null {
 }
 
 const estimateTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * An OpenAI-compatible Chat Completions server that replays scenarios. It is

@@ -7,6 +7,7 @@
  * So the first opener writes its pid here and everyone else is refused until it closes. A lock
  * left behind by a process that died is taken over (its pid no longer runs).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoryLockedError } from './memory-errors';
@@ -83,7 +84,7 @@ async function readHolderPatiently(file: string): Promise<number | null> {
   for (let i = 0; i < 20; i++) {
     const holder = readHolder(file);
     if (holder !== null || !fs.existsSync(file)) return holder;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return null;
 }

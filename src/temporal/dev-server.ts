@@ -3,6 +3,7 @@
  * Web UI) rather than the SDK's in-memory test server, so agent runs survive a restart — all state
  * lives in `dbFile`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -189,7 +190,7 @@ async function waitUntilReady(address: string, namespace: string, deadline: numb
         await connection?.close().catch(() => undefined);
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
   throw lastError ?? new Error('timed out');
 }

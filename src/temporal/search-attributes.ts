@@ -3,6 +3,7 @@
  * queryable (`aca list`, the Web UI's filter bar). The keys themselves live in
  * src/shared so that workflow code can import them.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
 import type { SearchAttributeType as SearchAttributeTypeName } from '@temporalio/common';
 // Not re-exported from the package root in 1.24.
@@ -78,7 +79,7 @@ export async function registerSearchAttributes(
         `search attributes not visible on namespace ${namespace} in time: ${absent.join(', ')}`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
 }
 

@@ -11,6 +11,8 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findExecutable, isExecutable } from '../shared/executables';
 
 /**
  * Newest CLI tag whose go.mod has no `replace` directive; later tags cannot be `go install`ed
@@ -42,23 +44,8 @@ function exeName(base: string): string {
   return process.platform === 'win32' ? `${base}.exe` : base;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function whichOnPath(command: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, exeName(command));
-    if (isExecutable(candidate)) return candidate;
-  }
-  return undefined;
+  return findExecutable(command, env.PATH ?? '');
 }
 
 /** `TEMPORAL_CLI`, then `temporal` on PATH, then the project's build cache. */
@@ -202,8 +189,4 @@ async function downloadWithSdk(cacheDir: string, onProgress: ProgressFn): Promis
   fs.chmodSync(target, 0o755);
   onProgress(`downloaded the Temporal CLI to ${target}`);
   return target;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
