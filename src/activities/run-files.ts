@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { TestRunReport } from '../shared/types';
@@ -25,8 +26,10 @@ export class RunFiles {
   async saveReport(ref: string, report: TestRunReport): Promise<void> {
     const file = this.reportFile(ref);
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(`${file}.tmp`, JSON.stringify(report), 'utf8');
-    await fs.rename(`${file}.tmp`, file);
+    // A fresh name created exclusively: nothing planted there in advance is written through.
+    const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+    await fs.writeFile(temporary, JSON.stringify(report), { encoding: 'utf8', flag: 'wx' });
+    await fs.rename(temporary, file);
   }
 
   async loadReport(ref: string): Promise<TestRunReport | null> {

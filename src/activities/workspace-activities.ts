@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { listWorkspaceFiles } from '../tools/file-tools';
+import { withWorkspace } from '../tools/workspace-fs';
 
 /**
  * Creates the workspace and copies the user's acceptance tests into it at the
@@ -25,14 +26,13 @@ export async function prepareWorkspace(input: {
   if (!stat.isDirectory())
     throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, 'BadRunInput');
   const files = await listWorkspaceFiles(input.testsDir, input.testsDir, 10_000);
-  for (const relative of files) {
-    const target = path.join(input.workspace, relative);
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    // A retried activity meets its own read-only copies: make them writable first.
-    await fs.chmod(target, 0o644).catch(() => undefined);
-    await fs.copyFile(path.join(input.testsDir, relative), target);
-    await fs.chmod(target, 0o444);
-  }
+  // The workspace may hold what an earlier run's code left (links, swapped folders): the copies
+  // go through the same link-refusing writes as the file tools, replacing whatever is there.
+  await withWorkspace(input.workspace, async (ws) => {
+    for (const relative of files) {
+      await ws.writeFile(relative, await fs.readFile(path.join(input.testsDir!, relative)), 0o444);
+    }
+  });
   return { protectedPaths: files };
 }
 

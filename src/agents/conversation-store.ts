@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentRole, Language } from '../shared/types';
@@ -74,8 +75,8 @@ export class FileConversationStore implements ConversationStore {
   async save(conversation: Conversation): Promise<void> {
     const file = this.fileFor(conversation.ref);
     await fs.mkdir(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(temporary, JSON.stringify(conversation), 'utf8');
+    const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+    await fs.writeFile(temporary, JSON.stringify(conversation), { encoding: 'utf8', flag: 'wx' });
     await fs.rename(temporary, file);
   }
 }

@@ -13,6 +13,7 @@ import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runTestSuite } from '../../src/sandbox';
+import { executeFileTool } from '../../src/tools/file-tools';
 import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
 import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/limits';
@@ -651,3 +652,110 @@ test('add adds', () => {
   expect(add(2, 3)).toBe(5);
 });
 `;
+
+describe('host-side file tools', () => {
+  // The file tools run in the worker, as root in the image, on a workspace that code under test
+  // has prepared. Each attack aims at a host file: a 0600 file in a 0700 folder, as authorized_keys.
+  let hostDir: string;
+  let hostFile: string;
+  const ORIGINAL = 'ssh-ed25519 AAAA original-key\n';
+  const ctx = (workspace: string) => ({ workspace, protectedPaths: [] });
+
+  beforeEach(() => {
+    hostDir = fs.mkdtempSync(path.join(os.tmpdir(), `${MARK}-host-`));
+    hostFile = path.join(hostDir, 'authorized_keys');
+    fs.writeFileSync(hostFile, ORIGINAL, { mode: 0o600 });
+  });
+  afterEach(() => fs.rmSync(hostDir, { recursive: true, force: true }));
+
+  test("a link planted at the temporary name of the worker's own pid does not carry the write out", async () => {
+    const ws = makeWorkspace({ 'solution.py': 'x = 1\n' });
+    fs.symlinkSync(hostFile, path.join(ws, `solution.py.aca-tmp-${process.pid}`));
+    const written = await executeFileTool(
+      ctx(ws),
+      'create_file',
+      JSON.stringify({ path: 'solution.py', content: 'pwned\n' }),
+    );
+    expect(written).toMatchObject({ ok: true });
+    expect(fs.readFileSync(hostFile, 'utf8')).toBe(ORIGINAL);
+    expect(fs.readFileSync(path.join(ws, 'solution.py'), 'utf8')).toBe('pwned\n');
+  });
+
+  test('links planted at the temporary name of every possible pid do not either', async () => {
+    const ws = makeWorkspace({ 'solution.py': 'x = 1\n' });
+    const pidMax = Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+    // Beyond a few hundred thousand links the folder itself becomes the problem; pid_max is 32768 on most hosts.
+    const planted = Math.min(pidMax, 400_000);
+    for (let pid = 1; pid <= planted; pid++)
+      fs.symlinkSync(hostFile, path.join(ws, `solution.py.aca-tmp-${pid}`));
+    const written = await executeFileTool(
+      ctx(ws),
+      'create_file',
+      JSON.stringify({ path: 'solution.py', content: 'pwned\n' }),
+    );
+    expect(written).toMatchObject({ ok: true });
+    expect(fs.readFileSync(hostFile, 'utf8')).toBe(ORIGINAL);
+  });
+
+  test('a folder swapped with a link in a loop (RENAME_EXCHANGE) never lets a read or a write out', async () => {
+    const ws = makeWorkspace({ 'dir/notes.txt': 'inside\n' });
+    fs.writeFileSync(path.join(hostDir, 'notes.txt'), 'HOST SECRET\n');
+    fs.writeFileSync(path.join(hostDir, 'keep.txt'), 'keep\n');
+    fs.symlinkSync(hostDir, path.join(ws, 'swap'));
+    const racer = spawn('/usr/bin/python3', [
+      '-c',
+      [
+        'import ctypes, sys',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'a, b = sys.argv[1].encode(), sys.argv[2].encode()',
+        'while True: libc.renameat2(-100, a, -100, b, 2)',
+      ].join('\n'),
+      path.join(ws, 'dir'),
+      path.join(ws, 'swap'),
+    ]);
+    let hostReads = 0;
+    let insideReads = 0;
+    let hostDeletes = 0;
+    try {
+      for (let i = 0; i < 2000; i++) {
+        const read = await executeFileTool(ctx(ws), 'read_file', JSON.stringify({ path: 'dir/notes.txt' }));
+        if (read.ok && String(read.content).includes('HOST SECRET')) hostReads++;
+        if (read.ok && String(read.content).includes('inside')) insideReads++;
+        await executeFileTool(
+          ctx(ws),
+          'create_file',
+          JSON.stringify({ path: `dir/new-${i}.txt`, content: 'x' }),
+        );
+        // keep.txt exists only in the host folder: any delete that succeeds went out.
+        const deleted = await executeFileTool(
+          ctx(ws),
+          'delete_file',
+          JSON.stringify({ path: 'dir/keep.txt' }),
+        );
+        if (deleted.ok) hostDeletes++;
+      }
+    } finally {
+      racer.kill('SIGKILL');
+    }
+    expect({ hostReads, hostDeletes }).toEqual({ hostReads: 0, hostDeletes: 0 });
+    expect(fs.readdirSync(hostDir).sort()).toEqual(['authorized_keys', 'keep.txt', 'notes.txt']);
+    expect(fs.readFileSync(hostFile, 'utf8')).toBe(ORIGINAL);
+    // The control: the race was real, some reads got through to the folder inside.
+    expect(insideReads).toBeGreaterThan(0);
+  });
+
+  test('a FIFO under the name read_file opens does not hang the worker', async () => {
+    const ws = makeWorkspace({});
+    spawnSync('mkfifo', [path.join(ws, 'pipe.txt')]);
+    const read = await executeFileTool(ctx(ws), 'read_file', JSON.stringify({ path: 'pipe.txt' }));
+    expect(read).toMatchObject({ ok: false, error: expect.stringMatching(/not a file/) });
+  });
+
+  test('delete_file on a planted link removes nothing outside', async () => {
+    const ws = makeWorkspace({});
+    fs.symlinkSync(hostFile, path.join(ws, 'keys'));
+    const deleted = await executeFileTool(ctx(ws), 'delete_file', JSON.stringify({ path: 'keys' }));
+    expect(deleted).toMatchObject({ ok: false });
+    expect(fs.readFileSync(hostFile, 'utf8')).toBe(ORIGINAL);
+  });
+});
