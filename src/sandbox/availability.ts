@@ -69,6 +69,9 @@ function probeUncached(searchPath: string): { result: SandboxAvailability; tools
     };
   }
   const tools: BwrapTools = { bwrap };
+  const perl = findExecutable('perl', `${searchPath}:/usr/bin:/bin`);
+  if (perl) tools.perl = perl;
+  else if (findExecutable('python3', '/usr/bin')) tools.python = '/usr/bin/python3';
   if (isRoot()) {
     // util-linux tools, searched also in sbin folders that a worker's PATH may lack.
     const sbinPath = `${searchPath}:/usr/sbin:/usr/bin:/sbin:/bin`;

@@ -9,6 +9,7 @@ import {
 } from './bwrap-profile';
 import type { SandboxLimits } from './limits';
 import { runnerFiles } from './runner-files';
+import { keyringJoinPrefix } from './session-keyring';
 import type { RunnerPaths } from './runner';
 import { isRoot } from './tools';
 
@@ -19,7 +20,13 @@ export interface BwrapTools {
   unshare?: string;
   mount?: string;
   setpriv?: string;
+  /** Launcher for the fresh session keyring (session-keyring.ts); python is the fallback. */
+  perl?: string;
+  python?: string;
 }
+
+/** The fd on which bwrap reads the seccomp filter; 3 is the results channel. */
+const SECCOMP_FD = 9;
 
 export const SANDBOX_PATHS: RunnerPaths = {
   workspace: SANDBOX_WORKSPACE,
@@ -109,16 +116,38 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     env: input.env,
     argv: input.argv,
   });
-  if (input.uid === undefined) return { command: input.tools.bwrap, args };
+  // bwrap installs the filter right before it execs the test command; the launcher in front of it
+  // gives the sandbox an empty session keyring of its own first.
+  const filter = files.seccompFilter;
+  const sandbox = [
+    ...keyringJoinPrefix(input.tools),
+    input.tools.bwrap,
+    ...(filter ? ['--seccomp', String(SECCOMP_FD)] : []),
+    ...args,
+  ];
+  const openFilter = filter ? `exec ${SECCOMP_FD}<"$filter"` : ':';
+  if (input.uid === undefined) {
+    return {
+      command: '/bin/sh',
+      args: [
+        '-c',
+        `set -e; filter=$1; shift; ${openFilter}; exec "$@"`,
+        'aca-sandbox',
+        filter ?? '',
+        ...sandbox,
+      ],
+    };
+  }
 
   const { unshare, mount, setpriv } = input.tools;
   if (!unshare || !mount || !setpriv)
     throw new Error('unshare, mount and setpriv (util-linux) are needed to sandbox as root');
   const script = [
     'set -e',
-    'mount_bin=$1; setpriv_bin=$2; uid=$3; shift 3',
+    'mount_bin=$1; setpriv_bin=$2; uid=$3; filter=$4; shift 4',
     'while [ "$1" != "--" ]; do "$mount_bin" --bind -- "$1" "$2"; shift 2; done',
     'shift',
+    openFilter,
     'exec "$setpriv_bin" --reuid="$uid" --regid="$uid" --clear-groups -- "$@"',
   ].join('\n');
   return {
@@ -135,10 +164,10 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
       mount,
       setpriv,
       String(input.uid),
+      filter ?? '',
       ...staged.flatMap(({ src, via }) => [src, via]),
       '--',
-      input.tools.bwrap,
-      ...args,
+      ...sandbox,
     ],
   };
 }

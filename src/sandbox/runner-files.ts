@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
 import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
 import { projectRoot } from './project-root';
+import { compileDenyFilter, seccompArchOf } from './seccomp-filter';
 
 /** Where things live on the host; created once per worker process and removed when it exits. */
 export interface RunnerFiles {
@@ -19,6 +20,8 @@ export interface RunnerFiles {
    * setup.cfg in the workspace can add options such as `-k` or `--deselect` to the run.
    */
   pytestIni: string;
+  /** The seccomp filter bwrap installs (seccomp-filter.ts), or null on an architecture it has no numbers for. */
+  seccompFilter: string | null;
   /** Minimal /etc for the sandbox: a user without a home, files-only name lookups, localhost. */
   etc: { passwd: string; group: string; hosts: string; nsswitch: string };
   /** Empty mount points used when root stages host paths for the unprivileged sandbox user. */
@@ -43,7 +46,14 @@ export function runnerFiles(): RunnerFiles {
   const nodeModules = path.join(projectRoot(), 'node_modules');
   fs.symlinkSync(nodeModules, path.join(dir, 'node_modules'));
   const u = SANDBOX_INNER_UID;
+  const arch = seccompArchOf();
+  let seccompFilter: string | null = null;
+  if (arch) {
+    seccompFilter = path.join(dir, 'seccomp.bpf');
+    fs.writeFileSync(seccompFilter, compileDenyFilter(arch), { mode: 0o644 });
+  }
   const files: RunnerFiles = {
+    seccompFilter,
     dir,
     transform: write('transform.js', JEST_TRANSFORMER_SOURCE),
     nodeModules,

@@ -18,6 +18,7 @@ import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
 import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/limits';
 import { projectRoot } from '../../src/sandbox/project-root';
+import { DENIED_SYSCALLS, seccompArchOf } from '../../src/sandbox/seccomp-filter';
 import { pickSandboxUid } from '../../src/sandbox/sandbox-user';
 import { isRoot } from '../../src/sandbox/tools';
 import type { TestRunReport } from '../../src/shared/types';
@@ -757,5 +758,138 @@ describe('host-side file tools', () => {
     const deleted = await executeFileTool(ctx(ws), 'delete_file', JSON.stringify({ path: 'keys' }));
     expect(deleted).toMatchObject({ ok: false });
     expect(fs.readFileSync(hostFile, 'utf8')).toBe(ORIGINAL);
+  });
+});
+
+describe('kernel interfaces', () => {
+  const nr = (name: string) => DENIED_SYSCALLS[name][seccompArchOf()!];
+
+  /**
+   * Runs one sandboxed suite from a stand-in worker that has a session keyring of its own, as a
+   * worker under systemd or in a container does, holding one key. Says afterwards, from that
+   * worker's side, whether its key is still there and whether a key was planted beside it.
+   */
+  async function runFromWorkerWithKeyring(
+    ws: string,
+  ): Promise<{ report: TestRunReport; keyKept: boolean; planted: boolean }> {
+    const keyctl = nr('keyctl');
+    const pyKeys = [
+      'import ctypes, sys',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'def search(name): return libc.syscall(' + keyctl + ', 10, -3, b"user", name.encode(), 0)',
+      'if sys.argv[1] == "add":',
+      `    print(libc.syscall(${nr('add_key')}, b"user", b"${MARK}-worker-key", b"worker-secret", 13, -3))`,
+      'else:',
+      `    print(int(search("${MARK}-worker-key") > 0), int(search("${MARK}-planted") > 0))`,
+    ].join('\n');
+    const sandboxIndex = path.join(projectRoot(), 'dist', 'sandbox', 'index.js');
+    const worker = `
+      const { execFileSync } = require('node:child_process');
+      const keys = (op) => execFileSync('/usr/bin/python3', ['-c', ${JSON.stringify(pyKeys)}, op]).toString().trim();
+      if (!(Number(keys('add')) > 0)) throw new Error('could not add the worker key');
+      require(${JSON.stringify(sandboxIndex)})
+        .runTestSuite({ workspace: ${JSON.stringify(ws)}, language: 'python', mode: 'bwrap' })
+        .then((report) => { const [kept, planted] = keys('check').split(' '); console.log(JSON.stringify({ report, keyKept: kept === '1', planted: planted === '1' })); });`;
+    // The stand-in worker joins a new session keyring of its own, then runs node.
+    const out = spawnSync(
+      'perl',
+      [
+        '-e',
+        `syscall(${keyctl}, 1, 0) >= 0 or die "join: $!"; exec { $ARGV[0] } @ARGV`,
+        process.execPath,
+        '-e',
+        worker,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    if (out.status !== 0) throw new Error(`stand-in worker failed: ${out.stderr}`);
+    return JSON.parse(out.stdout.trim().split('\n').at(-1)!) as {
+      report: TestRunReport;
+      keyKept: boolean;
+      planted: boolean;
+    };
+  }
+
+  test("the worker's session keyring: its key cannot be read, a key cannot be planted, its key cannot be unlinked", async () => {
+    const keyctl = nr('keyctl');
+    const ws = makeWorkspace({
+      'test_keyring.py': `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+
+def search():
+    key = libc.syscall(${keyctl}, 10, -3, b"user", b"${MARK}-worker-key", 0)
+    assert key > 0, "search: " + os.strerror(ctypes.get_errno())
+    return key
+
+def test_read_worker_key():
+    buf = ctypes.create_string_buffer(64)
+    n = libc.syscall(${keyctl}, 11, search(), buf, 64)
+    assert buf.raw[:n] == b"worker-secret"
+
+def test_plant_key():
+    planted = libc.syscall(${nr('add_key')}, b"user", b"${MARK}-planted", b"x", 1, -3)
+    assert planted > 0, "add_key: " + os.strerror(ctypes.get_errno())
+
+def test_see_worker_key_in_proc_keys():
+    # /proc/keys lists the keys a process may view, with no syscall seccomp could stop.
+    assert "${MARK}-worker-key" in open("/proc/keys").read()
+
+def test_unlink_worker_key():
+    assert libc.syscall(${keyctl}, 9, search(), -3) == 0, "unlink: " + os.strerror(ctypes.get_errno())
+`,
+    });
+    const { report, keyKept, planted } = await runFromWorkerWithKeyring(ws);
+    const cases = byName(report);
+    expect(cases.test_read_worker_key.status).toBe('failed');
+    expect(cases.test_plant_key.status).toBe('failed');
+    expect(cases.test_unlink_worker_key.status).toBe('failed');
+    expect(cases.test_see_worker_key_in_proc_keys.status).toBe('failed');
+    expect(report.output).not.toContain('worker-secret');
+    expect({ keyKept, planted }).toEqual({ keyKept: true, planted: false });
+  });
+
+  test('io_uring_setup is denied', async () => {
+    const ws = makeWorkspace({
+      'test_uring.py': `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+
+def test_io_uring_setup():
+    params = ctypes.create_string_buffer(120)
+    fd = libc.syscall(${nr('io_uring_setup')}, 8, params)
+    assert fd >= 0, "io_uring_setup: " + os.strerror(ctypes.get_errno())
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(byName(report).test_io_uring_setup.status).toBe('failed');
+    expect(byName(report).test_io_uring_setup.message).toMatch(/io_uring_setup: Operation not permitted/);
+  });
+
+  test('every denied call fails with EPERM, under a seccomp filter the process cannot drop', async () => {
+    const calls = Object.keys(DENIED_SYSCALLS).map((name) => [name, nr(name)] as const);
+    const ws = makeWorkspace({
+      'test_denied.py': `
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+CALLS = ${JSON.stringify(calls)}
+
+def test_filter_installed():
+    status = open("/proc/self/status").read()
+    assert "Seccomp:\\t2" in status, status
+
+def test_denied_calls():
+    wrong = {}
+    for name, number in CALLS:
+        ctypes.set_errno(0)
+        result = libc.syscall(number, 0, 0, 0, 0, 0, 0)
+        if result != -1 or ctypes.get_errno() != errno.EPERM:
+            wrong[name] = (result, errno.errorcode.get(ctypes.get_errno()))
+    assert wrong == {}
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(byName(report).test_filter_installed.status).toBe('passed');
+    expect(byName(report).test_denied_calls).toMatchObject({ status: 'passed' });
   });
 });
