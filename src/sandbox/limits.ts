@@ -16,6 +16,10 @@ export interface SandboxLimits {
   maxFileBytes: number;
   /** How much of the combined stdout/stderr tail is kept; the rest is counted in `cutBytes`. */
   outputBytes: number;
+  /** Files (inodes) a run may add to the workspace; more is a failed attempt. */
+  maxNewFiles: number;
+  /** Bytes a run may add to the workspace; more is a failed attempt. */
+  maxNewBytes: number;
 }
 
 const MiB = 1024 * 1024;
@@ -27,6 +31,8 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   maxProcesses: 256,
   maxFileBytes: 64 * MiB,
   outputBytes: 64 * 1024,
+  maxNewFiles: 20_000,
+  maxNewBytes: 1024 * MiB,
 });
 
 /** Fills in defaults and rejects values that would silently disable a limit. */

@@ -82,7 +82,7 @@ export function reportFromParsed(parsed: ParsedReport, common: Common): TestRunR
 }
 
 export function failureReport(
-  outcome: 'timeout' | 'collection_error' | 'sandbox_error',
+  outcome: 'timeout' | 'collection_error' | 'sandbox_error' | 'limit_exceeded',
   message: string,
   common: Common,
 ): TestRunReport {
@@ -90,7 +90,7 @@ export function failureReport(
     outcome,
     passed: 0,
     failed: 0,
-    errors: outcome === 'collection_error' ? 1 : 0,
+    errors: outcome === 'collection_error' || outcome === 'limit_exceeded' ? 1 : 0,
     skipped: 0,
     passRate: 0,
     cases: [],

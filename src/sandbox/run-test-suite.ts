@@ -17,11 +17,13 @@ import { jestRunner } from './jest-runner';
 import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
+import { readBoundedReport } from './report-file';
 import { clipTail, failureReport, reportFromParsed, tamperedReport } from './report';
 import { crossCheck } from './result-check';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
-import { killUidProcesses, lendWorkspace, pickSandboxUid } from './sandbox-user';
+import { killUidProcesses, pickSandboxUid } from './sandbox-user';
+import { lendWorkspaceTo, takeWorkspaceBack, workspaceOwner, workspaceUsage } from './workspace-ownership';
 import { isRoot } from './tools';
 
 export interface RunTestsOptions {
@@ -72,9 +74,12 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   fs.chmodSync(runDir, 0o755);
   const outputDir = path.join(runDir, 'output');
   fs.mkdirSync(outputDir, { mode: 0o755 });
-  const judge = (result: ProcessRunResult, seenWorkspace: string): TestRunReport => {
+  const usageBefore = await workspaceUsage(workspace);
+  const judge = async (result: ProcessRunResult, seenWorkspace: string): Promise<TestRunReport> => {
     const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
+    const usageAfter = await workspaceUsage(workspace);
     return finish({
+      growth: { files: usageAfter.files - usageBefore.files, bytes: usageAfter.bytes - usageBefore.bytes },
       runner,
       workspaceSeenByRunner: seenWorkspace,
       reportPath: path.join(outputDir, reportName),
@@ -98,7 +103,8 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
       const uid = isRoot() ? pickSandboxUid() : undefined;
       if (uid !== undefined) fs.chownSync(outputDir, uid, uid);
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      const release = uid === undefined ? undefined : lendWorkspace(workspace, uid);
+      const owner = uid === undefined ? undefined : workspaceOwner(workspace);
+      if (uid !== undefined) await lendWorkspaceTo(workspace, uid);
       let result: ProcessRunResult;
       try {
         const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
@@ -127,10 +133,12 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         });
       } finally {
         // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
-        if (uid !== undefined) await killUidProcesses(uid);
-        release?.();
+        if (uid !== undefined && owner) {
+          await killUidProcesses(uid);
+          await takeWorkspaceBack(workspace, owner);
+        }
       }
-      return judge(result, SANDBOX_PATHS.workspace);
+      return await judge(result, SANDBOX_PATHS.workspace);
     }
 
     const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
@@ -152,7 +160,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         sweepTag,
         ...pick(opts, 'heartbeat', 'signal'),
       });
-      return judge(result, workspace);
+      return await judge(result, workspace);
     } finally {
       cleanup();
     }
@@ -197,11 +205,13 @@ interface FinishInput {
   expected: Expectations | undefined;
   /** Acceptance copies found changed in the workspace (and restored). */
   damaged: string[];
+  /** What the run added to the workspace. */
+  growth: { files: number; bytes: number };
 }
 
 function finish(input: FinishInput): TestRunReport {
   const { runner, result, limits } = input;
-  const reportText = readReport(input.reportPath, limits.maxFileBytes);
+  const report = readBoundedReport(input.reportPath, runner.reportExtension === 'xml' ? 'xml' : 'json');
   throwIfAborted(input.signal);
 
   const common = {
@@ -217,6 +227,8 @@ function finish(input: FinishInput): TestRunReport {
       common,
     );
   }
+  const grown = overGrowth(input.growth, limits);
+  if (grown) return failureReport('limit_exceeded', `${grown}. Last output:\n${tail}`, common);
   if (result.timedOut) {
     return failureReport(
       'timeout',
@@ -227,11 +239,14 @@ function finish(input: FinishInput): TestRunReport {
   if (result.results.overflowed) {
     return tamperedReport(['the results channel was flooded beyond its limit'], common);
   }
+  if (report.kind === 'refused') {
+    return failureReport('limit_exceeded', `the test report was refused: ${report.reason}`, common);
+  }
   const stream = runner.readStream(result.results.text(), input.workspaceSeenByRunner);
   let parsedReport;
-  if (reportText !== undefined) {
+  if (report.kind === 'read') {
     try {
-      parsedReport = runner.parse(reportText, {
+      parsedReport = runner.parse(report.text, {
         exitCode: result.exitCode,
         workspace: input.workspaceSeenByRunner,
       });
@@ -280,25 +295,14 @@ function finish(input: FinishInput): TestRunReport {
   return reportFromParsed(parsed, common);
 }
 
-/**
- * Reads the runner's report without trusting the workspace: the tests could
- * have replaced it with a symlink to a host secret or a fifo, so it is opened
- * without following links and must be a plain, bounded file.
- */
-function readReport(file: string, maxBytes: number): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch {
-    return undefined;
+function overGrowth(growth: { files: number; bytes: number }, limits: SandboxLimits): string | null {
+  if (growth.files > limits.maxNewFiles) {
+    return `the tests left ${growth.files} more files in the workspace than it held before, over the limit of ${limits.maxNewFiles}`;
   }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > maxBytes) return undefined;
-    return fs.readFileSync(fd, 'utf8');
-  } finally {
-    fs.closeSync(fd);
+  if (growth.bytes > limits.maxNewBytes) {
+    return `the tests left ${growth.bytes} more bytes in the workspace than it held before, over the limit of ${limits.maxNewBytes}`;
   }
+  return null;
 }
 
 function realWorkspace(workspace: string): string {

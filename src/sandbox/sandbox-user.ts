@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 
 /**
  * When the worker runs as root, the sandbox runs as a dedicated, otherwise
@@ -30,56 +29,6 @@ export function pickSandboxUid(): number {
   for (;;) {
     const uid = SANDBOX_UID_MIN + Math.floor(Math.random() * SANDBOX_UID_SPAN);
     if (!inUse.has(uid)) return uid;
-  }
-}
-
-export type ReleaseWorkspace = () => void;
-
-/**
- * Hands the workspace to `uid` for the run and returns a function that gives
- * everything back to its previous owner (new files go to the workspace's owner),
- * so the host is left as it was. Never follows symlinks: the tree is walked with
- * lstat and changed with lchown, so a link planted by a test cannot redirect us.
- */
-export function lendWorkspace(workspace: string, uid: number): ReleaseWorkspace {
-  const owners = new Map<string, { uid: number; gid: number }>();
-  walk(workspace, (file, st) => {
-    owners.set(file, { uid: st.uid, gid: st.gid });
-    fs.lchownSync(file, uid, uid);
-  });
-  const rootOwner = owners.get(workspace)!;
-  return () => {
-    walk(workspace, (file) => {
-      const owner = owners.get(file) ?? rootOwner;
-      try {
-        fs.lchownSync(file, owner.uid, owner.gid);
-      } catch {
-        // Removed while walking; nothing to restore.
-      }
-    });
-  };
-}
-
-function walk(root: string, visit: (file: string, st: fs.Stats) => void): void {
-  const stack = [root];
-  while (stack.length > 0) {
-    const file = stack.pop()!;
-    let st: fs.Stats;
-    try {
-      st = fs.lstatSync(file);
-    } catch {
-      continue;
-    }
-    visit(file, st);
-    if (st.isDirectory()) {
-      let names: string[];
-      try {
-        names = fs.readdirSync(file);
-      } catch {
-        continue;
-      }
-      for (const name of names) stack.push(path.join(file, name));
-    }
   }
 }
 

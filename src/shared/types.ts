@@ -44,8 +44,18 @@ export interface TestCaseResult {
 
 /** What one sandboxed test run produced. `passRate` is passed / (passed + failed + errors). */
 export interface TestRunReport {
-  /** `tampered`: the outcomes streamed during the run, the report and the exit status disagree. */
-  outcome: 'completed' | 'timeout' | 'collection_error' | 'no_tests' | 'sandbox_error' | 'tampered';
+  /**
+   * `tampered`: the outcomes streamed during the run, the report and the exit status disagree.
+   * `limit_exceeded`: the run went over a limit on its report or on what it left in the workspace.
+   */
+  outcome:
+    | 'completed'
+    | 'timeout'
+    | 'collection_error'
+    | 'no_tests'
+    | 'sandbox_error'
+    | 'tampered'
+    | 'limit_exceeded';
   passed: number;
   failed: number;
   errors: number;

@@ -893,3 +893,100 @@ def test_denied_calls():
     expect(byName(report).test_denied_calls).toMatchObject({ status: 'passed' });
   });
 });
+
+describe('floods and bombs', () => {
+  const rootOnly = isRoot() ? test : test.skip; // ownership is lent to another uid only when the worker is root
+
+  test('a 64 MiB report of millions of elements is refused before it is parsed', async () => {
+    const ws = makeWorkspace({
+      'conftest.py': `
+def pytest_unconfigure(config):
+    path = config.option.xmlpath
+    with open(path, "w") as f:
+        f.write('<testsuites><testsuite name="s" tests="1">')
+        f.write('<testcase classname="a" name="b"/>' * 1_900_000)
+        f.write('</testsuite></testsuites>')
+`,
+      'test_ok.py': 'def test_ok():\n    assert True\n',
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('limit_exceeded');
+    expect(report.message).toMatch(/the report is \d+ bytes, over the limit/);
+    expect(report.passRate).toBe(0);
+  });
+
+  test('a small report of too many elements is refused too', async () => {
+    const ws = makeWorkspace({
+      'conftest.py': `
+def pytest_unconfigure(config):
+    with open(config.option.xmlpath, "w") as f:
+        f.write("<testsuites>" + "<a/>" * 60_000 + "</testsuites>")
+`,
+      'test_ok.py': 'def test_ok():\n    assert True\n',
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('limit_exceeded');
+    expect(report.message).toMatch(/holds \d+ elements, over the limit of 50000/);
+  });
+
+  test('a report path replaced by a folder is a failed attempt, not an error of the worker', async () => {
+    const ws = makeWorkspace({
+      'conftest.py': `
+import os
+
+def pytest_unconfigure(config):
+    os.remove(config.option.xmlpath)
+    os.mkdir(config.option.xmlpath)
+`,
+      'test_ok.py': 'def test_ok():\n    assert True\n',
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('limit_exceeded');
+    expect(report.message).toMatch(/not a regular file/);
+  });
+
+  test('a flood of files in the workspace is a failed attempt that names the limit', async () => {
+    const ws = makeWorkspace({
+      'test_flood.py': `
+import os
+
+def test_flood():
+    os.makedirs("flood", exist_ok=True)
+    for i in range(25_000):
+        open(f"flood/{i}", "w").close()
+`,
+    });
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.outcome).toBe('limit_exceeded');
+    expect(report.message).toMatch(/left 2\d{4} more files in the workspace .* over the limit of 20000/);
+    expect(report.passRate).toBe(0);
+  });
+
+  rootOnly('modes a test set (0777, setuid, setgid, sticky) do not outlive the run', async () => {
+    const ws = makeWorkspace({
+      'tool.sh': '#!/bin/sh\n',
+      'test_modes.py': `
+import os
+
+def test_modes():
+    os.chmod("tool.sh", 0o6777)
+    os.mkdir("shared")
+    os.chmod("shared", 0o1777)
+`,
+    });
+    await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(fs.statSync(path.join(ws, 'tool.sh')).mode & 0o7022).toBe(0);
+    expect(fs.statSync(path.join(ws, 'shared')).mode & 0o7022).toBe(0);
+    expect(fs.statSync(path.join(ws, 'tool.sh')).uid).toBe(process.getuid!());
+  });
+
+  rootOnly("a workspace a crashed worker left to a dead run's uid comes back to the worker", async () => {
+    const ws = makeWorkspace({ 'test_ok.py': 'def test_ok():\n    assert True\n' });
+    const deadRunUid = pickSandboxUid();
+    spawnSync('chown', ['-R', `${deadRunUid}:${deadRunUid}`, ws]);
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    expect(report.passRate).toBe(1);
+    for (const entry of [ws, path.join(ws, 'test_ok.py')])
+      expect(fs.lstatSync(entry).uid).toBe(process.getuid!());
+  });
+});

@@ -272,6 +272,8 @@ describe('availability and bad input', () => {
       maxProcesses: 256,
       maxFileBytes: 64 * 1024 ** 2,
       outputBytes: 64 * 1024,
+      maxNewFiles: 20_000,
+      maxNewBytes: 1024 ** 3,
     });
   });
 });
