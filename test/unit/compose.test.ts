@@ -19,6 +19,7 @@ type Service = {
   volumes?: string[];
   healthcheck?: { test?: string[] | string };
   command?: string | string[];
+  entrypoint?: string | string[];
 };
 
 const compose = parseYaml(read('docker-compose.yml')) as {
@@ -118,6 +119,10 @@ describe('docker-compose.yml', () => {
     expect(docker).toMatch(/^FROM node:20[\w.-]*$/m);
     expect(docker).toMatch(/^CMD \["node", "bin\/aca\.js", "worker"\]$/m);
     expect(docker).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\bpython3-pytest\b/);
+    // An init as PID 1 reaps what sandboxes leave behind; the worker itself is not PID 1.
+    expect(docker).toMatch(/apt-get install[^\n]*\btini\b/);
+    expect(docker).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    expect(services['aca-worker'].entrypoint).toBeUndefined();
     expect(services['aca-worker'].command).toBeUndefined();
     expect(dependsOn('aca-worker').sort()).toEqual(['postgres', 'temporal']);
   });
