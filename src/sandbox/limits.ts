@@ -10,6 +10,8 @@ export interface SandboxLimits {
   cpuSeconds: number;
   /** Address space per process (RLIMIT_AS); also the size cap of the sandbox's private /tmp. */
   memoryBytes: number;
+  /** Memory of all of a run's processes together (a cgroup per run, where one can be made). */
+  runMemoryBytes: number;
   /** Processes the run may have at once (RLIMIT_NPROC inside the sandbox's own user namespace). */
   maxProcesses: number;
   /** Largest file a test may write (RLIMIT_FSIZE). */
@@ -28,6 +30,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   wallTimeoutMs: 120_000,
   cpuSeconds: 60,
   memoryBytes: 1024 * MiB,
+  runMemoryBytes: 2048 * MiB,
   maxProcesses: 256,
   maxFileBytes: 64 * MiB,
   outputBytes: 64 * 1024,

@@ -17,6 +17,7 @@ import { jestRunner } from './jest-runner';
 import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
+import { createRunCgroup } from './run-cgroup';
 import { readBoundedReport } from './report-file';
 import { clipTail, failureReport, reportFromParsed, tamperedReport } from './report';
 import { crossCheck } from './result-check';
@@ -103,6 +104,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
       const uid = isRoot() ? pickSandboxUid() : undefined;
       if (uid !== undefined) fs.chownSync(outputDir, uid, uid);
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
+      const cgroup = uid === undefined ? null : createRunCgroup(limits.runMemoryBytes, limits.maxProcesses);
       const owner = uid === undefined ? undefined : workspaceOwner(workspace);
       if (uid !== undefined) await lendWorkspaceTo(workspace, uid);
       let result: ProcessRunResult;
@@ -121,6 +123,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
             addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
           }),
           ...(uid === undefined ? {} : { uid }),
+          ...(cgroup ? { cgroupProcs: cgroup.procsFiles } : {}),
         });
         result = await runProcessTree({
           command,
@@ -135,6 +138,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
         if (uid !== undefined && owner) {
           await killUidProcesses(uid);
+          cgroup?.remove();
           await takeWorkspaceBack(workspace, owner);
         }
       }

@@ -962,6 +962,39 @@ def test_flood():
     expect(report.passRate).toBe(0);
   });
 
+  rootOnly("memory is limited for all of a run's processes together, not only per process", async () => {
+    const ws = makeWorkspace({
+      'test_memory.py': `
+import os, time
+
+def test_four_children_of_700_mib():
+    children = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:
+            block = bytearray(700 * 1024 * 1024)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            time.sleep(3)
+            os._exit(0)
+        children.append(pid)
+    statuses = [os.waitpid(pid, 0)[1] for pid in children]
+    assert statuses == [0, 0, 0, 0], statuses
+`,
+    });
+    const ownMemoryGroup = /^\d+:memory:(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
+    const groupsLeft = () =>
+      ownMemoryGroup === undefined
+        ? []
+        : fs
+            .readdirSync(path.join('/sys/fs/cgroup/memory', ownMemoryGroup))
+            .filter((n) => n.startsWith('aca-run-'));
+    const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+    // 2.8 GiB held at once, each child under the 1 GiB per-process limit: the run's 2 GiB stops it.
+    expect(byName(report).test_four_children_of_700_mib.status).toBe('failed');
+    expect(groupsLeft()).toEqual([]);
+  });
+
   rootOnly('modes a test set (0777, setuid, setgid, sticky) do not outlive the run', async () => {
     const ws = makeWorkspace({
       'tool.sh': '#!/bin/sh\n',

@@ -269,6 +269,7 @@ describe('availability and bad input', () => {
       wallTimeoutMs: 120_000,
       cpuSeconds: 60,
       memoryBytes: 1024 ** 3,
+      runMemoryBytes: 2 * 1024 ** 3,
       maxProcesses: 256,
       maxFileBytes: 64 * 1024 ** 2,
       outputBytes: 64 * 1024,
