@@ -50,8 +50,6 @@ export interface BwrapLaunchInput {
   argv: string[];
   /** Host uid the sandbox runs as when the worker is root. */
   uid?: number;
-  /** `cgroup.procs` files of the run's cgroups (run-cgroup.ts), joined before anything starts. */
-  cgroupProcs?: string[];
 }
 
 /**
@@ -128,18 +126,15 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     ...args,
   ];
   const openFilter = filter ? `exec ${SECCOMP_FD}<"$filter"` : ':';
-  // The shell puts itself into the run's cgroups; everything it execs and forks stays inside.
-  const cgroups = (input.cgroupProcs ?? []).join(':');
-  const joinCgroups = 'IFS=:; for f in $cgroups; do echo $$ > "$f"; done; unset IFS';
+
   if (input.uid === undefined) {
     return {
       command: '/bin/sh',
       args: [
         '-c',
-        `set -e; filter=$1; cgroups=$2; shift 2; ${joinCgroups}; ${openFilter}; exec "$@"`,
+        `set -e; filter=$1; shift; ${openFilter}; exec "$@"`,
         'aca-sandbox',
         filter ?? '',
-        cgroups,
         ...sandbox,
       ],
     };
@@ -150,8 +145,7 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     throw new Error('unshare, mount and setpriv (util-linux) are needed to sandbox as root');
   const script = [
     'set -e',
-    'mount_bin=$1; setpriv_bin=$2; uid=$3; filter=$4; cgroups=$5; shift 5',
-    joinCgroups,
+    'mount_bin=$1; setpriv_bin=$2; uid=$3; filter=$4; shift 4',
     'while [ "$1" != "--" ]; do "$mount_bin" --bind -- "$1" "$2"; shift 2; done',
     'shift',
     openFilter,
@@ -172,7 +166,6 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
       setpriv,
       String(input.uid),
       filter ?? '',
-      cgroups,
       ...staged.flatMap(({ src, via }) => [src, via]),
       '--',
       ...sandbox,

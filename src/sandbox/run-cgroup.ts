@@ -1,8 +1,8 @@
 /**
  * A cgroup per sandboxed run, so that memory and processes are limited for all of a run's
  * processes together: RLIMIT_AS is per process, and a test that forks four children of 1 GiB
- * each held 4 GiB under it. The run's first process writes itself into the group before it execs
- * anything (bwrap-launch.ts), so every process of the run is inside from the start.
+ * each held 4 GiB under it. Groups are made once and reused, one run at a time each
+ * (cgroup-launchers.ts starts a run's processes inside one).
  *
  * cgroup v2 is used when the worker's own group can hold a child with the memory controller;
  * otherwise the v1 memory and pids hierarchies. Creating groups needs root (or a delegated
@@ -16,11 +16,11 @@ import * as path from 'node:path';
 const ROOT = '/sys/fs/cgroup';
 
 export interface RunCgroup {
-  /** The `cgroup.procs` files the run's first process writes its pid to. */
-  procsFiles: string[];
+  /** Moves a process (and so everything it starts later) into the group. */
+  adopt(pid: number): void;
+  setLimits(memoryBytes: number, maxProcesses: number): void;
   /** Processes the memory limit killed, when the kernel counts them. */
   oomKills(): number;
-  remove(): void;
 }
 
 /** The worker's own group in a hierarchy, from /proc/self/cgroup (`id:controllers:/path`). */
@@ -66,10 +66,39 @@ function countOomKills(eventsFile: string): number {
   }
 }
 
+/** Removes empty groups that workers no longer running left behind in `parent`. */
+function sweepStale(parent: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^aca-runs-(\d+)-/.exec(name)?.[1];
+    if (!pid || isAlive(Number(pid))) continue;
+    try {
+      fs.rmdirSync(path.join(parent, name));
+    } catch {
+      // Still holds a process, or already gone.
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function v2Group(name: string, memoryBytes: number, maxProcesses: number): RunCgroup | null {
   const own = ownGroup('');
   const controllers = path.join(ROOT, 'cgroup.controllers');
   if (own === null || !fs.existsSync(controllers)) return null;
+  sweepStale(path.join(ROOT, own));
   const dir = path.join(ROOT, own, name);
   if (!tryMkdir(dir)) return null;
   if (!write(path.join(dir, 'memory.max'), String(memoryBytes))) {
@@ -79,21 +108,19 @@ function v2Group(name: string, memoryBytes: number, maxProcesses: number): RunCg
   write(path.join(dir, 'memory.swap.max'), '0');
   write(path.join(dir, 'pids.max'), String(maxProcesses));
   return {
-    procsFiles: [path.join(dir, 'cgroup.procs')],
-    oomKills: () => countOomKills(path.join(dir, 'memory.events')),
-    remove: () => {
-      try {
-        fs.rmdirSync(dir);
-      } catch {
-        // A process of the run is still leaving; the kernel frees the group when it is empty.
-      }
+    adopt: (pid) => fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid)),
+    setLimits: (memory, processes) => {
+      write(path.join(dir, 'memory.max'), String(memory));
+      write(path.join(dir, 'pids.max'), String(processes));
     },
+    oomKills: () => countOomKills(path.join(dir, 'memory.events')),
   };
 }
 
 function v1Group(name: string, memoryBytes: number, maxProcesses: number): RunCgroup | null {
   const memoryOwn = ownGroup('memory');
   if (memoryOwn === null) return null;
+  sweepStale(path.join(ROOT, 'memory', memoryOwn));
   const memoryDir = path.join(ROOT, 'memory', memoryOwn, name);
   if (!tryMkdir(memoryDir)) return null;
   if (!write(path.join(memoryDir, 'memory.limit_in_bytes'), String(memoryBytes))) {
@@ -105,6 +132,7 @@ function v1Group(name: string, memoryBytes: number, maxProcesses: number): RunCg
   const dirs = [memoryDir];
   const pidsOwn = ownGroup('pids');
   if (pidsOwn !== null) {
+    sweepStale(path.join(ROOT, 'pids', pidsOwn));
     const pidsDir = path.join(ROOT, 'pids', pidsOwn, name);
     if (tryMkdir(pidsDir)) {
       if (write(path.join(pidsDir, 'pids.max'), String(maxProcesses))) dirs.push(pidsDir);
@@ -112,25 +140,27 @@ function v1Group(name: string, memoryBytes: number, maxProcesses: number): RunCg
     }
   }
   return {
-    procsFiles: dirs.map((dir) => path.join(dir, 'cgroup.procs')),
-    oomKills: () => countOomKills(path.join(memoryDir, 'memory.oom_control')),
-    remove: () => {
-      for (const dir of dirs) {
-        try {
-          fs.rmdirSync(dir);
-        } catch {
-          // A process of the run is still leaving; the group goes with the next clean-up.
-        }
-      }
+    adopt: (pid) => {
+      for (const dir of dirs) fs.writeFileSync(path.join(dir, 'cgroup.procs'), String(pid));
     },
+    setLimits: (memory, processes) => {
+      // memsw may never be below the memory limit: written before and after, one of the two
+      // writes succeeds whichever way the limit moves. Lowering below what the group holds fails
+      // with EBUSY, and the old limit then stays.
+      write(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), String(memory));
+      write(path.join(memoryDir, 'memory.limit_in_bytes'), String(memory));
+      write(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), String(memory));
+      if (dirs[1]) write(path.join(dirs[1], 'pids.max'), String(processes));
+    },
+    oomKills: () => countOomKills(path.join(memoryDir, 'memory.oom_control')),
   };
 }
 
 let warned = false;
 
-/** A group for one run, or null (with one warning per worker) where none can be made. */
+/** A new group, or null (with one warning per worker) where none can be made. */
 export function createRunCgroup(memoryBytes: number, maxProcesses: number): RunCgroup | null {
-  const name = `aca-run-${randomBytes(6).toString('hex')}`;
+  const name = `aca-runs-${process.pid}-${randomBytes(4).toString('hex')}`;
   const group = v2Group(name, memoryBytes, maxProcesses) ?? v1Group(name, memoryBytes, maxProcesses);
   if (!group && !warned) {
     warned = true;

@@ -17,14 +17,20 @@ import { jestRunner } from './jest-runner';
 import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
-import { createRunCgroup } from './run-cgroup';
+import { acquireCgroupLauncher } from './cgroup-launchers';
 import { readBoundedReport } from './report-file';
 import { clipTail, failureReport, reportFromParsed, tamperedReport } from './report';
 import { crossCheck } from './result-check';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
 import { killUidProcesses, pickSandboxUid } from './sandbox-user';
-import { lendWorkspaceTo, takeWorkspaceBack, workspaceOwner, workspaceUsage } from './workspace-ownership';
+import {
+  lendWorkspaceTo,
+  takeWorkspaceBack,
+  workspaceOwner,
+  workspaceUsage,
+  type Usage,
+} from './workspace-ownership';
 import { isRoot } from './tools';
 
 export interface RunTestsOptions {
@@ -76,9 +82,13 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   const outputDir = path.join(runDir, 'output');
   fs.mkdirSync(outputDir, { mode: 0o755 });
   const usageBefore = await workspaceUsage(workspace);
-  const judge = async (result: ProcessRunResult, seenWorkspace: string): Promise<TestRunReport> => {
+  const judge = async (
+    result: ProcessRunResult,
+    seenWorkspace: string,
+    handedBack?: Usage,
+  ): Promise<TestRunReport> => {
     const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-    const usageAfter = await workspaceUsage(workspace);
+    const usageAfter = handedBack ?? (await workspaceUsage(workspace));
     return finish({
       growth: { files: usageAfter.files - usageBefore.files, bytes: usageAfter.bytes - usageBefore.bytes },
       runner,
@@ -104,10 +114,12 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
       const uid = isRoot() ? pickSandboxUid() : undefined;
       if (uid !== undefined) fs.chownSync(outputDir, uid, uid);
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      const cgroup = uid === undefined ? null : createRunCgroup(limits.runMemoryBytes, limits.maxProcesses);
+      const launcher =
+        uid === undefined ? null : acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
       const owner = uid === undefined ? undefined : workspaceOwner(workspace);
       if (uid !== undefined) await lendWorkspaceTo(workspace, uid);
       let result: ProcessRunResult;
+      let handedBack: Usage | undefined;
       try {
         const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
         const { command, args } = bwrapCommand({
@@ -123,7 +135,6 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
             addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
           }),
           ...(uid === undefined ? {} : { uid }),
-          ...(cgroup ? { cgroupProcs: cgroup.procsFiles } : {}),
         });
         result = await runProcessTree({
           command,
@@ -133,16 +144,17 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
           wallTimeoutMs: limits.wallTimeoutMs,
           outputBytes: limits.outputBytes,
           ...pick(opts, 'heartbeat', 'signal'),
+          ...(launcher ? { spawn: launcher.spawn } : {}),
         });
       } finally {
         // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
         if (uid !== undefined && owner) {
           await killUidProcesses(uid);
-          cgroup?.remove();
-          await takeWorkspaceBack(workspace, owner);
+          launcher?.release();
+          handedBack = await takeWorkspaceBack(workspace, owner);
         }
       }
-      return await judge(result, SANDBOX_PATHS.workspace);
+      return await judge(result, SANDBOX_PATHS.workspace, handedBack);
     }
 
     const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);

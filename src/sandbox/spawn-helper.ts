@@ -146,10 +146,13 @@ function spawnError(message: string, code: string | undefined): Error {
 }
 
 /** One helper per worker process, started on first use (or early, with `startSpawnHelper`). */
-class SpawnHelper {
+export class SpawnHelper {
   private helper: ChildProcess | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+
+  /** `onStart` runs with the pid of each helper process started, before it is asked for anything. */
+  constructor(private readonly onStart?: (pid: number) => void) {}
 
   start(): ChildProcess {
     if (this.helper && this.helper.connected) return this.helper;
@@ -171,6 +174,7 @@ class SpawnHelper {
       }
     });
     helper.on('error', () => undefined);
+    if (helper.pid !== undefined) this.onStart?.(helper.pid);
     this.helper = helper;
     this.idle();
     return helper;
