@@ -8,9 +8,11 @@ import {
   type OpenTurnInput,
 } from '../agents/agent-turn';
 import type { ConversationStore, StepDecision } from '../agents/conversation-store';
+import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
 import type { RunFiles } from './run-files';
+export type { TurnContext } from '../agents/turn-context';
 
 export interface AgentActivityDeps {
   store: ConversationStore;
@@ -66,10 +68,6 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     recallLessons: deps.recallLessons,
   };
   return {
-    async openAgentTurn(input: OpenTurnInput): Promise<string> {
-      return openTurn(deps.store, input, sources);
-    },
-
     async agentStep(input: AgentStepInput): Promise<StepDecision> {
       const ctx = Context.current();
       const model: ChatModel = {
@@ -110,10 +108,11 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       return decision;
     },
 
-    // One activity per file tool, as the design asks, so each call is retried and shown on its own.
-    listFiles: runFileTool,
-    readFile: runFileTool,
-    createFile: runFileTool,
-    deleteFile: runFileTool,
+    // One activity per workspace tool, named after it, so each call is retried and shown on its own
+    // and the workflow finds a call's activity by the tool's name.
+    ...(Object.fromEntries(Object.keys(FILE_TOOLS).map((name) => [name, runFileTool])) as Record<
+      FileToolName,
+      typeof runFileTool
+    >),
   };
 }

@@ -174,11 +174,6 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
   };
 
   return {
-    /** Runs begun before the lookup moved into the Planner's first step still call this. */
-    async recallLessons(input: RecallInput): Promise<Lesson[]> {
-      return withMemory('recall lessons', [], (memory) => findLessons(memory, input));
-    },
-
     async rememberRun(input: RememberRunInput): Promise<void> {
       await withMemory('create task', undefined, (memory) => memory.createTask(input));
     },

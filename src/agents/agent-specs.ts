@@ -1,5 +1,5 @@
 import type { AgentRole } from '../shared/types';
-import type { ToolName } from '../tools/tool-schemas';
+import type { ToolName } from '../tools/registry';
 
 export interface AgentSpec {
   role: AgentRole;

@@ -1,25 +1,13 @@
 import type OpenAI from 'openai';
-import type { Analysis, Lesson, Plan, TestRunReport } from '../shared/types';
+import type { Lesson, TestRunReport } from '../shared/types';
 import type { ChatModel } from '../llm/chat-model';
-import { executeFileTool, type ToolResult } from '../tools/file-tools';
-import {
-  FILE_TOOL_NAMES,
-  isToolName,
-  parseToolArguments,
-  toolDefinition,
-  type FileToolName,
-} from '../tools/tool-schemas';
+import { executeFileTool, isFileToolName, type ToolResult } from '../tools/file-tools';
+import { isToolName, parseToolArguments, toolDefinition, TOOLS } from '../tools/registry';
+import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
 import type { Conversation, ConversationStore, StepDecision } from './conversation-store';
 import type { TurnContext } from './turn-context';
 import { buildUserMessage } from './user-message';
-
-const MAX_FIELD_CHARS = 4000;
-const MAX_LIST_ITEMS = 50;
-
-const clip = (text: string): string =>
-  text.length <= MAX_FIELD_CHARS ? text : `${text.slice(0, MAX_FIELD_CHARS)} […]`;
-const clipList = (items: string[]): string[] => items.slice(0, MAX_LIST_ITEMS).map(clip);
 
 export interface OpenTurnInput {
   ref: string;
@@ -101,32 +89,6 @@ export function toChatMessages(conversation: Conversation): OpenAI.Chat.ChatComp
   return messages;
 }
 
-function toFinishedResult(name: string, args: Record<string, unknown>): unknown {
-  if (name === 'submit_plan') {
-    const plan: Plan = {
-      summary: clip(String(args.summary)),
-      steps: clipList(args.steps as string[]),
-      files: clipList(args.files as string[]),
-    };
-    return plan;
-  }
-  if (name === 'submit_analysis') {
-    const analysis: Analysis = {
-      rootCause: clip(String(args.root_cause)),
-      fixHypothesis: clip(String(args.fix_hypothesis)),
-      filesToChange: clipList(args.files_to_change as string[]),
-      testsWrong: Boolean(args.tests_wrong),
-    };
-    return analysis;
-  }
-  return { summary: clip(String(args.summary)) };
-}
-
-function describeTarget(name: string, rawArguments: string): string {
-  const match = /"path"\s*:\s*"([^"]{0,120})/.exec(rawArguments);
-  return match ? match[1] : name === 'list_files' ? '.' : '';
-}
-
 /**
  * One model call of a turn. The answer is stored with the conversation before
  * the decision is returned, so a retry after a crash replays the stored
@@ -193,15 +155,12 @@ export async function runAgentStep(
       continue;
     }
     decision.progress = true;
-    if (call.name === spec.finishTool) {
-      decision.finished = toFinishedResult(call.name, parsed.args as Record<string, unknown>);
+    const tool = TOOLS[call.name] as Tool;
+    if (tool.kind === 'finishing') {
+      decision.finished = tool.finish(parsed.args);
       conversation.toolResults[call.id] = { ok: true };
-    } else {
-      decision.toolCalls.push({
-        id: call.id,
-        name: call.name,
-        target: describeTarget(call.name, call.arguments),
-      });
+    } else if (isFileToolName(call.name)) {
+      decision.toolCalls.push({ id: call.id, name: call.name, target: tool.target(parsed.args) });
     }
   }
 
@@ -230,12 +189,12 @@ export async function executeTurnToolCall(
     .flatMap((entry) => (entry.kind === 'assistant' ? entry.toolCalls : []))
     .find((c) => c.id === toolCallId);
   if (!call) throw new Error(`tool call ${toolCallId} is not part of ${ref}`);
-  if (!(FILE_TOOL_NAMES as readonly string[]).includes(call.name)) {
+  if (!isFileToolName(call.name)) {
     throw new Error(`tool call ${toolCallId} is ${call.name}, not a file tool`);
   }
   const result = await executeFileTool(
     { workspace: conversation.workspace, protectedPaths: conversation.protectedPaths },
-    call.name as FileToolName,
+    call.name,
     call.arguments,
   );
   conversation.toolResults[toolCallId] = result;

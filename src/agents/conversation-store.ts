@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import type { AgentRole, Language } from '../shared/types';
-import type { ToolResult } from '../tools/file-tools';
+import type { AgentRole, Language, TurnFinish } from '../shared/types';
+import type { FileToolName, ToolResult } from '../tools/file-tools';
 
 export interface ToolCallRecord {
   id: string;
@@ -17,8 +17,9 @@ export type ConversationEntry =
 
 /** What a step decided, kept so that a retried step never asks the model again. */
 export interface StepDecision {
-  toolCalls: Array<{ id: string; name: string; target: string }>;
-  finished: unknown | null;
+  /** The workspace tool calls to run, in order; each one is an activity named after its tool. */
+  toolCalls: Array<{ id: string; name: FileToolName; target: string }>;
+  finished: TurnFinish | null;
   progress: boolean;
   usage: { prompt: number; completion: number };
   note: string | null;

@@ -1,5 +1,6 @@
 import type { Language, TestRunReport } from '../shared/types';
 import { formatLessons } from '../memory/format-lessons';
+import { clipEnd } from '../shared/clip-text';
 import type { TurnContext } from './turn-context';
 
 const RUNNER_NOTES: Record<Language, string> = {
@@ -10,23 +11,20 @@ const RUNNER_NOTES: Record<Language, string> = {
 
 const MAX_REPORT_CHARS = 12_000;
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)} [… ${text.length - max} characters cut]`;
-}
 
 export function describeTestReport(report: TestRunReport): string {
   const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${(report.passRate * 100).toFixed(0)}%).`;
   const failing = report.cases
     .filter((c) => c.status === 'failed' || c.status === 'error')
-    .map((c) => `- ${c.name} (${c.status})${c.message ? `: ${clip(c.message, 1500)}` : ''}`);
+    .map((c) => `- ${c.name} (${c.status})${c.message ? `: ${clipEnd(c.message, 1500)}` : ''}`);
   const parts = [header];
-  if (report.message) parts.push(`Runner message: ${clip(report.message, 2000)}`);
+  if (report.message) parts.push(`Runner message: ${clipEnd(report.message, 2000)}`);
   if (failing.length) parts.push(`Failing tests:\n${failing.join('\n')}`);
   if (report.output)
     parts.push(
       `Output (tail${report.cutBytes ? `, ${report.cutBytes} bytes cut before it` : ''}):\n${report.output}`,
     );
-  return clip(parts.join('\n\n'), MAX_REPORT_CHARS);
+  return clipEnd(parts.join('\n\n'), MAX_REPORT_CHARS);
 }
 
 /**

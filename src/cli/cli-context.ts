@@ -1,6 +1,7 @@
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { AcaError, UserInputError } from '../shared/errors';
+import { RUN_WORKFLOW_TYPE, runHandle, type RunHandle } from './run-handle';
 
 export const EXIT = { success: 0, failed: 1, badInput: 2, unreachable: 3, cancelled: 4 } as const;
 
@@ -36,12 +37,12 @@ export async function connectClient(config: AcaConfig): Promise<Client> {
 export async function existingRun(
   client: Client,
   id: string,
-): Promise<{ handle: WorkflowHandle; status: string }> {
+): Promise<{ handle: RunHandle; status: string }> {
   if (!id) throw new UserInputError('a run id is needed');
-  const handle = client.workflow.getHandle(id);
+  const handle = runHandle(client, id);
   try {
     const description = await handle.describe();
-    if (description.type !== 'codingAgentWorkflow') throw new UserInputError(`${id} is not an aca run`);
+    if (description.type !== RUN_WORKFLOW_TYPE) throw new UserInputError(`${id} is not an aca run`);
     return { handle, status: description.status.name };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new UserInputError(`unknown run id "${id}"`);

@@ -1,6 +1,7 @@
-import type { WorkflowHandle } from '@temporalio/client';
-import type { RunResult, RunSnapshot } from '../shared/run-types';
+import type { RunHandle } from './run-handle';
+import type { RunResult } from '../shared/run-types';
 import type { CliIO } from './cli-context';
+import { stateQuery } from './run-handle';
 import { progressKey, progressLine } from './progress';
 
 const POLL_MS = 500;
@@ -13,7 +14,7 @@ export type FollowOutcome = { kind: 'ended'; result: RunResult } | { kind: 'inte
  * iteration or pass rate changes.
  */
 export async function followRun(
-  handle: WorkflowHandle,
+  handle: RunHandle,
   io: CliIO,
   /** startedAt: when the run started (epoch ms), so elapsed time is the run's, not the watcher's. */
   options: { quiet?: boolean; startedAt?: number } = {},
@@ -28,7 +29,7 @@ export async function followRun(
   process.on('SIGINT', onSigint);
   let ended: RunResult | null = null;
   let endError: unknown = null;
-  const resultPromise = (handle.result() as Promise<RunResult>).then(
+  const resultPromise = handle.result().then(
     (r) => {
       ended = r;
       wake?.();
@@ -44,7 +45,7 @@ export async function followRun(
     while (!ended && !endError && !interrupted) {
       if (!options.quiet) {
         try {
-          const snapshot = (await handle.query('state')) as RunSnapshot;
+          const snapshot = await handle.query(stateQuery);
           const line = progressLine(snapshot, Date.now() - startedAt);
           if (io.isTTY) {
             // Clip to the terminal width: a wrapped line could not be redrawn in place.

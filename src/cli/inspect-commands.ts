@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
-import type { RunResult, RunSnapshot } from '../shared/run-types';
+import type { RunSnapshot } from '../shared/run-types';
 import {
   AgentIterationKey,
   AgentLanguageKey,
@@ -13,6 +13,7 @@ import { parseArgs } from './args';
 import { EXIT, existingRun, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor, runLink } from './run-command';
+import { feedbackUpdate, pauseSignal, resumeSignal, RUN_WORKFLOW_TYPE, stateQuery } from './run-handle';
 
 const JSON_FLAG = { json: { type: 'boolean' } } as const;
 
@@ -24,9 +25,9 @@ function onlyId(positionals: string[], usage: string): string {
 /** The run's snapshot: from the live workflow when it runs, from its result when it has ended. */
 async function snapshotOf(client: Client, id: string): Promise<RunSnapshot> {
   const { handle, status } = await existingRun(client, id);
-  if (status === 'RUNNING') return (await handle.query('state')) as RunSnapshot;
+  if (status === 'RUNNING') return await handle.query(stateQuery);
   try {
-    const result = (await handle.result()) as RunResult;
+    const result = await handle.result();
     return { ...result, paused: false };
   } catch (err) {
     throw new UserInputError(`run ${id} ended without a result (${status}): ${(err as Error).message}`);
@@ -77,10 +78,10 @@ export async function pauseResumeCommand(
   const { handle, status } = await existingRun(client, id);
   if (status !== 'RUNNING')
     throw new UserInputError(`run ${id} has ended (${status}); it cannot be ${action}d`);
-  const snapshot = (await handle.query('state')) as RunSnapshot;
+  const snapshot = await handle.query(stateQuery);
   if (action === 'pause' && snapshot.paused) throw new UserInputError(`run ${id} is already paused`);
   if (action === 'resume' && !snapshot.paused) throw new UserInputError(`run ${id} is not paused`);
-  await handle.signal(action);
+  await handle.signal(action === 'pause' ? pauseSignal : resumeSignal);
   io.out(action === 'pause' ? `Paused ${id} (it was ${snapshot.state}).` : `Resumed ${id}.`);
   return EXIT.success;
 }
@@ -94,7 +95,7 @@ export async function feedbackCommand(client: Client, argv: string[], io: CliIO)
   const ended = () => new UserInputError(`run ${id} has ended; feedback goes only to a running run`);
   if (status !== 'RUNNING') throw ended();
   try {
-    const answer = (await handle.executeUpdate('feedback', { args: [text] })) as { pending: number };
+    const answer = await handle.executeUpdate(feedbackUpdate, { args: [text] });
     io.out(`Feedback delivered to ${id}; the next Coder turn receives it (${answer.pending} pending).`);
     return EXIT.success;
   } catch (err) {
@@ -129,7 +130,7 @@ export async function resultCommand(
   const id = onlyId(positionals, 'aca result <id> [--json] [--no-wait]');
   const { handle, status } = await existingRun(client, id);
   if (status === 'RUNNING' && flags['no-wait']) {
-    const snapshot = (await handle.query('state')) as RunSnapshot;
+    const snapshot = await handle.query(stateQuery);
     io.out(
       flags.json
         ? JSON.stringify(snapshot)
@@ -137,7 +138,7 @@ export async function resultCommand(
     );
     return EXIT.success;
   }
-  const result = (await handle.result()) as RunResult;
+  const result = await handle.result();
   if (flags.json) io.out(JSON.stringify(result));
   else for (const line of summaryLines(result, runLink(config, id))) io.out(line);
   return exitCodeFor(result);
@@ -146,7 +147,7 @@ export async function resultCommand(
 export async function listCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
   const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, state: { type: 'string' } });
   if (positionals.length) throw new UserInputError('usage: aca list [--state STATE] [--json]');
-  let query = `WorkflowType = 'codingAgentWorkflow'`;
+  let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
   if (flags.state !== undefined) {
     const state = String(flags.state).toUpperCase();
     if (!(AGENT_STATES as readonly string[]).includes(state)) {

@@ -17,6 +17,7 @@ import { parseArgs, positiveInteger, stringFlag } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
+import { codingAgentWorkflow, pauseSignal, runHandle } from './run-handle';
 
 export const RUN_FLAGS = {
   language: { type: 'string' },
@@ -116,7 +117,7 @@ export async function startRun(
   request: RunRequest,
   taskQueue = config.taskQueue,
 ) {
-  return client.workflow.start('codingAgentWorkflow', {
+  return client.workflow.start(codingAgentWorkflow, {
     workflowId: request.workflowId,
     taskQueue,
     args: [request.input],
@@ -148,7 +149,7 @@ export async function attachToRun(
   io: CliIO,
   options: { json: boolean; interruptPauses: boolean },
 ): Promise<number> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = runHandle(client, workflowId);
   const { startTime } = await handle.describe();
   const followed = await followRun(handle, io, { quiet: options.json, startedAt: startTime.getTime() });
   if (followed.kind === 'interrupted') {
@@ -156,11 +157,11 @@ export async function attachToRun(
     // only stops watching. Either way the exit code says "interrupted", never "succeeded".
     if (options.interruptPauses) {
       try {
-        await handle.signal('pause');
+        await handle.signal(pauseSignal);
       } catch (err) {
         // The run ended between the Ctrl-C and the signal: report how it ended instead.
         if ((await handle.describe()).status.name === 'RUNNING') throw err;
-        return report(await (handle.result() as Promise<RunResult>));
+        return report(await handle.result());
       }
       io.err(
         `\nPaused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`,

@@ -13,24 +13,4 @@ export const LIMITS = {
   filePath: 500,
 } as const;
 
-const ELLIPSIS = '…';
-
-/** Keeps the start of `text`, at most `max` characters including the ellipsis. */
-export function clipEnd(text: string, max: number): string {
-  if (max <= 0) return '';
-  if (text.length <= max) return text;
-  return text.slice(0, Math.max(0, max - ELLIPSIS.length)).trimEnd() + ELLIPSIS;
-}
-
-/** Keeps the end of `text` (the part of test output that names the failure), with a note. */
-export function clipStart(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const note = `[${text.length - max} chars cut]\n`;
-  if (max <= note.length) return text.slice(text.length - Math.max(0, max));
-  return note + text.slice(text.length - Math.max(0, max - note.length));
-}
-
-/** Collapses whitespace so one field fits on one line of a prompt or a table. */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
+export { clipEnd, clipStart, oneLine } from '../shared/clip-text';

@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { TestCaseResult } from '../shared/types';
-import { clipHead, stripAnsi, type ParsedReport } from './report';
+import { stripVTControlCharacters } from 'node:util';
+import { clipCaseMessage, type ParsedReport } from './report';
 import type { StreamResult } from './result-check';
 import { JestRecord, parseRecords } from './results-channel';
 import { baseEnv, type RunnerPaths, type TestRunner } from './runner';
@@ -126,20 +127,20 @@ export function parseJestReport(raw: unknown, workspace: string): ParsedReport {
     const brokenSuite =
       suite.testExecError != null || (suite.status === 'failed' && suite.assertionResults.length === 0);
     if (brokenSuite) {
-      const detail = stripAnsi(
+      const detail = stripVTControlCharacters(
         suite.testExecError?.message ?? suite.message ?? 'test suite failed to run',
       ).trim();
-      cases.push({ name: file, status: 'error', message: clipHead(detail) });
+      cases.push({ name: file, status: 'error', message: clipCaseMessage(detail) });
       collectionErrors.push(`${file}: ${detail.split('\n').slice(0, 8).join('\n')}`);
       continue;
     }
     for (const assertion of suite.assertionResults) {
       const status = jestStatus(assertion.status);
-      const failure = stripAnsi((assertion.failureMessages ?? []).join('\n')).trim();
+      const failure = stripVTControlCharacters((assertion.failureMessages ?? []).join('\n')).trim();
       cases.push({
         name: `${file}::${assertion.fullName}`,
         status,
-        ...(failure ? { message: clipHead(failure) } : {}),
+        ...(failure ? { message: clipCaseMessage(failure) } : {}),
       });
     }
   }

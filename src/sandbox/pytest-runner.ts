@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { TestCaseResult } from '../shared/types';
-import { clipHead, type ParsedReport } from './report';
+import { clipCaseMessage, type ParsedReport } from './report';
 import { combinePhases, type StreamResult } from './result-check';
 import { parseRecords, PytestRecord } from './results-channel';
 import { baseEnv, type TestRunner } from './runner';
@@ -175,7 +175,7 @@ function caseResult(name: string, element: XmlElement): TestCaseResult {
   if (!pick) return { name, status: 'passed' };
   const status = pick.name === 'failure' ? 'failed' : pick.name === 'error' ? 'error' : 'skipped';
   const detail = [pick.attrs.message, pick.text.trim()].filter((s) => s && s.length > 0).join('\n');
-  return { name, status, ...(detail ? { message: clipHead(detail) } : {}) };
+  return { name, status, ...(detail ? { message: clipCaseMessage(detail) } : {}) };
 }
 
 function lastLines(text: string, n: number): string {

@@ -1,3 +1,4 @@
+import { clipEnd, clipStart } from '../shared/clip-text';
 import type { SandboxMode, TestCaseResult, TestRunReport } from '../shared/types';
 
 /** What a runner's structured report says, before outcome and output are attached. */
@@ -12,17 +13,12 @@ const MAX_CASE_MESSAGE = 4000;
 /** `message` is meant as one line plus a little context. */
 const MAX_REPORT_MESSAGE = 2000;
 
-export function clipHead(text: string, max = MAX_CASE_MESSAGE): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters]`;
+export function clipCaseMessage(text: string): string {
+  return clipEnd(text, MAX_CASE_MESSAGE);
 }
 
-export function clipTail(text: string, max = MAX_REPORT_MESSAGE): string {
-  return text.length <= max ? text : `[…] ${text.slice(text.length - max)}`;
-}
-
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
+export function clipReportMessage(text: string): string {
+  return clipStart(text, MAX_REPORT_MESSAGE);
 }
 
 interface Common {
@@ -50,7 +46,7 @@ export function reportFromParsed(parsed: ParsedReport, common: Common): TestRunR
       // A suite that did not fully load proves nothing, whatever else passed.
       passRate: 0,
       cases: parsed.cases,
-      message: clipTail(parsed.collectionError),
+      message: clipReportMessage(parsed.collectionError),
       ...common,
     };
   }
@@ -94,7 +90,7 @@ export function failureReport(
     skipped: 0,
     passRate: 0,
     cases: [],
-    message: clipTail(message),
+    message: clipReportMessage(message),
     ...common,
   };
 }
@@ -112,7 +108,7 @@ export function tamperedReport(problems: string[], common: Common): TestRunRepor
     skipped: 0,
     passRate: 0,
     cases: [],
-    message: clipTail(
+    message: clipReportMessage(
       `the test results were tampered with, so this attempt failed: ${problems.join('; ')}. ` +
         'Tests must pass on their own: do not change how tests are collected, run or reported.',
     ),

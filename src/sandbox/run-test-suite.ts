@@ -19,7 +19,8 @@ import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { readBoundedReport } from './report-file';
-import { clipTail, failureReport, reportFromParsed, tamperedReport } from './report';
+import { clipReportMessage, failureReport, reportFromParsed, tamperedReport } from './report';
+import { clipStart } from '../shared/clip-text';
 import { crossCheck } from './result-check';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
@@ -304,7 +305,7 @@ function finish(input: FinishInput): TestRunReport {
       const report = reportFromParsed(parsed, common);
       return {
         ...report,
-        message: clipTail(`acceptance tests given by the user did not run: ${missing.join(', ')}`),
+        message: clipReportMessage(`acceptance tests given by the user did not run: ${missing.join(', ')}`),
       };
     }
   }
@@ -356,7 +357,7 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 }
 
 function lastLines(text: string, n: number): string {
-  return clipTail(text.trimEnd().split('\n').slice(-n).join('\n'), 1500);
+  return clipStart(text.trimEnd().split('\n').slice(-n).join('\n'), 1500);
 }
 
 function pick<T extends object, K extends keyof T>(obj: T, ...keys: K[]): Partial<Pick<T, K>> {

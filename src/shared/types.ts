@@ -86,6 +86,15 @@ export interface Analysis {
   testsWrong: boolean;
 }
 
+/**
+ * What an agent's finishing call yields, by the tool that ended the turn: the Planner's plan, the
+ * Coder's or Tester's summary, the Reflector's analysis.
+ */
+export type TurnFinish =
+  | { tool: 'submit_plan'; plan: Plan }
+  | { tool: 'finish'; summary: string }
+  | { tool: 'submit_analysis'; analysis: Analysis };
+
 /** A past failure retrieved from failure memory, given to the Planner as a lesson. */
 export interface Lesson {
   task: string;

@@ -1,58 +1,20 @@
 import * as path from 'node:path';
+import { z } from 'zod';
 import { ModelBehaviorError } from '../shared/errors';
-import { parseToolArguments, type FileToolName, type ToolArgs } from './tool-schemas';
+import { defineWorkspaceTool, type ToolContext, type ToolResult } from './tool';
 import { pathSegments, withWorkspace } from './workspace-fs';
 
-export interface ToolContext {
-  workspace: string;
-  /** Workspace-relative paths no agent may write or delete (the user's acceptance tests). */
-  protectedPaths: readonly string[];
-}
-
-export type ToolResult = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };
+export type { ToolContext, ToolResult } from './tool';
 
 export const MAX_READ_BYTES = 100_000;
 export const MAX_WRITE_BYTES = 1_000_000;
 export const MAX_LISTED_FILES = 500;
 const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '__pycache__', '.pytest_cache', '.aca']);
 
+const relativePath = z.string().min(1).describe('A path relative to the workspace root, e.g. "src/app.py".');
+
 function isProtected(ctx: ToolContext, relative: string): boolean {
   return ctx.protectedPaths.some((p) => p === relative || relative.startsWith(`${p}/`));
-}
-
-/** Files below `dir` (a folder inside `root`), root-relative, sorted, skipping caches and links. */
-export async function listWorkspaceFiles(
-  root: string,
-  dir: string,
-  limit = MAX_LISTED_FILES,
-): Promise<string[]> {
-  const relative = path.relative(root, dir).split(path.sep).join('/');
-  return withWorkspace(root, (ws) => ws.listFiles(relative || '.', limit, SKIPPED_FOLDERS));
-}
-
-async function listFiles(ctx: ToolContext, args: ToolArgs<'list_files'>): Promise<ToolResult> {
-  const folder = args.path && args.path !== '.' ? args.path : '.';
-  const files = await withWorkspace(ctx.workspace, (ws) =>
-    ws.listFiles(folder, MAX_LISTED_FILES + 1, SKIPPED_FOLDERS),
-  );
-  const truncated = files.length > MAX_LISTED_FILES;
-  return { ok: true, files: files.slice(0, MAX_LISTED_FILES), ...(truncated ? { truncated: true } : {}) };
-}
-
-async function readFile(ctx: ToolContext, args: ToolArgs<'read_file'>): Promise<ToolResult> {
-  const { content, size } = await withWorkspace(ctx.workspace, (ws) =>
-    ws.readFile(args.path, MAX_READ_BYTES),
-  );
-  const text = content.toString('utf8');
-  if (size > MAX_READ_BYTES) {
-    return {
-      ok: true,
-      path: args.path,
-      content: `${text}\n[… ${size - MAX_READ_BYTES} more bytes not shown]`,
-      truncated: true,
-    };
-  }
-  return { ok: true, path: args.path, content: text };
 }
 
 function checkWritable(ctx: ToolContext, requested: string, verb: string): string {
@@ -65,28 +27,101 @@ function checkWritable(ctx: ToolContext, requested: string, verb: string): strin
   return relative;
 }
 
-async function createFile(ctx: ToolContext, args: ToolArgs<'create_file'>): Promise<ToolResult> {
-  const relative = checkWritable(ctx, args.path, 'changed');
-  const bytes = Buffer.byteLength(args.content, 'utf8');
-  if (bytes > MAX_WRITE_BYTES)
-    throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
-  await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content));
-  return { ok: true, path: relative, bytes };
+/** Files below `dir` (a folder inside `root`), root-relative, sorted, skipping caches and links. */
+export async function listWorkspaceFiles(
+  root: string,
+  dir: string,
+  limit = MAX_LISTED_FILES,
+): Promise<string[]> {
+  const relative = path.relative(root, dir).split(path.sep).join('/');
+  return withWorkspace(root, (ws) => ws.listFiles(relative || '.', limit, SKIPPED_FOLDERS));
 }
 
-async function deleteFile(ctx: ToolContext, args: ToolArgs<'delete_file'>): Promise<ToolResult> {
-  const relative = checkWritable(ctx, args.path, 'deleted');
-  await withWorkspace(ctx.workspace, (ws) => ws.deleteFile(relative));
-  return { ok: true, path: relative, deleted: true };
-}
+export const listFilesTool = defineWorkspaceTool({
+  name: 'list_files',
+  description: 'List the files under a folder of the workspace, recursively.',
+  parameters: z.strictObject({
+    path: z
+      .string()
+      .optional()
+      .describe('Folder to list, relative to the workspace root; the root when omitted.'),
+  }),
+  target: (args) => args.path ?? '.',
+  async execute(ctx, args) {
+    const folder = args.path && args.path !== '.' ? args.path : '.';
+    const files = await withWorkspace(ctx.workspace, (ws) =>
+      ws.listFiles(folder, MAX_LISTED_FILES + 1, SKIPPED_FOLDERS),
+    );
+    const truncated = files.length > MAX_LISTED_FILES;
+    return { ok: true, files: files.slice(0, MAX_LISTED_FILES), ...(truncated ? { truncated: true } : {}) };
+  },
+});
 
-const IMPLEMENTATIONS: { [N in FileToolName]: (ctx: ToolContext, args: ToolArgs<N>) => Promise<ToolResult> } =
-  {
-    list_files: listFiles,
-    read_file: readFile,
-    create_file: createFile,
-    delete_file: deleteFile,
-  };
+export const readFileTool = defineWorkspaceTool({
+  name: 'read_file',
+  description: 'Read a text file of the workspace.',
+  parameters: z.strictObject({ path: relativePath }),
+  target: (args) => args.path,
+  async execute(ctx, args) {
+    const { content, size } = await withWorkspace(ctx.workspace, (ws) =>
+      ws.readFile(args.path, MAX_READ_BYTES),
+    );
+    const text = content.toString('utf8');
+    if (size > MAX_READ_BYTES) {
+      return {
+        ok: true,
+        path: args.path,
+        content: `${text}\n[… ${size - MAX_READ_BYTES} more bytes not shown]`,
+        truncated: true,
+      };
+    }
+    return { ok: true, path: args.path, content: text };
+  },
+});
+
+export const createFileTool = defineWorkspaceTool({
+  name: 'create_file',
+  description: 'Create a file in the workspace, or overwrite it, with the given content.',
+  parameters: z.strictObject({
+    path: relativePath,
+    content: z.string().describe('The whole content of the file; an existing file is overwritten.'),
+  }),
+  target: (args) => args.path,
+  async execute(ctx, args) {
+    const relative = checkWritable(ctx, args.path, 'changed');
+    const bytes = Buffer.byteLength(args.content, 'utf8');
+    if (bytes > MAX_WRITE_BYTES)
+      throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
+    await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content));
+    return { ok: true, path: relative, bytes };
+  },
+});
+
+export const deleteFileTool = defineWorkspaceTool({
+  name: 'delete_file',
+  description: 'Delete a file of the workspace.',
+  parameters: z.strictObject({ path: relativePath }),
+  target: (args) => args.path,
+  async execute(ctx, args) {
+    const relative = checkWritable(ctx, args.path, 'deleted');
+    await withWorkspace(ctx.workspace, (ws) => ws.deleteFile(relative));
+    return { ok: true, path: relative, deleted: true };
+  },
+});
+
+/** Every tool that acts on the workspace, by name. */
+export const FILE_TOOLS = {
+  list_files: listFilesTool,
+  read_file: readFileTool,
+  create_file: createFileTool,
+  delete_file: deleteFileTool,
+} as const;
+
+export type FileToolName = keyof typeof FILE_TOOLS;
+
+export function isFileToolName(name: string): name is FileToolName {
+  return Object.prototype.hasOwnProperty.call(FILE_TOOLS, name);
+}
 
 const MODEL_FACING_FS_ERRORS = new Set([
   'ENOENT',
@@ -108,11 +143,8 @@ export async function executeFileTool(
   name: FileToolName,
   rawArguments: string,
 ): Promise<ToolResult> {
-  const parsed = parseToolArguments(name, rawArguments);
-  if (!parsed.ok) return { ok: false, error: parsed.error };
   try {
-    const run = IMPLEMENTATIONS[name] as (ctx: ToolContext, args: unknown) => Promise<ToolResult>;
-    return await run(ctx, parsed.args);
+    return await FILE_TOOLS[name].invoke(ctx, rawArguments);
   } catch (err) {
     if (err instanceof ModelBehaviorError) return { ok: false, error: err.message };
     const code = (err as NodeJS.ErrnoException).code;

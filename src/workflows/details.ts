@@ -4,7 +4,7 @@ import type { RunSnapshot } from '../shared/run-types';
 export function renderDetails(snapshot: RunSnapshot): string {
   const passRate = snapshot.passRate === null ? 'not run yet' : `${Math.round(snapshot.passRate * 100)}%`;
   const lines = [
-    `- **State:** ${snapshot.state}${snapshot.paused ? ' (paused)' : ''}`,
+    `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
     `- **Pass rate:** ${passRate} (${snapshot.tests.passed} passed, ${snapshot.tests.failed} failed, ${snapshot.tests.errors} errors)`,
     `- **Tokens:** ${snapshot.tokens.prompt} prompt, ${snapshot.tokens.completion} completion`,

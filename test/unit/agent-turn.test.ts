@@ -89,7 +89,7 @@ describe('an agent turn against the scripted model', () => {
     expect(fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8')).toBe('print("hi")\n');
 
     const step1 = await runAgentStep(store, model, ref, 1);
-    expect(step1.finished).toEqual({ summary: 'done' });
+    expect(step1.finished).toEqual({ tool: 'finish', summary: 'done' });
 
     // The model saw an answer for every call, in order, each ok:false with a reason or ok:true.
     const secondRequest = llm.requests.filter((r) => r.scenario === 'hostile-coder')[1];

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { executeFileTool, type ToolContext } from '../../src/tools/file-tools';
-import { parseToolArguments, toolDefinition } from '../../src/tools/tool-schemas';
+import { parseToolArguments, toolDefinition } from '../../src/tools/registry';
 
 describe('file tools confined to the workspace', () => {
   let workspace: string;

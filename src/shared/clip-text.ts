@@ -1,0 +1,28 @@
+/**
+ * Bounds for text that goes into a prompt, the database or a report. Model output and test output
+ * can be any size; everything kept from them is clipped here, with a marker that says how much
+ * was cut. Results never exceed `max` characters.
+ */
+
+/** Keeps the start of `text` (an assertion message, a summary), at most `max` characters. */
+export function clipEnd(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return '';
+  const marker = `… [${text.length - max} more characters]`;
+  if (max <= marker.length) return `${text.slice(0, Math.max(0, max - 1))}…`;
+  return text.slice(0, max - marker.length).trimEnd() + marker;
+}
+
+/** Keeps the end of `text` (runners print the failure summary last), at most `max` characters. */
+export function clipStart(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return '';
+  const marker = `[${text.length - max} characters cut] `;
+  if (max <= marker.length) return text.slice(text.length - max);
+  return marker + text.slice(text.length - (max - marker.length));
+}
+
+/** Collapses whitespace so one field fits on one line of a prompt or a table. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import type { TurnFinish } from '../shared/types';
+
+export interface ToolContext {
+  workspace: string;
+  /** Workspace-relative paths no agent may write or delete (the user's acceptance tests). */
+  protectedPaths: readonly string[];
+}
+
+export type ToolResult = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };
+
+type Parameters = z.ZodObject;
+
+interface ToolBase<N extends string, P extends Parameters> {
+  name: N;
+  description: string;
+  /** Strict zod object: the model's JSON schema and the parser of its arguments both come from it. */
+  parameters: P;
+}
+
+/** A tool that acts on the workspace; each call runs as an activity of its own. */
+export interface WorkspaceTool<N extends string = string, P extends Parameters = Parameters>
+  extends ToolBase<N, P> {
+  kind: 'workspace';
+  execute(ctx: ToolContext, args: z.infer<P>): Promise<ToolResult>;
+  /** What the Web UI shows after the tool's name for one call, e.g. the path it touches. */
+  target(args: z.infer<P>): string;
+  /** Parses raw model arguments with `parameters`, then executes; bad arguments are answered, not thrown. */
+  invoke(ctx: ToolContext, rawArguments: string): Promise<ToolResult>;
+}
+
+/** A tool that ends an agent's turn; what it yields travels to the workflow. */
+export interface FinishingTool<N extends string = string, P extends Parameters = Parameters>
+  extends ToolBase<N, P> {
+  kind: 'finishing';
+  finish(args: z.infer<P>): TurnFinish;
+}
+
+export type Tool = WorkspaceTool | FinishingTool;
+
+export function defineWorkspaceTool<N extends string, P extends Parameters>(
+  tool: Omit<WorkspaceTool<N, P>, 'kind' | 'invoke'>,
+): WorkspaceTool<N, P> {
+  return {
+    kind: 'workspace',
+    ...tool,
+    async invoke(ctx, rawArguments) {
+      const parsed = parseArguments(tool, rawArguments);
+      return parsed.ok ? tool.execute(ctx, parsed.args) : { ok: false, error: parsed.error };
+    },
+  };
+}
+
+export function defineFinishingTool<N extends string, P extends Parameters>(
+  tool: Omit<FinishingTool<N, P>, 'kind'>,
+): FinishingTool<N, P> {
+  return { kind: 'finishing', ...tool };
+}
+
+export interface FunctionToolDefinition {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export function functionDefinition(tool: Tool): FunctionToolDefinition {
+  const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.parameters) as Record<string, unknown>;
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+}
+
+/** Parses a call's raw JSON arguments with the tool's schema; the error text goes back to the model. */
+export function parseArguments<P extends Parameters>(
+  tool: { name: string; parameters: P },
+  rawArguments: string,
+): { ok: true; args: z.infer<P> } | { ok: false; error: string } {
+  let candidate: unknown;
+  try {
+    candidate = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
+  } catch (err) {
+    return { ok: false, error: `arguments are not valid JSON: ${(err as Error).message}` };
+  }
+  const parsed = tool.parameters.safeParse(candidate);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+      .join('; ');
+    return { ok: false, error: `arguments do not match the schema of ${tool.name}: ${issues}` };
+  }
+  return { ok: true, args: parsed.data };
+}

@@ -1,0 +1,81 @@
+import { log } from '@temporalio/workflow';
+import type { TurnContext } from '../activities/agent-activities';
+import type { AgentRole, TurnFinish } from '../shared/types';
+import type { RunContext } from './run-context';
+
+/** A turn that called its finishing tool, or one that ended without it. */
+export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: string };
+
+/** Steps in a row that only failed, or called nothing, before a turn is given up. */
+export const MAX_IDLE_STEPS = 3;
+
+export interface TurnRequest {
+  role: AgentRole;
+  /** Names the turn's conversation within the run, e.g. `coder-2`. */
+  turnKey: string;
+  context: Omit<TurnContext, 'role' | 'task' | 'language' | 'attempt' | 'maxIterations' | 'protectedPaths'>;
+  /** The Planner's turn: its first step also looks up lessons from similar failures. */
+  recallLessons?: boolean;
+}
+
+/**
+ * One agent turn: model steps, each followed by the workspace tool calls it asked for, until the
+ * agent calls its finishing tool, stops making progress or runs out of steps.
+ */
+export async function runAgentTurn(run: RunContext, request: TurnRequest): Promise<TurnResult> {
+  const { input, activities } = run;
+  const { role } = request;
+  const ref = `${run.runKey}/${request.turnKey}`;
+  const open = {
+    ref,
+    model: input.model,
+    workspace: input.workspace,
+    context: {
+      role,
+      task: input.task,
+      language: input.language,
+      attempt: Math.max(1, run.record.iterations),
+      maxIterations: input.options.maxIterations,
+      protectedPaths: run.work.protectedPaths,
+      ...request.context,
+    },
+    ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
+  };
+  const maxSteps = input.options.maxStepsPerTurn;
+  let idleSteps = 0;
+  for (let step = 0; step < maxSteps; step++) {
+    await run.whenNotPaused();
+    const summary =
+      step === 0 && request.recallLessons
+        ? `${role} · recall similar failures, model step 1`
+        : `${role} · model step ${step + 1}`;
+    const decision = await activities.agents.agentStep.executeWithOptions({ summary }, [
+      { ref, stepIndex: step, timeoutMs: input.options.modelTimeoutMs, ...(step === 0 ? { open } : {}) },
+    ]);
+    run.countTokens(decision.usage);
+    let anyToolWorked = false;
+    for (const call of decision.toolCalls) {
+      await run.whenNotPaused();
+      const tool = activities.workspace[call.name];
+      const outcome = await tool.executeWithOptions(
+        { summary: `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}` },
+        [{ ref, toolCallId: call.id }],
+      );
+      anyToolWorked ||= outcome.ok;
+    }
+    if (decision.finished !== null) return { ok: true, finish: decision.finished };
+    const progressed = decision.progress && (anyToolWorked || decision.toolCalls.length === 0);
+    idleSteps = progressed ? 0 : idleSteps + 1;
+    if (idleSteps >= MAX_IDLE_STEPS) {
+      return turnError(
+        `${role} made no progress in ${MAX_IDLE_STEPS} steps in a row (only failing calls or no calls)`,
+      );
+    }
+  }
+  return turnError(`${role} did not call its finishing tool within ${maxSteps} steps`);
+}
+
+function turnError(error: string): TurnResult {
+  log.warn('agent turn failed', { error });
+  return { ok: false, error };
+}

@@ -1,0 +1,178 @@
+import { ApplicationFailure, log } from '@temporalio/workflow';
+import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { TurnFinish } from '../shared/types';
+import { runAgentTurn, type TurnResult } from './agent-turn';
+import type { RunContext } from './run-context';
+import type { RunEnding } from './run-ending';
+import type { RunPhase, WorkingPhase } from './state-machine';
+import { countIterationStarted } from './visibility';
+
+/** What a phase decides: the next phase, or how the run ends. */
+export type PhaseOutcome = { next: RunPhase } | { end: RunEnding };
+
+
+/** One handler per phase of the state table; the workflow makes the move each one decides. */
+export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<PhaseOutcome>> = {
+  INIT: prepareWorkspace,
+  PLANNING: plan,
+  CODING: code,
+  TESTING: test,
+  REFLECTING: reflect,
+};
+
+async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
+  const { protectedPaths } = await run.activities.workspace.prepareWorkspace.executeWithOptions(
+    { summary: 'prepare workspace' },
+    [{ workspace: run.input.workspace, testsDir: run.input.testsDir }],
+  );
+  run.work.protectedPaths = protectedPaths;
+  return { next: 'PLANNING' };
+}
+
+async function plan(run: RunContext): Promise<PhaseOutcome> {
+  let planned: TurnResult;
+  try {
+    planned = await runAgentTurn(run, {
+      role: 'planner',
+      turnKey: 'planner',
+      context: {},
+      recallLessons: true,
+    });
+  } finally {
+    // The first memory write, queued whatever the turn's fate. Not before the turn: on the
+    // embedded database's single connection, the Planner's lookup would wait behind it.
+    const { workflowId, input } = run;
+    run.memory.add('task', () =>
+      run.activities.memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
+        { workflowId, task: input.task, language: input.language },
+      ]),
+    );
+  }
+  const finish = finishedWith(run, planned, 'submit_plan');
+  if (finish) run.work.plan = finish.plan;
+  return { next: 'CODING' };
+}
+
+async function code(run: RunContext): Promise<PhaseOutcome> {
+  const { record, input, work } = run;
+  const { maxIterations, warnAt } = input.options;
+  record.iterations += 1;
+  run.attemptsThisExecution += 1;
+  const iteration = record.iterations;
+  countIterationStarted(input.language);
+  if (iteration === warnAt && warnAt < maxIterations) {
+    record.warning = `iteration ${iteration} of ${maxIterations}: ${maxIterations - iteration} attempts left before the run fails`;
+    log.warn(record.warning);
+  }
+  run.publish();
+  const feedback = work.pendingFeedback.splice(0, work.pendingFeedback.length);
+  const coded = await runAgentTurn(run, {
+    role: 'coder',
+    turnKey: `coder-${iteration}`,
+    context: { plan: work.plan, analysis: record.lastAnalysis, feedback },
+  });
+  const finish = finishedWith(run, coded, 'finish');
+  if (finish) work.lastCoderSummary = finish.summary.trim().slice(0, 500) || null;
+  return { next: 'TESTING' };
+}
+
+async function test(run: RunContext): Promise<PhaseOutcome> {
+  const { record, input, work } = run;
+  const iteration = record.iterations;
+  if (work.testsNeeded) {
+    work.testPass += 1;
+    const tested = await runAgentTurn(run, {
+      role: 'tester',
+      turnKey: `tester-${work.testPass}`,
+      context: { testPass: work.testPass, analysis: record.lastAnalysis },
+    });
+    finishedWith(run, tested, 'finish');
+    work.testsNeeded = false;
+  }
+  await run.whenNotPaused();
+  const report = await run.activities.testing.runTests.executeWithOptions(
+    { summary: `tester · run tests (attempt ${iteration})` },
+    [
+      {
+        runKey: run.runKey,
+        attempt: iteration,
+        workspace: input.workspace,
+        language: input.language,
+        testsDir: input.testsDir,
+        protectedPaths: work.protectedPaths,
+      },
+    ],
+  );
+  if (report.sandboxWarning) record.warning = report.sandboxWarning;
+  record.passRate = report.passRate;
+  record.tests = { passed: report.passed, failed: report.failed, errors: report.errors };
+  run.publish();
+  const attempt: RememberAttemptInput = {
+    workflowId: run.workflowId,
+    iteration,
+    passRate: report.passRate,
+    passed: report.passed,
+    failed: report.failed + report.errors,
+    reportRef: report.reportRef,
+    analysis: null,
+    analysisError: null,
+  };
+  const allPassed = report.passRate >= 1 && report.failed === 0 && report.errors === 0 && report.passed > 0;
+  if (allPassed) {
+    return { end: { state: 'SUCCESS', reason: null, lastAttempt: { ...attempt, reportRef: null } } };
+  }
+  work.failedAttempt = attempt;
+  return { next: 'REFLECTING' };
+}
+
+async function reflect(run: RunContext): Promise<PhaseOutcome> {
+  const { record, work } = run;
+  const failed = work.failedAttempt;
+  if (!failed) throw ApplicationFailure.nonRetryable('REFLECTING without a failed test run to reflect on');
+  const reflected = await runAgentTurn(run, {
+    role: 'reflector',
+    turnKey: `reflector-${record.iterations}`,
+    context: { testReportRef: failed.reportRef },
+  });
+  const finish = finishedWith(run, reflected, 'submit_analysis');
+  if (finish) {
+    record.lastAnalysis = finish.analysis;
+    work.testsNeeded = finish.analysis.testsWrong;
+  }
+  const failure: RememberAttemptInput = {
+    ...failed,
+    analysis: finish?.analysis ?? null,
+    analysisError: reflected.ok ? null : reflected.error,
+  };
+  work.failedAttempt = null;
+  run.publish();
+  if (record.iterations >= run.input.options.maxIterations) {
+    return { end: { state: 'FAILED', reason: 'max_iterations', lastAttempt: failure } };
+  }
+  run.memory.add(`failure ${failure.iteration}`, () =>
+    run.activities.memoryWrites.rememberAttempt.executeWithOptions(
+      { summary: `memory · store failure of attempt ${failure.iteration}` },
+      [failure],
+    ),
+  );
+  return { next: 'CODING' };
+}
+
+/** The finishing call a turn ended with, if it ended with the expected one; else the error is shown. */
+function finishedWith<T extends TurnFinish['tool']>(
+  run: RunContext,
+  turn: TurnResult,
+  tool: T,
+): Extract<TurnFinish, { tool: T }> | null {
+  if (turn.ok && isFinish(turn.finish, tool)) return turn.finish;
+  run.record.error = turn.ok ? `the turn ended with ${turn.finish.tool} instead of ${tool}` : turn.error;
+  run.publish();
+  return null;
+}
+
+function isFinish<T extends TurnFinish['tool']>(
+  finish: TurnFinish,
+  tool: T,
+): finish is Extract<TurnFinish, { tool: T }> {
+  return finish.tool === tool;
+}

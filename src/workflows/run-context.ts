@@ -1,0 +1,125 @@
+import { condition, workflowInfo } from '@temporalio/workflow';
+import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { RunInput, RunSnapshot } from '../shared/run-types';
+import { safeKey } from '../shared/safe-key';
+import type { FailureReason, Plan, TokenUsage } from '../shared/types';
+import { runActivities, type RunActivities } from './activity-options';
+import { MemoryQueue } from './memory-queue';
+import { RunStateMachine, type MachineState } from './state-machine';
+import { publishRun } from './visibility';
+
+/** What users see of a run besides its state and transitions, which the state machine keeps. */
+export type RunRecord = Omit<RunSnapshot, 'state' | 'paused' | 'transitions'>;
+
+/** What the agents work from between turns. */
+export interface RunWork {
+  plan: Plan | null;
+  /** The Tester writes tests on the first pass and after an analysis says they are wrong. */
+  testsNeeded: boolean;
+  testPass: number;
+  /** The user's acceptance tests, which no agent may write. */
+  protectedPaths: string[];
+  /** `aca feedback` texts waiting for the next Coder turn. */
+  pendingFeedback: string[];
+  lastCoderSummary: string | null;
+  /** The attempt whose tests just failed, for the Reflector and failure memory. */
+  failedAttempt: RememberAttemptInput | null;
+}
+
+/** Everything a run hands to its next execution at continue-as-new. */
+export interface CarriedState {
+  machine: MachineState;
+  record: RunRecord;
+  work: RunWork;
+}
+
+/** Ends the run early with a reason; caught at the top of the workflow. */
+export class RunStopped extends Error {
+  constructor(
+    readonly reason: Exclude<FailureReason, 'max_iterations'>,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One run's state and the services its phase handlers share. */
+export class RunContext {
+  readonly workflowId = workflowInfo().workflowId;
+  /** The first execution's run id stays the same across continue-as-new, so refs do too. */
+  readonly runKey = `${safeKey(workflowInfo().workflowId)}/${safeKey(workflowInfo().firstExecutionRunId)}`;
+  readonly activities: RunActivities;
+  readonly machine: RunStateMachine;
+  readonly record: RunRecord;
+  readonly work: RunWork;
+  readonly memory = new MemoryQueue();
+  /** Attempts started by this execution (not counting those of earlier ones). */
+  attemptsThisExecution = 0;
+  /** Set once the run begins to end: no more pauses or feedback. */
+  ending = false;
+
+  constructor(
+    readonly input: RunInput,
+    carried: CarriedState | undefined,
+  ) {
+    this.activities = runActivities(input.options);
+    this.machine = new RunStateMachine(carried?.machine, () => this.publish());
+    this.record = carried?.record ?? {
+      workflowId: this.workflowId,
+      reason: null,
+      iterations: 0,
+      maxIterations: input.options.maxIterations,
+      passRate: null,
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: input.workspace,
+      files: [],
+      tokens: { prompt: 0, completion: 0 },
+      warning: null,
+      lastAnalysis: null,
+      error: null,
+    };
+    this.work = carried?.work ?? {
+      plan: null,
+      testsNeeded: true,
+      testPass: 0,
+      protectedPaths: [],
+      pendingFeedback: [],
+      lastCoderSummary: null,
+      failedAttempt: null,
+    };
+  }
+
+  snapshot(): RunSnapshot {
+    const { workflowId, ...rest } = this.record;
+    return {
+      workflowId,
+      state: this.machine.state,
+      ...rest,
+      transitions: [...this.machine.transitions],
+      paused: this.machine.paused,
+    };
+  }
+
+  publish(note?: string): void {
+    publishRun(this.snapshot(), this.input.language, note);
+  }
+
+  /** Resolves at once unless the run is paused; no new step starts while it is. */
+  async whenNotPaused(): Promise<void> {
+    await condition(() => !this.machine.paused);
+  }
+
+  countTokens(usage: TokenUsage): void {
+    this.record.tokens.prompt += usage.prompt;
+    this.record.tokens.completion += usage.completion;
+    const total = this.record.tokens.prompt + this.record.tokens.completion;
+    const budget = this.input.options.maxTokens;
+    if (budget !== null && total > budget) {
+      throw new RunStopped('budget', `token budget exceeded: ${total} tokens used, the budget is ${budget}`);
+    }
+  }
+
+  carry(): CarriedState {
+    return { machine: this.machine.save(), record: this.record, work: this.work };
+  }
+}

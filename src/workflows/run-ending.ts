@@ -1,0 +1,73 @@
+import { CancellationScope, log } from '@temporalio/workflow';
+import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { RunResult } from '../shared/run-types';
+import type { FailureReason } from '../shared/types';
+import type { RunContext } from './run-context';
+import type { EndState } from './state-machine';
+import { countRunFinished } from './visibility';
+
+export type RunEnding =
+  /** The tests passed, or the attempts ran out: the last attempt is stored with the outcome. */
+  | { state: EndState; reason: 'max_iterations' | null; lastAttempt: RememberAttemptInput }
+  /** Cancelled, over budget or failed by an error, in whatever phase the run was. */
+  | { state: 'FAILED'; reason: Exclude<FailureReason, 'max_iterations'>; stopped: true };
+
+/**
+ * Stores the outcome in failure memory, waits for every queued memory write, lists the
+ * workspace, and only then makes the last move: a run reported ended has its memory saved.
+ */
+export async function endRun(run: RunContext, ending: RunEnding): Promise<RunResult> {
+  run.ending = true;
+  run.record.reason = ending.reason;
+  const outcome = {
+    workflowId: run.workflowId,
+    status: ending.state === 'SUCCESS' ? 'success' : 'failed',
+    reason: ending.reason,
+    fix: describeFix(run, ending.state),
+  } as const;
+  const { memoryWrites, workspace } = run.activities;
+  if ('lastAttempt' in ending) {
+    const lastAttempt = ending.lastAttempt;
+    run.memory.add('outcome', () =>
+      memoryWrites.rememberOutcome.executeWithOptions(
+        { summary: `memory · store attempt ${lastAttempt.iteration} and outcome` },
+        [{ ...outcome, lastAttempt }],
+      ),
+    );
+  } else {
+    run.memory.add('outcome', () =>
+      memoryWrites.rememberOutcome.executeWithOptions({ summary: 'memory · store outcome' }, [outcome]),
+    );
+  }
+  await CancellationScope.nonCancellable(async () => {
+    run.publish('Saving failure memory before the run ends…');
+    const [files] = await Promise.all([
+      workspace.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
+        { workspace: run.input.workspace },
+      ]),
+      run.memory.drained(),
+    ]);
+    run.record.files = files;
+  });
+  if (run.memory.lost > 0)
+    log.error('failure memory records lost after retrying for an hour', { count: run.memory.lost });
+  if ('stopped' in ending) run.machine.stop();
+  else run.machine.move(ending.state);
+  countRunFinished(ending.state, ending.reason);
+  const { paused: _paused, ...result } = run.snapshot();
+  return result;
+}
+
+/** What made the difference, stored against this run's earlier failures. */
+function describeFix(run: RunContext, state: EndState): { iteration: number; summary: string } | null {
+  const { iterations, lastAnalysis } = run.record;
+  if (state !== 'SUCCESS' || iterations <= 1) return null;
+  const coder = run.work.lastCoderSummary;
+  const summary = [
+    coder ? `Attempt ${iterations} passed after: ${coder}` : `Attempt ${iterations} passed.`,
+    lastAnalysis ? `The analysis that led to it: ${lastAnalysis.fixHypothesis}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { iteration: iterations, summary };
+}
