@@ -11,7 +11,6 @@ const RUNNER_NOTES: Record<Language, string> = {
 
 const MAX_REPORT_CHARS = 12_000;
 
-
 export function describeTestReport(report: TestRunReport): string {
   const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${(report.passRate * 100).toFixed(0)}%).`;
   const failing = report.cases

@@ -12,7 +12,9 @@ const stringList = z.array(z.string());
 export const finishTool = defineFinishingTool({
   name: 'finish',
   description: 'End your turn once your work is done.',
-  parameters: z.strictObject({ summary: z.string().describe('What you did in this turn, in a few sentences.') }),
+  parameters: z.strictObject({
+    summary: z.string().describe('What you did in this turn, in a few sentences.'),
+  }),
   finish: (args) => ({ tool: 'finish', summary: field(args.summary) }),
 });
 

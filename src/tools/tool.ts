@@ -19,8 +19,10 @@ interface ToolBase<N extends string, P extends Parameters> {
 }
 
 /** A tool that acts on the workspace; each call runs as an activity of its own. */
-export interface WorkspaceTool<N extends string = string, P extends Parameters = Parameters>
-  extends ToolBase<N, P> {
+export interface WorkspaceTool<N extends string = string, P extends Parameters = Parameters> extends ToolBase<
+  N,
+  P
+> {
   kind: 'workspace';
   execute(ctx: ToolContext, args: z.infer<P>): Promise<ToolResult>;
   /** What the Web UI shows after the tool's name for one call, e.g. the path it touches. */
@@ -30,8 +32,10 @@ export interface WorkspaceTool<N extends string = string, P extends Parameters =
 }
 
 /** A tool that ends an agent's turn; what it yields travels to the workflow. */
-export interface FinishingTool<N extends string = string, P extends Parameters = Parameters>
-  extends ToolBase<N, P> {
+export interface FinishingTool<N extends string = string, P extends Parameters = Parameters> extends ToolBase<
+  N,
+  P
+> {
   kind: 'finishing';
   finish(args: z.infer<P>): TurnFinish;
 }

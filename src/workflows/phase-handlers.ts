@@ -10,7 +10,6 @@ import { countIterationStarted } from './visibility';
 /** What a phase decides: the next phase, or how the run ends. */
 export type PhaseOutcome = { next: RunPhase } | { end: RunEnding };
 
-
 /** One handler per phase of the state table; the workflow makes the move each one decides. */
 export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<PhaseOutcome>> = {
   INIT: prepareWorkspace,

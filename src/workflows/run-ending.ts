@@ -17,6 +17,8 @@ export type RunEnding =
  * workspace, and only then makes the last move: a run reported ended has its memory saved.
  */
 export async function endRun(run: RunContext, ending: RunEnding): Promise<RunResult> {
+  // A paused run ends only once resumed, unless it was stopped: a cancel must not wait.
+  if (!('stopped' in ending)) await run.whenNotPaused();
   run.ending = true;
   run.record.reason = ending.reason;
   const outcome = {

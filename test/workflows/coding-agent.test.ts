@@ -1,0 +1,624 @@
+/**
+ * Every branch of the run's state machine, with stub activities in place of the model, the
+ * sandbox and failure memory: the workflow code alone, on a real Temporal dev server.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import type { Activities } from '../../src/activities';
+import type { AgentStepInput } from '../../src/activities/agent-activities';
+import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { StepDecision } from '../../src/agents/conversation-store';
+import {
+  DEFAULT_RUN_OPTIONS,
+  type RunInput,
+  type RunOptions,
+  type RunResult,
+} from '../../src/shared/run-types';
+import type { TurnFinish } from '../../src/shared/types';
+import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
+import { registerSearchAttributes } from '../../src/temporal/search-attributes';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { codingAgentWorkflow } from '../../src/workflows';
+import { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../../src/workflows/signals';
+import { getTestTemporal } from '../helpers/temporal-env';
+import { until } from '../helpers/until';
+
+const noop = (): void => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+
+/** What a stub model step answers: finish the turn, call tools, or do nothing. */
+type StepAnswer = Partial<StepDecision>;
+
+interface RunScript {
+  /** Answers for a turn (`planner`, `coder-2`, `tester-1`, `reflector-1`) by step index. */
+  step?: (turnKey: string, stepIndex: number, input: AgentStepInput) => StepAnswer | Promise<StepAnswer>;
+  /** Passed tests of each attempt; all pass when omitted. */
+  tests?: (attempt: number) => Partial<TestRunSummary> | Promise<Partial<TestRunSummary>>;
+}
+
+interface RunLog {
+  steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput }>;
+  tools: string[];
+  testRuns: number[];
+  memory: Array<{ kind: string; input: unknown }>;
+}
+
+const scripts = new Map<string, RunScript>();
+const logs = new Map<string, RunLog>();
+
+function logOf(workflowId: string): RunLog {
+  let log = logs.get(workflowId);
+  if (!log) {
+    log = { steps: [], tools: [], testRuns: [], memory: [] };
+    logs.set(workflowId, log);
+  }
+  return log;
+}
+
+const current = () => {
+  const id = Context.current().info.workflowExecution!.workflowId;
+  return { script: scripts.get(id) ?? {}, log: logOf(id) };
+};
+
+const FINISHES: Record<string, TurnFinish> = {
+  planner: { tool: 'submit_plan', plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] } },
+  coder: { tool: 'finish', summary: 'wrote a.py' },
+  tester: { tool: 'finish', summary: 'wrote tests' },
+  reflector: {
+    tool: 'submit_analysis',
+    analysis: {
+      rootCause: 'off by one',
+      fixHypothesis: 'add one',
+      filesToChange: ['a.py'],
+      testsWrong: false,
+    },
+  },
+};
+
+function decision(answer: StepAnswer): StepDecision {
+  return {
+    toolCalls: [],
+    finished: null,
+    progress: true,
+    usage: { prompt: 10, completion: 5 },
+    note: null,
+    ...answer,
+  };
+}
+
+const toolStub = (name: string) => async () => {
+  current().log.tools.push(name);
+  return { ok: true };
+};
+
+const memoryStub = (kind: string) => async (input: unknown) => {
+  current().log.memory.push({ kind, input });
+  return 0;
+};
+
+const stubActivities = {
+  prepareWorkspace: async () => ({ protectedPaths: [] }),
+  listRunFiles: async () => ['a.py'],
+  async agentStep(input: AgentStepInput): Promise<StepDecision> {
+    const { script, log } = current();
+    const turnKey = input.ref.split('/').pop()!;
+    log.steps.push({ turnKey, stepIndex: input.stepIndex, input });
+    const answer = script.step ? await script.step(turnKey, input.stepIndex, input) : {};
+    const role = turnKey.replace(/-\d+$/, '');
+    return decision(
+      'finished' in answer || 'toolCalls' in answer ? answer : { ...answer, finished: FINISHES[role] },
+    );
+  },
+  list_files: toolStub('list_files'),
+  read_file: toolStub('read_file'),
+  create_file: toolStub('create_file'),
+  delete_file: toolStub('delete_file'),
+  async runTests(input: RunTestsInput): Promise<TestRunSummary> {
+    const { script, log } = current();
+    log.testRuns.push(input.attempt);
+    const outcome = script.tests ? await script.tests(input.attempt) : {};
+    const passed = outcome.passed ?? 2;
+    const failed = outcome.failed ?? 0;
+    return {
+      outcome: 'completed',
+      passed,
+      failed,
+      errors: 0,
+      passRate: passed / Math.max(1, passed + failed),
+      message: null,
+      reportRef: `report-${input.attempt}`,
+      durationMs: 1,
+      sandboxWarning: null,
+      ...outcome,
+    };
+  },
+  rememberRun: memoryStub('run'),
+  rememberAttempt: memoryStub('attempt'),
+  rememberOutcome: memoryStub('outcome'),
+} satisfies Record<keyof Activities, unknown>;
+
+/** A promise with its resolve function, for holding a stub activity until the test lets it go. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const failingTests = { passed: 1, failed: 1 };
+
+let counter = 0;
+const TASK_QUEUE = `stub-activities-${process.pid}`;
+
+function runInput(options: Partial<RunOptions> = {}): RunInput {
+  return {
+    task: 'Write a.py',
+    language: 'python',
+    workspace: '/nonexistent/stub-workspace',
+    testsDir: null,
+    model: 'stub',
+    options: { ...DEFAULT_RUN_OPTIONS, maxIterations: 3, warnAt: 3, ...options },
+  };
+}
+
+async function bundle(workflowsPath: string) {
+  return bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+}
+
+describe('the run state machine with stub activities', () => {
+  let connection: NativeConnection;
+  let client: Client;
+  let worker: Worker;
+  let running: Promise<void>;
+
+  beforeAll(async () => {
+    const temporal = getTestTemporal();
+    connection = await NativeConnection.connect({ address: temporal.address });
+    client = new Client({
+      connection: await Connection.connect({ address: temporal.address }),
+      namespace: temporal.namespace,
+    });
+    worker = await Worker.create({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: TASK_QUEUE,
+      workflowBundle: await bundle(require.resolve('./forbidden-move')),
+      activities: stubActivities,
+    });
+    running = worker.run();
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await client?.connection.close();
+    await connection?.close();
+  });
+
+  async function started(script: RunScript, options: Partial<RunOptions> = {}) {
+    const workflowId = `stub-${process.pid}-${++counter}`;
+    scripts.set(workflowId, script);
+    return client.workflow.start(codingAgentWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [runInput(options)],
+    });
+  }
+
+  const moves = (result: RunResult) => result.transitions.map((t) => `${t.from}>${t.to}`);
+
+  /**
+   * The id of the first workflow task completed after the activity of `type` held during a pause completed:
+   * the task in which the workflow took that result in and decided what to do next.
+   */
+  async function workflowTaskAfterCompletion(handle: WorkflowHandle, type: string): Promise<number> {
+    let found = 0;
+    await until(
+      async () => {
+        const events = (await handle.fetchHistory()).events ?? [];
+        const typeOf = new Map(
+          events
+            .filter((e) => e.activityTaskScheduledEventAttributes)
+            .map((e) => [Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType?.name]),
+        );
+        const completed = events.filter(
+          (e) =>
+            e.activityTaskCompletedEventAttributes &&
+            typeOf.get(Number(e.activityTaskCompletedEventAttributes.scheduledEventId)) === type,
+        );
+        // The held one: the first of its type to complete after the pause signal arrived.
+        const paused = events.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'pause');
+        const last = completed.find((e) => paused && Number(e.eventId) > Number(paused.eventId));
+        if (!last) return false;
+        const task = events.find(
+          (e) => Number(e.eventId) > Number(last.eventId) && e.workflowTaskCompletedEventAttributes,
+        );
+        found = task ? Number(task.eventId) : 0;
+        return found > 0;
+      },
+      20_000,
+      `the held ${type} to complete`,
+    );
+    return found;
+  }
+
+  /** Activities scheduled after the given event: none while a run is paused. */
+  async function scheduledSince(handle: WorkflowHandle, afterEventId: number): Promise<number> {
+    const history = await handle.fetchHistory();
+    return (history.events ?? []).filter(
+      (e) => Number(e.eventId) > afterEventId && e.activityTaskScheduledEventAttributes,
+    ).length;
+  }
+
+  test('success at the first attempt', async () => {
+    const handle = await started({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0
+          ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
+          : {},
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'SUCCESS',
+      reason: null,
+      iterations: 1,
+      passRate: 1,
+      files: ['a.py'],
+    });
+    expect(moves(result)).toEqual(['INIT>PLANNING', 'PLANNING>CODING', 'CODING>TESTING', 'TESTING>SUCCESS']);
+    const log = logOf(handle.workflowId);
+    expect(log.tools).toEqual(['create_file']);
+    expect(log.steps.map((s) => s.turnKey)).toEqual(['planner', 'coder-1', 'coder-1', 'tester-1']);
+    expect(log.steps[0]!.input.open?.recallLessons).toEqual({
+      workflowId: handle.workflowId,
+      task: 'Write a.py',
+    });
+    expect(log.memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
+    expect(log.memory[1]!.input).toMatchObject({
+      status: 'success',
+      fix: null,
+      lastAttempt: { iteration: 1, passRate: 1 },
+    });
+    // Four model steps of 10 + 5 tokens: the Planner, two of the Coder, the Tester.
+    expect(result.tokens).toEqual({ prompt: 40, completion: 20 });
+  });
+
+  test('a failed attempt is reflected on, and the next one passes with the analysis in hand', async () => {
+    const handle = await started({ tests: (attempt) => (attempt === 1 ? failingTests : {}) });
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 2,
+      lastAnalysis: { rootCause: 'off by one' },
+    });
+    expect(moves(result)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>CODING',
+      'CODING>TESTING',
+      'TESTING>SUCCESS',
+    ]);
+    const log = logOf(handle.workflowId);
+    // The Tester wrote tests once: the analysis did not say they were wrong.
+    expect(log.steps.map((s) => s.turnKey)).toEqual([
+      'planner',
+      'coder-1',
+      'tester-1',
+      'reflector-1',
+      'coder-2',
+    ]);
+    expect(log.steps[4]!.input.open?.context).toMatchObject({
+      attempt: 2,
+      analysis: { fixHypothesis: 'add one' },
+    });
+    expect(log.steps[3]!.input.open?.context).toMatchObject({ testReportRef: 'report-1' });
+    expect(log.memory.map((m) => m.kind)).toEqual(['run', 'attempt', 'outcome']);
+    expect(log.memory[2]!.input).toMatchObject({
+      status: 'success',
+      fix: { iteration: 2, summary: expect.stringContaining('add one') },
+    });
+  });
+
+  test('an analysis that says the tests are wrong sends the Tester back', async () => {
+    const handle = await started({
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      step: (turnKey) =>
+        turnKey === 'reflector-1'
+          ? {
+              finished: {
+                tool: 'submit_analysis',
+                analysis: {
+                  rootCause: 'bad test',
+                  fixHypothesis: 'fix test',
+                  filesToChange: [],
+                  testsWrong: true,
+                },
+              },
+            }
+          : {},
+    });
+    await handle.result();
+    expect(logOf(handle.workflowId).steps.map((s) => s.turnKey)).toContain('tester-2');
+  });
+
+  test('the iteration limit ends the run FAILED with every attempt stored', async () => {
+    const handle = await started({ tests: () => failingTests }, { maxIterations: 2, warnAt: 2 });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 2, passRate: 0.5 });
+    expect(result.transitions.at(-1)).toMatchObject({ from: 'REFLECTING', to: 'FAILED' });
+    const log = logOf(handle.workflowId);
+    expect(log.testRuns).toEqual([1, 2]);
+    expect(log.memory.map((m) => m.kind)).toEqual(['run', 'attempt', 'outcome']);
+    expect(log.memory[2]!.input).toMatchObject({
+      status: 'failed',
+      reason: 'max_iterations',
+      lastAttempt: { iteration: 2, analysis: { rootCause: 'off by one' } },
+    });
+  });
+
+  test('the warning comes at warnAt', async () => {
+    const handle = await started({ tests: () => failingTests }, { maxIterations: 3, warnAt: 2 });
+    expect((await handle.result()).warning).toBe('iteration 2 of 3: 1 attempts left before the run fails');
+  });
+
+  test('the token budget stops the run in the step that crosses it', async () => {
+    const handle = await started({}, { maxTokens: 40 });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
+    expect(result.error).toBe('token budget exceeded: 45 tokens used, the budget is 40');
+    expect(logOf(handle.workflowId).steps).toHaveLength(3);
+    expect(result.transitions.at(-1)).toMatchObject({ from: 'TESTING', to: 'FAILED' });
+  });
+
+  test('a turn without its finishing call is recorded and the run goes on', async () => {
+    const handle = await started(
+      {
+        step: (turnKey) =>
+          turnKey === 'coder-1' ? { toolCalls: [{ id: `r`, name: 'read_file', target: 'a.py' }] } : {},
+      },
+      { maxStepsPerTurn: 2 },
+    );
+    const result = await handle.result();
+    expect(result.state).toBe('SUCCESS');
+    expect(result.error).toBe('coder did not call its finishing tool within 2 steps');
+  });
+
+  test('a turn that makes no progress is ended before its step limit', async () => {
+    const handle = await started(
+      { step: (turnKey) => (turnKey === 'coder-1' ? { progress: false, toolCalls: [] } : {}) },
+      { maxStepsPerTurn: 10 },
+    );
+    const result = await handle.result();
+    expect(result.error).toBe('coder made no progress in 3 steps in a row (only failing calls or no calls)');
+    expect(logOf(handle.workflowId).steps.filter((s) => s.turnKey === 'coder-1')).toHaveLength(3);
+  });
+
+  test('a permanent activity failure ends the run FAILED with reason error', async () => {
+    const handle = await started({
+      tests: () => {
+        throw ApplicationFailure.nonRetryable('bubblewrap is missing', 'SandboxUnavailable');
+      },
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'error', error: 'bubblewrap is missing' });
+    expect(result.transitions.at(-1)).toMatchObject({ from: 'TESTING', to: 'FAILED' });
+    expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
+  });
+
+  test('cancel during a model call ends the run FAILED cancelled, its memory still written', async () => {
+    const held = gate();
+    const handle = await started({
+      step: async (turnKey) => (turnKey === 'coder-1' ? held.promise.then(() => ({})) : {}),
+    });
+    await until(
+      () => logOf(handle.workflowId).steps.some((s) => s.turnKey === 'coder-1'),
+      20_000,
+      'the Coder step',
+    );
+    await handle.cancel();
+    const result = await handle.result();
+    held.open();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'cancelled', error: 'the run was cancelled' });
+    expect(result.transitions.at(-1)).toMatchObject({ from: 'CODING', to: 'FAILED' });
+    expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
+  });
+
+  for (const where of ['a model call', 'a test run'] as const) {
+    test(`pause during ${where}: it finishes, nothing new starts, resume goes on`, async () => {
+      const held = gate();
+      const script: RunScript =
+        where === 'a model call'
+          ? { step: async (turnKey) => (turnKey === 'coder-1' ? held.promise.then(() => ({})) : {}) }
+          : { tests: async () => held.promise.then(() => ({})) };
+      const handle = await started(script);
+      const log = logOf(handle.workflowId);
+      await until(
+        () =>
+          where === 'a model call' ? log.steps.some((s) => s.turnKey === 'coder-1') : log.testRuns.length > 0,
+        20_000,
+        where,
+      );
+      await handle.signal(pauseSignal);
+      expect((await handle.query(stateQuery)).state).toBe('PAUSED');
+      held.open();
+      // Wait until the workflow has taken the held activity's result in, then check that the
+      // workflow task that did so scheduled nothing new.
+      const heldType = where === 'a model call' ? 'agentStep' : 'runTests';
+      const lastTask = await workflowTaskAfterCompletion(handle, heldType);
+      const snapshot = await handle.query(stateQuery);
+      expect(snapshot).toMatchObject({ state: 'PAUSED', paused: true });
+      expect(await scheduledSince(handle, lastTask)).toBe(0);
+      const stepsWhilePaused = log.steps.length;
+      // Not even the ending starts while paused: the outcome is not stored yet.
+      expect(log.memory.map((m) => m.kind)).toEqual(['run']);
+      await handle.signal(resumeSignal);
+      const result = await handle.result();
+      expect(result.state).toBe('SUCCESS');
+      // After the held model call, the Tester's turn still had to run once resumed.
+      if (where === 'a model call') expect(log.steps.length).toBeGreaterThan(stepsWhilePaused);
+      const pauseMove = result.transitions.find((t) => t.to === 'PAUSED')!;
+      expect(pauseMove.from).toBe(where === 'a model call' ? 'CODING' : 'TESTING');
+      // Resumed into the phase the run had reached underneath the pause.
+      const resumeMove = result.transitions.find((t) => t.from === 'PAUSED')!;
+      expect(resumeMove.to).toBe('TESTING');
+      expect(result.transitions.at(-1)).toMatchObject({ from: 'TESTING', to: 'SUCCESS' });
+    });
+  }
+
+  test('feedback reaches the next Coder; empty, oversized and late feedback is refused', async () => {
+    const held = gate();
+    const handle = await started({
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      step: async (turnKey) => (turnKey === 'coder-1' ? held.promise.then(() => ({})) : {}),
+    });
+    await until(
+      () => logOf(handle.workflowId).steps.some((s) => s.turnKey === 'coder-1'),
+      20_000,
+      'the Coder step',
+    );
+    await expect(handle.executeUpdate(feedbackUpdate, { args: ['   '] })).rejects.toThrow();
+    await expect(handle.executeUpdate(feedbackUpdate, { args: ['x'.repeat(5000)] })).rejects.toThrow();
+    expect(await handle.executeUpdate(feedbackUpdate, { args: ['  use integers  '] })).toEqual({
+      accepted: true,
+      pending: 1,
+    });
+    held.open();
+    const result = await handle.result();
+    expect(result.state).toBe('SUCCESS');
+    const coder2 = logOf(handle.workflowId).steps.find((s) => s.turnKey === 'coder-2')!;
+    expect(coder2.input.open?.context.feedback).toEqual(['use integers']);
+    await expect(handle.executeUpdate(feedbackUpdate, { args: ['too late'] })).rejects.toThrow();
+  });
+
+  test('a move the state table forbids fails the run with a message naming both states', async () => {
+    const handle = await client.workflow.start('forbiddenMoveWorkflow', {
+      workflowId: `stub-${process.pid}-${++counter}`,
+      taskQueue: TASK_QUEUE,
+      args: [],
+    });
+    const failure = await handle.result().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).toBe('ForbiddenStateMove');
+    expect(cause.message).toBe(
+      'the run cannot move from PLANNING to TESTING: the state table does not allow it',
+    );
+    expect(cause.nonRetryable).toBe(true);
+  });
+
+  test('a run handed an ended state refuses to run it', async () => {
+    const workflowId = `stub-${process.pid}-${++counter}`;
+    const ended = {
+      machine: { phase: 'SUCCESS' as const, paused: false, transitions: [] },
+      record: {
+        workflowId,
+        reason: null,
+        iterations: 1,
+        maxIterations: 3,
+        passRate: 1,
+        tests: { passed: 1, failed: 0, errors: 0 },
+        workspace: '/x',
+        files: [],
+        tokens: { prompt: 0, completion: 0 },
+        warning: null,
+        lastAnalysis: null,
+        error: null,
+      },
+      work: {
+        plan: null,
+        testsNeeded: false,
+        testPass: 1,
+        protectedPaths: [],
+        pendingFeedback: [],
+        lastCoderSummary: null,
+        failedAttempt: null,
+      },
+    };
+    const handle = await client.workflow.start(codingAgentWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [runInput(), ended],
+    });
+    const failure = await handle.result().catch((err: unknown) => err);
+    expect(((failure as WorkflowFailedError).cause as ApplicationFailure).message).toBe(
+      'the run has already ended SUCCESS',
+    );
+  });
+});
+
+describe('continue-as-new with stub activities', () => {
+  test('a run continues as new when suggested and carries plan, feedback and progress', async () => {
+    const cliPath = findTemporalCli();
+    if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-stub-can-'));
+    const server = await startDevServer({
+      cliPath,
+      dbFile: path.join(dir, 'temporal.db'),
+      port: await getFreePort(),
+      headless: true,
+      extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=40'],
+    });
+    const clientConnection = await Connection.connect({ address: server.address });
+    const connection = await NativeConnection.connect({ address: server.address });
+    try {
+      await registerSearchAttributes(clientConnection, 'default');
+      const client = new Client({ connection: clientConnection });
+      const worker = await Worker.create({
+        connection,
+        taskQueue: TASK_QUEUE,
+        workflowBundle: await bundle(require.resolve('./forbidden-move')),
+        activities: stubActivities,
+      });
+      await worker.runUntil(async () => {
+        const workflowId = `stub-can-${process.pid}`;
+        const held = gate();
+        scripts.set(workflowId, {
+          tests: (attempt) => (attempt < 4 ? failingTests : {}),
+          step: async (turnKey) => (turnKey === 'coder-1' ? held.promise.then(() => ({})) : {}),
+        });
+        const handle = await client.workflow.start(codingAgentWorkflow, {
+          workflowId,
+          taskQueue: TASK_QUEUE,
+          args: [runInput({ maxIterations: 5, warnAt: 5 })],
+        });
+        await until(
+          () => logOf(workflowId).steps.some((s) => s.turnKey === 'coder-1'),
+          20_000,
+          'the Coder step',
+        );
+        await handle.executeUpdate(feedbackUpdate, { args: ['carried over?'] });
+        // Feedback for attempt 1 is taken by coder-1's turn only if given before it opens; this
+        // one arrives during it and waits for coder-2, which runs in a later execution.
+        held.open();
+        const result = await handle.result();
+        expect(result).toMatchObject({ state: 'SUCCESS', iterations: 4 });
+        expect(result.transitions.filter((t) => t.to === 'PLANNING')).toHaveLength(1);
+        expect(result.transitions.filter((t) => t.to === 'CODING')).toHaveLength(4);
+        const executions: string[] = [];
+        for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+          executions.push(run.runId);
+        expect(executions.length).toBeGreaterThan(1);
+        const log = logOf(workflowId);
+        const coders = log.steps.filter((s) => s.turnKey.startsWith('coder-'));
+        expect(coders.map((s) => s.turnKey)).toEqual(['coder-1', 'coder-2', 'coder-3', 'coder-4']);
+        expect(coders[1]!.input.open?.context).toMatchObject({
+          feedback: ['carried over?'],
+          plan: { summary: 'plan' },
+        });
+        expect(log.steps.filter((s) => s.turnKey === 'planner')).toHaveLength(1);
+        expect(log.memory.map((m) => m.kind)).toEqual(['run', 'attempt', 'attempt', 'attempt', 'outcome']);
+      });
+    } finally {
+      await clientConnection.close();
+      await connection.close();
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
