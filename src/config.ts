@@ -24,7 +24,11 @@ export interface AcaConfig {
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AcaConfig {
+/** `machine` is what the defaults depend on besides the environment (tests pass fixed values). */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  machine: { cpuCount: number } = { cpuCount: os.availableParallelism() },
+): AcaConfig {
   const home = path.resolve(env.ACA_HOME || path.join(os.homedir(), '.aca'));
   const sandbox = (env.ACA_SANDBOX || 'bwrap').trim();
   if (sandbox !== 'bwrap' && sandbox !== 'none') {
@@ -37,7 +41,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AcaConfig {
       throw new UserInputError(`ACA_METRICS_PORT must be a port number, got "${env.ACA_METRICS_PORT}"`);
     }
   }
-  let testSlots = Math.max(2, os.cpus().length);
+  let testSlots = Math.max(2, machine.cpuCount);
   if (env.ACA_TEST_SLOTS) {
     testSlots = Number(env.ACA_TEST_SLOTS);
     if (!Number.isInteger(testSlots) || testSlots < 1 || testSlots > 256) {

@@ -7,7 +7,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs, positiveInteger, stringFlag } from '../cli/args';
+import { positiveInteger } from '../cli/args';
+import type { BenchFlags } from './bench-options';
 import type { CliIO } from '../cli/cli-context';
 import { loadConfig } from '../config';
 import { projectRoot } from '../sandbox/project-root';
@@ -30,52 +31,6 @@ import { runSandboxBench, sandboxReport } from './sandbox-bench';
 
 export const PARTS = ['overhead', 'concurrency', 'sandbox', 'history', 'humaneval'] as const;
 export type Part = (typeof PARTS)[number];
-
-export const BENCH_FLAGS = {
-  'delay-ms': { type: 'string' },
-  runs: { type: 'string' },
-  levels: { type: 'string' },
-  reps: { type: 'string' },
-  history: { type: 'string' },
-  dataset: { type: 'string' },
-  limit: { type: 'string' },
-  'wrong-fraction': { type: 'string' },
-  concurrency: { type: 'string' },
-  live: { type: 'boolean' },
-  model: { type: 'string' },
-  'max-iterations': { type: 'string' },
-  out: { type: 'string' },
-  'temporal-db': { type: 'string' },
-  keep: { type: 'boolean' },
-  strict: { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const;
-
-export const BENCH_USAGE = `aca bench [all|overhead|concurrency|sandbox|history|humaneval ...] [options]
-
-  overhead     demo scenario, scripted model answering after d ms: wall / (calls x d + test time); goal <= 1.10
-  concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
-  sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
-  history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
-  humaneval    every HumanEval problem as a run with its check() as acceptance test
-
-options:
-  --delay-ms N          scripted model delay for overhead and concurrency (500)
-  --runs N              measured overhead runs, median reported (3)
-  --levels A,B,...      concurrency levels (1,10,50,200)
-  --reps N              sandbox repetitions each side (9)
-  --history demo,long   history cases (both)
-  --dataset FILE        HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)
-  --limit N             first N problems only
-  --wrong-fraction F    share of problems with a wrong first attempt (0.2)
-  --concurrency N       HumanEval runs at a time (32; 4 with --live)
-  --max-iterations N    HumanEval iteration limit per run (3)
-  --live                HumanEval against OPENAI_BASE_URL (with --model or ACA_MODEL); humaneval only
-  --out DIR             where results go (bench/results)
-  --temporal-db FILE    SQLite file of the bench's own dev server (default: a temporary file on disk;
-                        e.g. /dev/shm/aca-bench.db keeps disk syncs out of the figures)
-  --keep                keep the temporary workspaces, conversations and reports
-  --strict              exit 1 when a goal is missed`;
 
 export function defaultDatasetPath(): string {
   return path.resolve(projectRoot(), '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -117,9 +72,7 @@ interface BenchPlan {
   temporalDbFile: string | null;
 }
 
-export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
-  const { positionals, flags } = parseArgs(argv, BENCH_FLAGS);
-  if (flags.help || positionals[0] === 'help') return 'help';
+export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchPlan {
   const names = positionals.length === 0 || positionals.includes('all') ? [...PARTS] : positionals;
   for (const name of names) {
     if (!(PARTS as readonly string[]).includes(name)) {
@@ -135,14 +88,14 @@ export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
       '--live needs a model endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if it wants one)',
     );
   }
-  const wrongFraction = flags['wrong-fraction'] === undefined ? 0.2 : Number(flags['wrong-fraction']);
+  const wrongFraction = flags.wrongFraction === undefined ? 0.2 : Number(flags.wrongFraction);
   if (!Number.isFinite(wrongFraction) || wrongFraction < 0 || wrongFraction > 1) {
     throw new UserInputError(
-      `--wrong-fraction must be a number from 0 to 1, got "${String(flags['wrong-fraction'])}"`,
+      `--wrong-fraction must be a number from 0 to 1, got "${String(flags.wrongFraction)}"`,
     );
   }
   const historyCases =
-    stringFlag(flags.history)
+    flags.history
       ?.split(',')
       .map((s) => s.trim())
       .filter(Boolean) ?? Object.keys(HISTORY_CASES);
@@ -152,20 +105,20 @@ export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
         `unknown history case "${c}"; choose from ${Object.keys(HISTORY_CASES).join(', ')}`,
       );
   }
-  const temporalDbFile = stringFlag(flags['temporal-db']) ? path.resolve(String(flags['temporal-db'])) : null;
+  const temporalDbFile = flags.temporalDb ? path.resolve(String(flags.temporalDb)) : null;
   if (temporalDbFile && fs.existsSync(temporalDbFile)) {
     throw new UserInputError(
       `--temporal-db ${temporalDbFile} exists; name a new file (it is deleted when the benchmark ends)`,
     );
   }
-  const dataset = path.resolve(stringFlag(flags.dataset) ?? defaultDatasetPath());
+  const dataset = path.resolve(flags.dataset ?? defaultDatasetPath());
   if (parts.includes('humaneval') && !fs.existsSync(dataset)) {
     throw new UserInputError(`HumanEval dataset ${dataset} does not exist; give one with --dataset FILE`);
   }
   return {
     parts,
-    outDir: path.resolve(stringFlag(flags.out) ?? defaultResultsDir()),
-    delayMs: nonNegativeInteger(flags['delay-ms'], 'delay-ms', 500),
+    outDir: path.resolve(flags.out ?? defaultResultsDir()),
+    delayMs: nonNegativeInteger(flags.delayMs, 'delay-ms', 500),
     overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
     reps: positiveInteger(flags.reps, 'reps') ?? 9,
@@ -176,8 +129,8 @@ export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
       wrongFraction,
       concurrency: positiveInteger(flags.concurrency, 'concurrency') ?? (live ? 4 : 32),
       live,
-      model: stringFlag(flags.model) ?? loadConfig().model,
-      maxIterations: positiveInteger(flags['max-iterations'], 'max-iterations') ?? 3,
+      model: flags.model ?? loadConfig().model,
+      maxIterations: positiveInteger(flags.maxIterations, 'max-iterations') ?? 3,
     },
     keep: flags.keep === true,
     strict: flags.strict === true,
@@ -185,12 +138,8 @@ export function parseBenchArgs(argv: string[]): BenchPlan | 'help' {
   };
 }
 
-export async function benchCommand(argv: string[], cliIO: CliIO): Promise<number> {
-  const plan = parseBenchArgs(argv);
-  if (plan === 'help') {
-    cliIO.out(BENCH_USAGE);
-    return 0;
-  }
+export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: CliIO): Promise<number> {
+  const plan = parseBenchArgs(parts, flags);
   const io: BenchIO = { out: (l) => cliIO.out(l), progress: (l) => cliIO.err(l) };
   const at = new Date().toISOString();
   const sandbox = loadConfig().sandbox;

@@ -6,7 +6,6 @@ import { loadBuiltinScenario, scriptedRunInput } from '../llm/scenario';
 import { ScriptedLlmServer } from '../llm/scripted-server';
 import type { RunResult } from '../shared/run-types';
 import { createAcaWorker, installRuntime } from '../worker';
-import { parseArgs } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { ensureLocalTemporal } from './local-stack';
@@ -20,8 +19,7 @@ export const DEMO_SCENARIO = 'demo-fizzbuzz';
  * end to end against the scripted model, on a worker of its own so that a worker
  * configured for a real model never picks it up.
  */
-export async function demoCommand(config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
-  const { flags } = parseArgs(argv, { json: { type: 'boolean' } });
+export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, io: CliIO): Promise<number> {
   const scenario = loadBuiltinScenario(DEMO_SCENARIO);
   const stack = await ensureLocalTemporal(config, io, { detached: true });
 

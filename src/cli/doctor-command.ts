@@ -3,15 +3,17 @@ import { formatCheck, isBlocking } from '../preflight/check-result';
 import { defaultHostCheckEnv } from '../preflight/host-checks';
 import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
-import { parseArgs } from './args';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
  * `aca doctor [--json]`: every preflight check and the model endpoint, one line each.
  * Exit 0 when all pass, 3 when only services are unreachable, 2 otherwise.
  */
-export async function doctorCommand(config: AcaConfig, argv: string[], io: CliIO): Promise<number> {
-  const { flags } = parseArgs(argv, { json: { type: 'boolean' } });
+export async function doctorCommand(
+  config: AcaConfig,
+  flags: { json?: boolean },
+  io: CliIO,
+): Promise<number> {
   const results = [
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
     ...(await checkModelEndpoint({

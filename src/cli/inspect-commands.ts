@@ -7,20 +7,11 @@ import {
   AgentPassRateKey,
   AgentStateKey,
 } from '../shared/search-attributes';
-import { AGENT_STATES } from '../shared/types';
 import { UserInputError } from '../shared/errors';
-import { parseArgs } from './args';
 import { EXIT, existingRun, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor, runLink } from './run-command';
 import { feedbackUpdate, pauseSignal, resumeSignal, RUN_WORKFLOW_TYPE, stateQuery } from './run-handle';
-
-const JSON_FLAG = { json: { type: 'boolean' } } as const;
-
-function onlyId(positionals: string[], usage: string): string {
-  if (positionals.length !== 1 || !positionals[0].trim()) throw new UserInputError(`usage: ${usage}`);
-  return positionals[0].trim();
-}
 
 /** The run's snapshot: from the live workflow when it runs, from its result when it has ended. */
 async function snapshotOf(client: Client, id: string): Promise<RunSnapshot> {
@@ -34,9 +25,12 @@ async function snapshotOf(client: Client, id: string): Promise<RunSnapshot> {
   }
 }
 
-export async function statusCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
-  const { positionals, flags } = parseArgs(argv, JSON_FLAG);
-  const id = onlyId(positionals, 'aca status <id> [--json]');
+export async function statusCommand(
+  client: Client,
+  id: string,
+  flags: { json?: boolean },
+  io: CliIO,
+): Promise<number> {
   const s = await snapshotOf(client, id);
   if (flags.json) {
     io.out(JSON.stringify(s));
@@ -58,23 +52,19 @@ export async function statusCommand(client: Client, argv: string[], io: CliIO): 
 export async function watchCommand(
   client: Client,
   config: AcaConfig,
-  argv: string[],
+  id: string,
   io: CliIO,
 ): Promise<number> {
-  const { positionals } = parseArgs(argv, {});
-  const id = onlyId(positionals, 'aca watch <id>');
   await existingRun(client, id);
   return attachToRun(client, config, id, io, { json: false, interruptPauses: false });
 }
 
 export async function pauseResumeCommand(
   client: Client,
-  argv: string[],
+  id: string,
   io: CliIO,
   action: 'pause' | 'resume',
 ): Promise<number> {
-  const { positionals } = parseArgs(argv, {});
-  const id = onlyId(positionals, `aca ${action} <id>`);
   const { handle, status } = await existingRun(client, id);
   if (status !== 'RUNNING')
     throw new UserInputError(`run ${id} has ended (${status}); it cannot be ${action}d`);
@@ -86,10 +76,7 @@ export async function pauseResumeCommand(
   return EXIT.success;
 }
 
-export async function feedbackCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
-  const { positionals } = parseArgs(argv, {});
-  if (positionals.length !== 2) throw new UserInputError('usage: aca feedback <id> "<text>"');
-  const [id, text] = positionals;
+export async function feedbackCommand(client: Client, id: string, text: string, io: CliIO): Promise<number> {
   if (!text.trim()) throw new UserInputError('the feedback text is empty');
   const { handle, status } = await existingRun(client, id);
   const ended = () => new UserInputError(`run ${id} has ended; feedback goes only to a running run`);
@@ -110,9 +97,7 @@ export async function feedbackCommand(client: Client, argv: string[], io: CliIO)
   }
 }
 
-export async function cancelCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
-  const { positionals } = parseArgs(argv, {});
-  const id = onlyId(positionals, 'aca cancel <id>');
+export async function cancelCommand(client: Client, id: string, io: CliIO): Promise<number> {
   const { handle, status } = await existingRun(client, id);
   if (status !== 'RUNNING') throw new UserInputError(`run ${id} has already ended (${status})`);
   await handle.cancel();
@@ -123,13 +108,12 @@ export async function cancelCommand(client: Client, argv: string[], io: CliIO): 
 export async function resultCommand(
   client: Client,
   config: AcaConfig,
-  argv: string[],
+  id: string,
+  flags: { json?: boolean; wait: boolean },
   io: CliIO,
 ): Promise<number> {
-  const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, 'no-wait': { type: 'boolean' } });
-  const id = onlyId(positionals, 'aca result <id> [--json] [--no-wait]');
   const { handle, status } = await existingRun(client, id);
-  if (status === 'RUNNING' && flags['no-wait']) {
+  if (status === 'RUNNING' && !flags.wait) {
     const snapshot = await handle.query(stateQuery);
     io.out(
       flags.json
@@ -144,19 +128,14 @@ export async function resultCommand(
   return exitCodeFor(result);
 }
 
-export async function listCommand(client: Client, argv: string[], io: CliIO): Promise<number> {
-  const { positionals, flags } = parseArgs(argv, { ...JSON_FLAG, state: { type: 'string' } });
-  if (positionals.length) throw new UserInputError('usage: aca list [--state STATE] [--json]');
+export async function listCommand(
+  client: Client,
+  flags: { json?: boolean; state?: string },
+  io: CliIO,
+): Promise<number> {
   let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
-  if (flags.state !== undefined) {
-    const state = String(flags.state).toUpperCase();
-    if (!(AGENT_STATES as readonly string[]).includes(state)) {
-      throw new UserInputError(
-        `unknown state "${String(flags.state)}"; choose one of ${AGENT_STATES.join(', ')}`,
-      );
-    }
-    query += ` AND AgentState = '${state}'`;
-  }
+  // Checked against AGENT_STATES by the command line before it gets here.
+  if (flags.state !== undefined) query += ` AND AgentState = '${flags.state}'`;
   const rows: Array<{
     workflowId: string;
     state: string;

@@ -13,26 +13,27 @@ import {
 import { safeKey } from '../shared/safe-key';
 import { LANGUAGES, type Language } from '../shared/types';
 import { UserInputError } from '../shared/errors';
-import { parseArgs, positiveInteger, stringFlag } from './args';
+import { positiveInteger } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
 import { codingAgentWorkflow, pauseSignal, runHandle } from './run-handle';
 
-export const RUN_FLAGS = {
-  language: { type: 'string' },
-  workspace: { type: 'string' },
-  tests: { type: 'string' },
-  'max-iterations': { type: 'string' },
-  'warn-at': { type: 'string' },
-  'max-tokens': { type: 'string' },
-  model: { type: 'string' },
-  id: { type: 'string' },
-  detach: { type: 'boolean' },
-  json: { type: 'boolean' },
-  'model-timeout': { type: 'string' },
-  'max-steps': { type: 'string' },
-} as const;
+/** `aca run`'s options as commander hands them over: values unparsed, checked below. */
+export interface RunFlags {
+  language?: string;
+  workspace?: string;
+  tests?: string;
+  maxIterations?: string;
+  warnAt?: string;
+  maxTokens?: string;
+  model?: string;
+  id?: string;
+  detach?: boolean;
+  json?: boolean;
+  modelTimeout?: string;
+  maxSteps?: string;
+}
 
 export interface RunRequest {
   workflowId: string;
@@ -42,12 +43,10 @@ export interface RunRequest {
 }
 
 /** Turns `aca run` words into a run request, or a UserInputError that names what is wrong. */
-export function parseRunRequest(argv: string[], config: AcaConfig): RunRequest {
-  const { positionals, flags } = parseArgs(argv, RUN_FLAGS);
-  if (positionals.length > 1) throw new UserInputError('give the task as one quoted argument');
-  const task = (positionals[0] ?? '').trim();
+export function parseRunRequest(rawTask: string, flags: RunFlags, config: AcaConfig): RunRequest {
+  const task = rawTask.trim();
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = (stringFlag(flags.language) ?? 'python') as Language;
+  const language = (flags.language ?? 'python') as Language;
   if (!LANGUAGES.includes(language)) {
     throw new UserInputError(
       `unknown language "${String(flags.language)}"; choose one of ${LANGUAGES.join(', ')}`,
@@ -61,18 +60,16 @@ export function parseRunRequest(argv: string[], config: AcaConfig): RunRequest {
     }
   }
   const maxIterations =
-    positiveInteger(flags['max-iterations'], 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
+    positiveInteger(flags.maxIterations, 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
   const warnAt =
-    positiveInteger(flags['warn-at'], 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
-  const maxTokens = positiveInteger(flags['max-tokens'], 'max-tokens') ?? null;
-  const modelTimeoutSeconds = positiveInteger(flags['model-timeout'], 'model-timeout');
-  const maxSteps = positiveInteger(flags['max-steps'], 'max-steps');
-  const id = stringFlag(flags.id);
-  if (flags.id !== undefined && (!id || !id.trim())) throw new UserInputError('--id is empty');
+    positiveInteger(flags.warnAt, 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
+  const maxTokens = positiveInteger(flags.maxTokens, 'max-tokens') ?? null;
+  const modelTimeoutSeconds = positiveInteger(flags.modelTimeout, 'model-timeout');
+  const maxSteps = positiveInteger(flags.maxSteps, 'max-steps');
+  const id = flags.id;
+  if (id !== undefined && !id.trim()) throw new UserInputError('--id is empty');
   const workflowId = id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
-  const workspace = path.resolve(
-    stringFlag(flags.workspace) ?? path.join(config.workspacesRoot, safeKey(workflowId)),
-  );
+  const workspace = path.resolve(flags.workspace ?? path.join(config.workspacesRoot, safeKey(workflowId)));
   return {
     workflowId,
     detach: flags.detach === true,
@@ -82,7 +79,7 @@ export function parseRunRequest(argv: string[], config: AcaConfig): RunRequest {
       language,
       workspace,
       testsDir,
-      model: stringFlag(flags.model) ?? config.model,
+      model: flags.model ?? config.model,
       options: {
         ...DEFAULT_RUN_OPTIONS,
         maxIterations,

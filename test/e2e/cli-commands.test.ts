@@ -7,15 +7,18 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadBuiltinScenario } from '../../src/llm/scenario';
+import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
+import { codingAgentWorkflow } from '../../src/workflows';
+import { stateQuery } from '../../src/workflows/signals';
 
 const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 const NEVER_PASSES = loadBuiltinScenario('never-passes').task!;
+const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
 
 describe('aca commands on a live run', () => {
   let h: Harness;
@@ -32,7 +35,7 @@ describe('aca commands on a live run', () => {
   ];
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
     await h.startWorker();
     env = {
       TEMPORAL_ADDRESS: h.config.temporalAddress,
@@ -129,6 +132,7 @@ describe('aca commands on a live run', () => {
     const result = await runCli(['result', id, '--json'], env);
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stdout)).toMatchObject({ state: 'FAILED', reason: 'cancelled' });
+    await h.recordHistory(h.client.workflow.getHandle(id), 'cancelled');
     const again = await runCli(['cancel', id], env);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/has already ended/);
@@ -157,10 +161,10 @@ describe('aca commands on a live run', () => {
     const id = newId('feedback');
     const note = `Prefer a dictionary lookup (note ${randomBytes(3).toString('hex')})`;
     expect((await runCli(fizzbuzzRun(id, '--detach'), env)).code).toBe(0);
-    const handle = h.client.workflow.getHandle(id);
+    const handle = h.client.workflow.getHandle<typeof codingAgentWorkflow>(id);
     // Sent while the first attempt is under way, it belongs to the second Coder turn.
     await until(
-      async () => ((await handle.query('state')) as RunSnapshot).state === 'CODING',
+      async () => (await handle.query(stateQuery)).state === 'CODING',
       60_000,
       'the first Coder turn',
     );
@@ -168,6 +172,7 @@ describe('aca commands on a live run', () => {
     expect(sent.code).toBe(0);
     expect(sent.stdout).toMatch(/^Feedback delivered to .*; the next Coder turn receives it/);
     await handle.result();
+    await h.recordHistory(handle, 'feedback');
     const coderPrompts = h.llm.requests
       .filter((r) => r.agent === 'coder' && r.messages.some((m) => String(m.content).includes(FIZZBUZZ)))
       .filter((r) => r.step === 0)
@@ -178,6 +183,22 @@ describe('aca commands on a live run', () => {
     const late = await runCli(['feedback', id, 'too late'], env);
     expect(late.code).toBe(2);
     expect(late.stderr.trim()).toBe(`aca: run ${id} has ended; feedback goes only to a running run`);
+  });
+
+  test('--max-steps ends a turn that keeps working but never finishes, apart from the no-progress rule', async () => {
+    const id = newId('steps');
+    const task = loadScenarios(TEST_SCENARIOS).find((s) => s.name === 'keeps-listing')!.task!;
+    const run = ['run', task, '--model', 'scripted:keeps-listing', '--id', id, '--max-iterations', '1'];
+    const r = await runCli([...run, '--max-steps', '4', '--json'], env);
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout) as RunResult;
+    // Every step listed files successfully: the no-progress rule (3 idle steps) never applied.
+    expect(result.error).toBe('coder did not call its finishing tool within 4 steps');
+    const coderSteps = h.llm.requests.filter((q) => q.scenario === 'keeps-listing' && q.agent === 'coder');
+    expect(coderSteps).toHaveLength(4);
+    const bad = await runCli([...run, '--max-steps', '0'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--max-steps must be a whole number of at least 1/);
   });
 
   test('aca list: newest first, and --state filters on the AgentState search attribute', async () => {

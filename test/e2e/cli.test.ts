@@ -35,8 +35,10 @@ describe('the aca command line', () => {
     ],
     ['--warn-at -3', ['run', 'write code', '--warn-at', '-3'], /--warn-at must be a whole number/],
     ['--max-tokens abc', ['run', 'write code', '--max-tokens', 'abc'], /--max-tokens must be a whole number/],
-    ['an unknown option', ['run', 'write code', '--frobnicate'], /unknown option --frobnicate/],
-    ['an unknown command', ['fly'], /unknown command "fly"/],
+    ['an unknown option', ['run', 'write code', '--frobnicate'], /^aca: unknown option '--frobnicate'$/],
+    ['an unknown command', ['fly'], /^aca: unknown command 'fly'$/],
+    ['a missing task', ['run'], /^aca: missing required argument 'task'$/],
+    ['a second task word', ['run', 'write', 'code'], /^aca: too many arguments for 'run'/],
   ];
 
   test.each(badInputs)('%s exits 2 with one clear line and starts nothing', async (name, args, message) => {
@@ -52,6 +54,53 @@ describe('the aca command line', () => {
     expect(outcome.stdout).toBe('');
     await expect(client.workflow.getHandle(id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     expect(fs.existsSync(path.join(home, 'workspaces', id))).toBe(false);
+  });
+
+  test.each([
+    [['--help']],
+    [['help']],
+    [['run', '--help']],
+    [['help', 'run']],
+    [['bench', '--help']],
+    [['memory', 'search', '--help']],
+  ])('aca %s prints the usage generated from the command definitions and exits 0', async (args) => {
+    const outcome = await runCli(args, env);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toBe('');
+    const command = args.filter((a) => a !== '--help' && a !== 'help');
+    expect(outcome.stdout).toMatch(new RegExp(`^Usage: aca${command.map((c) => ` ${c}`).join('')} `));
+    if (command[0] === 'run') {
+      for (const option of ['--language', '--tests', '--max-iterations', '--max-steps', '--detach', '--json'])
+        expect(outcome.stdout).toContain(option);
+    }
+    if (command.length === 0) {
+      for (const name of [
+        'run',
+        'status',
+        'watch',
+        'pause',
+        'resume',
+        'feedback',
+        'cancel',
+        'result',
+        'list',
+        'memory',
+        'worker',
+        'up',
+        'demo',
+        'doctor',
+        'bench',
+      ])
+        expect(outcome.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+      expect(outcome.stdout).toMatch(/Exit codes: 0 success/);
+    }
+  });
+
+  test('aca with no command prints the usage to stderr and exits 2', async () => {
+    const outcome = await runCli([], env);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr).toMatch(/^Usage: aca /);
   });
 
   test.each([['status'], ['pause'], ['resume'], ['cancel'], ['result'], ['watch']])(

@@ -53,6 +53,7 @@ describe('a worker killed with SIGKILL', () => {
     worker = await spawnWorker(workerEnv());
 
     const result = (await handle.result()) as RunResult;
+    await h.recordHistory(handle, 'crash-model-call');
     expect(result.state).toBe('SUCCESS');
     expectNoCompletedCallRepeated(h.llm);
     const coderFirst = h.llm.requests.filter(

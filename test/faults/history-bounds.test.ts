@@ -134,6 +134,8 @@ describe('continue-as-new', () => {
       for await (const run of h.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
         executions.push(run.runId);
       expect(executions.length).toBeGreaterThan(1);
+      // The first execution's history, which ends in the hand-over to the next.
+      await h.recordHistory(handle, 'continue-as-new', handle.firstExecutionRunId);
       // The Coder of a later execution still worked from the same conversation store keys.
       const coderTurns = new Set(h.llm.requests.filter((r) => r.agent === 'coder').map((r) => r.turn));
       expect(coderTurns.size).toBe(5);

@@ -166,6 +166,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
 
       await relay.up();
       const result = (await handle.result()) as RunResult;
+      await h.recordHistory(handle, 'memory-outage');
       expect(result.state).toBe('FAILED');
       expect(result.reason).toBe('max_iterations');
       expect(await rowCounts(databaseUrl, handle.workflowId)).toEqual({

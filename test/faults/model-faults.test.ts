@@ -85,7 +85,9 @@ describe('model faults injected by the scripted server', () => {
     ['fault-422', /422.*Unprocessable/],
   ])('%s ends the run FAILED with reason error at once', async (scenario, message) => {
     const started = Date.now();
-    const result = await h.result(await h.start(scenario));
+    const handle = await h.start(scenario);
+    const result = await h.result(handle);
+    if (scenario === 'fault-401') await h.recordHistory(handle, 'error-401');
     expect(result.state).toBe('FAILED');
     expect(result.reason).toBe('error');
     expect(result.error).toMatch(message);
@@ -132,7 +134,9 @@ describe('model faults injected by the scripted server', () => {
   });
 
   test('a model that never calls its finishing tool fails its turn after a bounded number of steps', async () => {
-    const result = await h.result(await h.start('never-finishes', { maxIterations: 2, warnAt: 2 }));
+    const handle = await h.start('never-finishes', { maxIterations: 2, warnAt: 2 });
+    const result = await h.result(handle);
+    await h.recordHistory(handle, 'turn-error');
     expect(result.state).toBe('FAILED');
     expect(result.reason).toBe('max_iterations');
     expect(result.error).toMatch(/coder made no progress in 3 steps/);

@@ -3,7 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import type { codingAgentWorkflow } from '../../src/workflows';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -50,7 +56,7 @@ export interface Harness {
   start(
     scenario: string,
     options?: Partial<RunOptions> & { id?: string; language?: Language; task?: string; testsDir?: string },
-  ): Promise<WorkflowHandle>;
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof codingAgentWorkflow>>;
   waitFor(
     handle: WorkflowHandle,
     predicate: (s: RunSnapshot) => boolean,
@@ -58,7 +64,7 @@ export interface Harness {
   ): Promise<RunSnapshot>;
   result(handle: WorkflowHandle): Promise<RunResult>;
   /** With ACA_RECORD_HISTORIES=1, saves the run's history under test/histories for the replay suite. */
-  recordHistory(handle: WorkflowHandle, name: string): Promise<void>;
+  recordHistory(handle: WorkflowHandle, name: string, runId?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -119,7 +125,7 @@ export async function createHarness(
       const chosen = scenario ?? loadBuiltinScenario(scenarioName);
       const { id, language, task, testsDir, ...overrides } = runOptions;
       const workflowId = id ?? `${scenarioName}-${randomBytes(4).toString('hex')}`;
-      await startRun(
+      return startRun(
         client,
         config,
         {
@@ -135,7 +141,6 @@ export async function createHarness(
         },
         taskQueue,
       );
-      return client.workflow.getHandle(workflowId);
     },
     async waitFor(handle, predicate, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
@@ -154,7 +159,7 @@ export async function createHarness(
     async result(handle) {
       return (await handle.result()) as RunResult;
     },
-    async recordHistory(handle, name) {
+    async recordHistory(handle, name, runId) {
       if (process.env.ACA_RECORD_HISTORIES !== '1') return;
       // The proto JSON form that Worker.runReplayHistories reads, as the Temporal CLI writes it.
       const cli = findTemporalCli();
@@ -166,6 +171,7 @@ export async function createHarness(
           'show',
           '--workflow-id',
           handle.workflowId,
+          ...(runId ? ['--run-id', runId] : []),
           '--output',
           'json',
           '--address',

@@ -20,6 +20,7 @@ async function alteredBundle(file: string, search: string, replacement: string) 
   const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-altered-'));
   try {
     fs.cpSync(SOURCE_DIR, path.join(copy, 'src'), { recursive: true });
+    fs.symlinkSync(path.resolve(SOURCE_DIR, '..', 'node_modules'), path.join(copy, 'node_modules'));
     const target = path.join(copy, 'src', file);
     const source = fs.readFileSync(target, 'utf8');
     expect(source.split(search).length).toBe(2);

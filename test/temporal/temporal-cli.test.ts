@@ -55,7 +55,10 @@ describe('ensureTemporalCli with Go', () => {
     const [a, b] = await Promise.all([ensureTemporalCli(), ensureTemporalCli()]);
     expect(a).toBe(b);
     // The stub appends one line per `go install`: the second caller waited for the first build.
-    const builds = fs.readFileSync(path.join(tmp, 'cache', 'aca', 'go-args'), 'utf8').trim().split('\n');
+    const builds = fs
+      .readFileSync(path.join(tmp, 'cache', 'aca', 'go-args'), 'utf8')
+      .trim()
+      .split('\n');
     expect(builds).toHaveLength(1);
   });
 

@@ -1,10 +1,11 @@
-import * as os from 'node:os';
 import { loadConfig } from '../../src/config';
 import { UserInputError } from '../../src/shared/errors';
 
 describe('configuration from the environment', () => {
   test('test slots default to the CPU count, at least 2', () => {
-    expect(loadConfig({}).testSlots).toBe(Math.max(2, os.cpus().length));
+    expect(loadConfig({}, { cpuCount: 8 }).testSlots).toBe(8);
+    expect(loadConfig({}, { cpuCount: 1 }).testSlots).toBe(2);
+    expect(loadConfig({ ACA_TEST_SLOTS: '3' }, { cpuCount: 8 }).testSlots).toBe(3);
   });
 
   test('ACA_TEST_SLOTS sets the sandboxed test runs a worker runs at once', () => {

@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+
+/** The options of `aca bench`, as commander hands them to benchCommand (values unparsed). */
+export interface BenchFlags {
+  delayMs?: string;
+  runs?: string;
+  levels?: string;
+  reps?: string;
+  history?: string;
+  dataset?: string;
+  limit?: string;
+  wrongFraction?: string;
+  concurrency?: string;
+  live?: boolean;
+  model?: string;
+  maxIterations?: string;
+  out?: string;
+  temporalDb?: string;
+  keep?: boolean;
+  strict?: boolean;
+}
+
+const PARTS_HELP = `
+Parts:
+  overhead     demo scenario, scripted model answering after d ms: wall / (calls x d + test time); goal <= 1.10
+  concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
+  sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
+  history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
+  humaneval    every HumanEval problem as a run with its check() as acceptance test`;
+
+export function addBenchOptions(command: Command): Command {
+  return command
+    .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
+    .option('--runs <n>', 'measured overhead runs, median reported (3)')
+    .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200)')
+    .option('--reps <n>', 'sandbox repetitions each side (9)')
+    .option('--history <cases>', 'history cases: demo, long (both)')
+    .option('--dataset <file>', 'HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)')
+    .option('--limit <n>', 'first N problems only')
+    .option('--wrong-fraction <f>', 'share of problems with a wrong first attempt (0.2)')
+    .option('--concurrency <n>', 'HumanEval runs at a time (32; 4 with --live)')
+    .option('--max-iterations <n>', 'HumanEval iteration limit per run (3)')
+    .option('--live', 'HumanEval against OPENAI_BASE_URL (with --model or ACA_MODEL); humaneval only')
+    .option('--model <name>', 'model for --live')
+    .option('--out <dir>', 'where results go (bench/results)')
+    .option(
+      '--temporal-db <file>',
+      "SQLite file of the bench's own dev server (default: a temporary file; /dev/shm keeps disk syncs out)",
+    )
+    .option('--keep', 'keep the temporary workspaces, conversations and reports')
+    .option('--strict', 'exit 1 when a goal is missed')
+    .addHelpText('after', PARTS_HELP);
+}

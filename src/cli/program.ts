@@ -1,0 +1,246 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { Client } from '@temporalio/client';
+import { loadConfig, type AcaConfig } from '../config';
+import { UserInputError } from '../shared/errors';
+import { AGENT_STATES, LANGUAGES } from '../shared/types';
+import { EXIT, connectClient, type CliIO } from './cli-context';
+import {
+  cancelCommand,
+  feedbackCommand,
+  listCommand,
+  pauseResumeCommand,
+  resultCommand,
+  statusCommand,
+  watchCommand,
+} from './inspect-commands';
+import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
+import { preflight } from '../preflight/preflight';
+import { attachToRun, parseRunRequest, runLink, startRun, type RunFlags } from './run-command';
+
+const EXIT_CODES_HELP = `
+Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable,
+4 cancelled or interrupted.`;
+
+async function withClient<T>(config: AcaConfig, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectClient(config);
+  try {
+    return await work(client);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/**
+ * The `aca` command line: every command, argument and option defined once here, with the help
+ * text generated from these definitions. Actions set `exitCode` rather than exiting, so the
+ * caller decides what happens to the process.
+ */
+export function buildProgram(io: CliIO): { program: Command; exitCode: () => number } {
+  let code: number = EXIT.success;
+  const config = (): AcaConfig => loadConfig();
+  const program = new Command('aca')
+    .description('A durable autonomous coding agent on Temporal.')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .showSuggestionAfterError(false)
+    .configureOutput({
+      writeOut: (text) => io.out(text.replace(/\n$/, '')),
+      // Help asked for wrongly (`aca memory`) goes to stderr; commander's error lines are
+      // replaced by one `aca: …` line (see commanderExit).
+      writeErr: (text) => io.err(text.replace(/\n$/, '')),
+      outputError: () => undefined,
+    })
+    .exitOverride();
+  const set = (value: number): void => {
+    code = value;
+  };
+  const json = () => new Option('--json', 'print one JSON object instead of text');
+
+  program
+    .command('run')
+    .description('start a run on a task and follow it to its end')
+    .argument('<task>', 'what to do, as one quoted argument')
+    .option('--language <language>', `language of the code: ${LANGUAGES.join(', ')} (python)`)
+    .option('--workspace <dir>', 'folder the run works in (default: a new one under ACA_WORKSPACES)')
+    .option('--tests <dir>', 'acceptance tests, copied in read-only and counted in the pass rate')
+    .option('--max-iterations <n>', 'attempts before the run fails (15)')
+    .option('--warn-at <n>', 'attempt at which a warning is shown (12)')
+    .option('--max-tokens <n>', 'token budget; a run over it ends FAILED budget')
+    .option('--model <name>', 'model name (ACA_MODEL)')
+    .option('--model-timeout <seconds>', 'time one model call may take (120)')
+    .option('--max-steps <n>', 'model calls one agent turn may make (12)')
+    .option('--id <id>', 'workflow id of the run')
+    .option('--detach', 'print the run id and return at once')
+    .addOption(json())
+    .action(async (task: string, flags: RunFlags) => {
+      const cfg = config();
+      // Validate everything before touching the network, so bad input starts nothing.
+      const request = parseRunRequest(task, flags, cfg);
+      set(
+        await withClient(cfg, async (client) => {
+          await startRun(client, cfg, request);
+          if (request.detach) {
+            io.out(request.workflowId);
+            return EXIT.success;
+          }
+          if (!request.json) {
+            io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
+            io.err(`Web UI: ${runLink(cfg, request.workflowId)}`);
+          }
+          return attachToRun(client, cfg, request.workflowId, io, {
+            json: request.json,
+            interruptPauses: true,
+          });
+        }),
+      );
+    });
+
+  program
+    .command('status')
+    .description('state, iteration, pass rate, paused or not, last analysis')
+    .argument('<id>', 'run id')
+    .addOption(json())
+    .action(async (id: string, flags: { json?: boolean }) => {
+      const cfg = config();
+      set(await withClient(cfg, (client) => statusCommand(client, id, flags, io)));
+    });
+
+  program
+    .command('watch')
+    .description('live progress until the run ends')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      const cfg = config();
+      set(await withClient(cfg, (client) => watchCommand(client, cfg, id, io)));
+    });
+
+  for (const action of ['pause', 'resume'] as const) {
+    program
+      .command(action)
+      .description(action === 'pause' ? 'pause a run: no new step starts' : 'resume a paused run')
+      .argument('<id>', 'run id')
+      .action(async (id: string) => {
+        set(await withClient(config(), (client) => pauseResumeCommand(client, id, io, action)));
+      });
+  }
+
+  program
+    .command('feedback')
+    .description('guidance for the next Coder turn of a running run')
+    .argument('<id>', 'run id')
+    .argument('<text>', 'the guidance, as one quoted argument')
+    .action(async (id: string, text: string) => {
+      set(await withClient(config(), (client) => feedbackCommand(client, id, text, io)));
+    });
+
+  program
+    .command('cancel')
+    .description('cancel a run')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      set(await withClient(config(), (client) => cancelCommand(client, id, io)));
+    });
+
+  program
+    .command('result')
+    .description("the run's outcome; waits for the run to end")
+    .argument('<id>', 'run id')
+    .addOption(json())
+    .option('--no-wait', 'show the current state of a run that has not ended instead of waiting')
+    .action(async (id: string, flags: { json?: boolean; wait: boolean }) => {
+      const cfg = config();
+      set(await withClient(cfg, (client) => resultCommand(client, cfg, id, flags, io)));
+    });
+
+  program
+    .command('list')
+    .description('runs, newest first')
+    .addOption(
+      new Option('--state <state>', 'only runs in this state').argParser((value) => {
+        const state = value.toUpperCase();
+        if (!(AGENT_STATES as readonly string[]).includes(state)) {
+          throw new UserInputError(`unknown state "${value}"; choose one of ${AGENT_STATES.join(', ')}`);
+        }
+        return state;
+      }),
+    )
+    .addOption(json())
+    .action(async (flags: { json?: boolean; state?: string }) => {
+      set(await withClient(config(), (client) => listCommand(client, flags, io)));
+    });
+
+  program
+    .command('memory')
+    .description('failure memory')
+    .command('search')
+    .description('the past failures most similar to a text')
+    .argument('<text>', 'what to look for')
+    .addOption(json())
+    .action(async (text: string, flags: { json?: boolean }) => {
+      const { memoryCommand } = await import('./memory-command');
+      set(await memoryCommand(config(), text, flags, io));
+    });
+
+  program
+    .command('worker')
+    .description('run a worker for the task queue until SIGTERM or Ctrl-C')
+    .action(async () => {
+      const cfg = config();
+      const refused = await preflight('worker', cfg, io);
+      if (refused !== null) return set(refused);
+      const { runWorker } = await import('../worker');
+      await runWorker(cfg);
+    });
+
+  program
+    .command('up')
+    .description('start a local Temporal dev server and register the search attributes')
+    .action(async () => {
+      const cfg = config();
+      const refused = await preflight('up', cfg, io);
+      if (refused !== null) return set(refused);
+      const { upCommand } = await import('./up-command');
+      set(await upCommand(cfg, io));
+    });
+
+  program
+    .command('demo')
+    .description('run the built-in offline scenario end to end with a scripted model')
+    .addOption(json())
+    .action(async (flags: { json?: boolean }) => {
+      const cfg = config();
+      const refused = await preflight('demo', cfg, io, { mayInstall: true });
+      if (refused !== null) return set(refused);
+      const { demoCommand } = await import('./demo-command');
+      set(await demoCommand(cfg, flags, io));
+    });
+
+  program
+    .command('doctor')
+    .description('check this machine and the model endpoint')
+    .addOption(json())
+    .action(async (flags: { json?: boolean }) => {
+      const { doctorCommand } = await import('./doctor-command');
+      set(await doctorCommand(config(), flags, io));
+    });
+
+  addBenchOptions(
+    program
+      .command('bench')
+      .description('benchmarks: where time and tokens go (results under bench/results)')
+      .argument('[parts...]', 'all (default), overhead, concurrency, sandbox, history, humaneval'),
+  ).action(async (parts: string[], flags: BenchFlags) => {
+    const { benchCommand } = await import('../bench/bench-command');
+    set(await benchCommand(parts, flags, io));
+  });
+
+  return { program, exitCode: () => code };
+}
+
+/** Maps what commander refuses (unknown option, missing argument, …) to exit 2 with one line. */
+export function commanderExit(err: CommanderError, io: CliIO): number {
+  if (err.exitCode === 0) return EXIT.success;
+  // The help was printed to stderr already: a command that needs a subcommand got none.
+  if (err.code === 'commander.help') return EXIT.badInput;
+  io.err(`aca: ${err.message.replace(/^error: /, '')}`);
+  return EXIT.badInput;
+}
