@@ -90,4 +90,57 @@ describe('replay of saved histories', () => {
     const failures = await replayFailures(bundle, ['cancelled', 'demo-fizzbuzz']);
     expect(failures).toEqual([expect.stringMatching(/^cancelled: .*[Nn]ondetermin/)]);
   }, 120_000);
+
+  // The audit's experiment: small changes a reviewer could miss, each of which alters the commands
+  // of at least one saved run. Each must fail the replay of some history.
+  const listFiles = 'await run.activities.workspace.listRunFiles({ workspace: run.input.workspace });';
+  const mutations: Array<[string, string, string, string]> = [
+    [
+      'an extra activity on the error path',
+      'workflows/coding-agent.ts',
+      "log.error('run failed', { error: run.record.error });",
+      `log.error('run failed', { error: run.record.error });\n      ${listFiles}`,
+    ],
+    [
+      'an extra activity on the feedback path',
+      'workflows/phase-handlers.ts',
+      'const feedback = work.pendingFeedback.splice(0, work.pendingFeedback.length);',
+      `const feedback = work.pendingFeedback.splice(0, work.pendingFeedback.length);\n  if (feedback.length) ${listFiles}`,
+    ],
+    [
+      'a changed continue-as-new condition',
+      'workflows/continue-as-new.ts',
+      'run.attemptsThisExecution === 0 ||',
+      'run.attemptsThisExecution < 2 ||',
+    ],
+    [
+      'the task stored before planning',
+      'workflows/phase-handlers.ts',
+      '  let planned: TurnResult;\n',
+      `  let planned: TurnResult;\n  run.memory.add('early', () => run.activities.memoryWrites.rememberRun({ workflowId: run.workflowId, task: run.input.task, language: run.input.language }));\n`,
+    ],
+    [
+      'an extra activity per iteration',
+      'workflows/phase-handlers.ts',
+      'countIterationStarted(input.language);',
+      `countIterationStarted(input.language);\n  ${listFiles}`,
+    ],
+    [
+      'the steps of the ending reordered',
+      'workflows/run-ending.ts',
+      "run.publish('Saving failure memory before the run ends…');",
+      "run.publish('Saving failure memory before the run ends…');\n    await run.memory.drained();",
+    ],
+    ['the idle-step limit changed', 'workflows/agent-turn.ts', 'MAX_IDLE_STEPS = 3;', 'MAX_IDLE_STEPS = 4;'],
+  ];
+
+  test.each(mutations)(
+    '%s fails replay of a saved run',
+    async (_name, file, search, replacement) => {
+      const bundle = await alteredBundle(file, search, replacement);
+      const failures = await replayFailures(bundle, names);
+      expect(failures.length).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
