@@ -11,6 +11,7 @@ import type { ConversationStore, StepDecision } from '../agents/conversation-sto
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
+import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
 
@@ -48,19 +49,6 @@ export interface ToolCallInput {
 
 const HEARTBEAT_EVERY_MS = 5_000;
 
-/** Keeps heartbeating while `work` runs, so a dead worker is noticed within the heartbeat timeout. */
-async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  // No heartbeat at the start: the first one would be sent at once, one more server write per
-  // step, while the timeout (20 s) leaves room for the first beat after HEARTBEAT_EVERY_MS.
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
   const sources: TurnSources = {
@@ -75,7 +63,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       };
       let decision: StepDecision;
       try {
-        decision = await withHeartbeats(async () => {
+        decision = await withHeartbeats(HEARTBEAT_EVERY_MS, async () => {
           if (input.open) await openTurn(deps.store, input.open, sources);
           return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal);
         });

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Context, log } from '@temporalio/activity';
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { FailureMemory } from '../memory/failure-repository';
 import { isRetryableMemoryError, MemoryLockedError } from '../memory/memory-errors';
 import type { Analysis, Language, Lesson } from '../shared/types';
 import { describeTestReport } from '../agents/user-message';
+import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 
 export interface MemoryActivityDeps {
@@ -120,13 +121,8 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
     fallback: T,
     work: (memory: FailureMemory) => Promise<T>,
   ): Promise<T> => {
-    // Heartbeats let Temporal notice a dead worker in seconds rather than at the timeout; they
-    // start before the first open, which for the embedded database can take a while.
-    // (The first beat comes after 2 s, well inside the 8 s timeout: a beat at the very start
-    // would cost every memory write one more server round trip.)
-    const ctx = Context.current();
-    const timer = setInterval(() => ctx.heartbeat(), 2_000);
-    try {
+    // The beats start before the first open, which for the embedded database can take a while.
+    return withHeartbeats(2_000, async () => {
       let memory: FailureMemory | null;
       try {
         memory = await deps.memory();
@@ -139,9 +135,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
       } catch (err) {
         throw asActivityFailure(err, action);
       }
-    } finally {
-      clearInterval(timer);
-    }
+    });
   };
 
   /**

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { checkSandboxAvailable, runTestSuite } from '../sandbox';
 import { Semaphore } from '../shared/semaphore';
 import type { Language, SandboxMode } from '../shared/types';
+import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 
 export interface TestActivityDeps {
@@ -44,23 +45,24 @@ export function createTestActivities(deps: TestActivityDeps) {
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
       const ctx = Context.current();
-      // Heartbeat while queued too, or a long queue would look like a dead worker.
-      const waiting = setInterval(() => ctx.heartbeat('queued'), 5_000);
-      const report = await slots
-        .run(() => {
-          clearInterval(waiting);
-          return runTestSuite({
-            workspace: input.workspace,
-            language: input.language,
-            mode: deps.sandboxMode,
-            ...(input.testsDir && input.protectedPaths?.length
-              ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
-              : {}),
-            heartbeat: () => ctx.heartbeat(),
-            signal: ctx.cancellationSignal,
-          });
-        })
-        .finally(() => clearInterval(waiting));
+      // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
+      // the suite's own progress beats.
+      const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
+      let report;
+      try {
+        report = await runTestSuite({
+          workspace: input.workspace,
+          language: input.language,
+          mode: deps.sandboxMode,
+          ...(input.testsDir && input.protectedPaths?.length
+            ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
+            : {}),
+          heartbeat: () => ctx.heartbeat(),
+          signal: ctx.cancellationSignal,
+        });
+      } finally {
+        release();
+      }
       ctx.metricMeter
         .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
         .record(report.durationMs, { language: input.language, outcome: report.outcome });

@@ -1,11 +1,10 @@
 import * as path from 'node:path';
-import { z } from 'zod';
 import type { TestCaseResult } from '../shared/types';
 import { clipCaseMessage, type ParsedReport } from './report';
 import { combinePhases, type StreamResult } from './result-check';
 import { parseRecords, PytestRecord } from './results-channel';
 import { baseEnv, type TestRunner } from './runner';
-import { parseXml, type XmlElement } from './xml';
+import { readJunitCases, type JunitCase } from './junit-xml';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
 export const PYTHON = '/usr/bin/python3';
@@ -124,33 +123,18 @@ export function readPytestStream(text: string): StreamResult {
   };
 }
 
-const Attr = z.record(z.string(), z.string());
-const TestCase = z.object({
-  name: z.literal('testcase'),
-  attrs: Attr.and(z.object({ name: z.string(), classname: z.string().optional() })),
-});
-const Outcome = z.object({ name: z.enum(['failure', 'error', 'skipped']), attrs: Attr, text: z.string() });
-
 export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
-  const root = parseXml(xml);
-  const suites = root.name === 'testsuites' ? root.children.filter((c) => c.name === 'testsuite') : [root];
-  if (suites.some((s) => s.name !== 'testsuite')) throw new Error(`unexpected JUnit root <${root.name}>`);
   const cases: TestCaseResult[] = [];
   const collectionErrors: string[] = [];
-  for (const suite of suites) {
-    for (const element of suite.children.filter((c) => c.name === 'testcase')) {
-      const testcase = TestCase.parse(element);
-      const { name, classname } = testcase.attrs;
-      const fullName = classname ? `${classname}::${name}` : name;
-      const result = caseResult(fullName, element);
-      // pytest marks import/syntax errors with this fixed message attribute.
-      const collection = element.children.find(
-        (c) => c.name === 'error' && c.attrs.message === 'collection failure',
-      );
-      // A file that failed to load is not a test: it is the run's collection error.
-      if (collection) collectionErrors.push(`${name}: ${lastLines(collection.text, 6)}`);
-      else cases.push(result);
-    }
+  for (const testcase of readJunitCases(xml)) {
+    const { name, classname } = testcase;
+    // pytest marks import/syntax errors with this fixed message attribute.
+    const collection = testcase.outcomes.find(
+      (o) => o.kind === 'error' && o.attrs.message === 'collection failure',
+    );
+    // A file that failed to load is not a test: it is the run's collection error.
+    if (collection) collectionErrors.push(`${name}: ${lastLines(collection.text, 6)}`);
+    else cases.push(caseResult(classname ? `${classname}::${name}` : name, testcase));
   }
   const brokenRun =
     exitCode === PYTEST_INTERRUPTED || exitCode === PYTEST_INTERNAL_ERROR || exitCode === PYTEST_USAGE_ERROR;
@@ -165,15 +149,13 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
   };
 }
 
-function caseResult(name: string, element: XmlElement): TestCaseResult {
-  const outcomes = element.children
-    .filter((c) => c.name === 'failure' || c.name === 'error' || c.name === 'skipped')
-    .map((c) => Outcome.parse(c));
+function caseResult(name: string, testcase: JunitCase): TestCaseResult {
+  const { outcomes } = testcase;
   // A test can fail and then also error in teardown; the failure is what the agent must fix first.
   const pick =
-    outcomes.find((o) => o.name === 'failure') ?? outcomes.find((o) => o.name === 'error') ?? outcomes[0];
+    outcomes.find((o) => o.kind === 'failure') ?? outcomes.find((o) => o.kind === 'error') ?? outcomes[0];
   if (!pick) return { name, status: 'passed' };
-  const status = pick.name === 'failure' ? 'failed' : pick.name === 'error' ? 'error' : 'skipped';
+  const status = pick.kind === 'failure' ? 'failed' : pick.kind === 'error' ? 'error' : 'skipped';
   const detail = [pick.attrs.message, pick.text.trim()].filter((s) => s && s.length > 0).join('\n');
   return { name, status, ...(detail ? { message: clipCaseMessage(detail) } : {}) };
 }

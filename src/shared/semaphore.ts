@@ -8,15 +8,26 @@ export class Semaphore {
       throw new Error(`semaphore capacity must be >= 1, got ${capacity}`);
   }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /** Waits for a free slot; the returned function gives it back (once). */
+  async acquire(): Promise<() => void> {
     if (this.active >= this.capacity) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.active++;
-    try {
-      return await work();
-    } finally {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       const next = this.waiting.shift();
       if (next) next();
       else this.active--;
+    };
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await work();
+    } finally {
+      release();
     }
   }
 }

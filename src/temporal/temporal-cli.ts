@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { tryPidLock } from '../shared/pid-lock';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findExecutable, isExecutable } from '../shared/executables';
 
@@ -87,29 +88,20 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
 }
 
 /**
- * Two processes (say, a CLI run and a test run) may both find the binary missing. A lock directory
- * makes the second one wait for the first build instead of compiling the server twice.
+ * Two callers (say, a CLI run and a test run) may both find the binary missing. A pid lock makes
+ * the second one wait for the first build instead of compiling the server twice; a lock left by
+ * a killed build is taken over.
  */
 async function buildWithGo(go: string, cacheDir: string, onProgress: ProgressFn, intervalMs: number) {
   fs.mkdirSync(cacheDir, { recursive: true });
-  const lock = path.join(cacheDir, '.temporal-build.lock');
   const target = path.join(cacheDir, exeName('temporal'));
   const started = Date.now();
   const elapsed = () => `${Math.round((Date.now() - started) / 1000)}s`;
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch {
-      // A lock older than the slowest plausible build is left over from a killed process.
-      const age = Date.now() - fs.statSync(lock, { throwIfNoEntry: false })!.mtimeMs;
-      if (!(age < 30 * 60_000)) {
-        fs.rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      onProgress(`waiting for another build of the Temporal CLI (${elapsed()})`);
-      await sleep(Math.min(intervalMs, 2000));
-    }
+  let lock = await tryPidLock(path.join(cacheDir, '.temporal-build.lock'));
+  while (!lock.acquired) {
+    onProgress(`waiting for another build of the Temporal CLI (${elapsed()})`);
+    await sleep(Math.min(intervalMs, 2000));
+    lock = await tryPidLock(path.join(cacheDir, '.temporal-build.lock'));
   }
   try {
     // The build we waited for may have produced it.
@@ -149,7 +141,7 @@ async function buildWithGo(go: string, cacheDir: string, onProgress: ProgressFn,
       });
     });
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    lock.release();
   }
 }
 

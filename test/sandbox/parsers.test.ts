@@ -1,7 +1,6 @@
 import { parseJestReport } from '../../src/sandbox/jest-runner';
 import { OutputTail } from '../../src/sandbox/output-tail';
 import { parseJunit } from '../../src/sandbox/pytest-runner';
-import { parseXml } from '../../src/sandbox/xml';
 
 describe('OutputTail', () => {
   test('keeps exactly the last bytes across wraps and oversized chunks', () => {
@@ -13,24 +12,6 @@ describe('OutputTail', () => {
       expect(tail.toString()).toBe(all.slice(-10));
       expect(tail.cutBytes).toBe(Math.max(0, all.length - 10));
     }
-  });
-});
-
-describe('parseXml', () => {
-  test('reads attributes, entities, CDATA and nesting', () => {
-    const root = parseXml(
-      `<?xml version="1.0"?><!-- c --><a x="1 &lt; 2" y='&#65;&#x42;'><b>t &amp; u</b><c/><![CDATA[<raw>]]></a>`,
-    );
-    expect(root.attrs).toEqual({ x: '1 < 2', y: 'AB' });
-    expect(root.children.map((c) => c.name)).toEqual(['b', 'c']);
-    expect(root.children[0].text).toBe('t & u');
-    expect(root.text).toBe('<raw>');
-  });
-
-  test('rejects malformed documents', () => {
-    expect(() => parseXml('<a><b></a>')).toThrow(/mismatched/);
-    expect(() => parseXml('<a>')).toThrow(/unclosed/);
-    expect(() => parseXml('<a>&bogus;</a>')).toThrow(/entity/);
   });
 });
 
@@ -69,6 +50,22 @@ describe('parseJunit', () => {
     ).toMatch(/SyntaxError/);
     expect(parseJunit(xml(''), 4).collectionError).toMatch(/code 4/);
     expect(parseJunit(xml(''), 5)).toEqual({ cases: [] });
+  });
+
+  test('entities, character references and CDATA are decoded; a bare testsuite root is read too', () => {
+    const parsed = parseJunit(
+      '<?xml version="1.0"?><!-- c --><testsuite name="s"><testcase classname="t" name="a &lt; b"><failure message="x &amp; y">&#65;&#x42; <![CDATA[<raw>]]></failure></testcase></testsuite>',
+      1,
+    );
+    expect(parsed.cases).toEqual([{ name: 't::a < b', status: 'failed', message: 'x & y\nAB <raw>' }]);
+  });
+
+  test('malformed documents, other shapes and document type declarations are refused', () => {
+    expect(() => parseJunit('<testsuites><testsuite></testsuites>', 1)).toThrow(/not well-formed/);
+    expect(() => parseJunit('<report><case/></report>', 1)).toThrow(/unexpected shape/);
+    expect(() => parseJunit(xml('<testcase classname="t"/>'), 1)).toThrow(/unexpected shape/);
+    const billionLaughs = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><testsuites><testsuite><testcase classname="t" name="&lol2;"/></testsuite></testsuites>`;
+    expect(() => parseJunit(billionLaughs, 1)).toThrow(/document type/);
   });
 });
 

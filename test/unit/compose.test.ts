@@ -5,7 +5,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { parseYaml, type YamlValue } from '../helpers/mini-yaml';
+import { parse } from 'yaml';
+
+/** The failsafe schema keeps every scalar a string, as docker compose reads ports and versions. */
+type YamlValue = string | null | YamlValue[] | { [key: string]: YamlValue };
+const parseYaml = (source: string): YamlValue => parse(source, { schema: 'failsafe' }) as YamlValue;
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string): string => fs.readFileSync(path.join(ROOT, file), 'utf8');

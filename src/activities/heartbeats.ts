@@ -1,0 +1,20 @@
+import { Context } from '@temporalio/activity';
+
+/**
+ * Heartbeats the current activity every `everyMs` while `work` runs, so Temporal notices a dead
+ * worker within the heartbeat timeout. No beat at the start: it would cost every activity one more
+ * server round trip, and the timeouts leave room for the first beat after `everyMs`.
+ */
+export async function withHeartbeats<T>(
+  everyMs: number,
+  work: () => Promise<T>,
+  details?: unknown,
+): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(details), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
