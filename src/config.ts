@@ -1,16 +1,37 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import type { SandboxMode } from './shared/types';
 import { UserInputError } from './shared/errors';
 
-/** Everything `aca` reads from the environment (docs/contract.md, section 2), validated once. */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type AcaLogLevel = (typeof LOG_LEVELS)[number];
+
+/** How to reach Temporal: what both the client's Connection and the worker's NativeConnection take. */
+export interface TemporalConnectionOptions {
+  address: string;
+  tls?: TLSConfig | boolean;
+  apiKey?: string;
+  metadata?: Record<string, string>;
+}
+
+/**
+ * Everything `aca` reads from the environment (docs/contract.md, section 2), validated once; no
+ * other module reads a setting from the environment. Holds secrets (API keys): never log it.
+ */
 export interface AcaConfig {
   temporalAddress: string;
   namespace: string;
+  /** Address, TLS client certificate and key, API key: from TEMPORAL_* variables or a config profile. */
+  temporalConnection: TemporalConnectionOptions;
   taskQueue: string;
   databaseUrl: string | null;
   openaiBaseUrl: string | undefined;
+  openaiApiKey: string | undefined;
   model: string;
+  /** ACA_LOG_LEVEL; undefined when unset, so each command keeps its own default. */
+  logLevel: AcaLogLevel | undefined;
   home: string;
   workspacesRoot: string;
   sandbox: SandboxMode;
@@ -50,15 +71,31 @@ export function loadConfig(
       );
     }
   }
-  const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
+  const logLevelText = env.ACA_LOG_LEVEL?.trim().toUpperCase();
+  const logLevel = LOG_LEVELS.find((level) => level === logLevelText);
+  if (logLevelText && !logLevel) {
+    throw new UserInputError(`ACA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.ACA_LOG_LEVEL}"`);
+  }
+  const temporal = loadTemporalSettings(env);
+  const temporalAddress = temporal.connectionOptions.address || '127.0.0.1:7233';
   const temporalHost = temporalAddress.replace(/:\d+$/, '');
   return {
     temporalAddress,
-    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    namespace: temporal.namespace || 'default',
+    temporalConnection: {
+      address: temporalAddress,
+      ...(temporal.connectionOptions.tls != null ? { tls: temporal.connectionOptions.tls } : {}),
+      ...(temporal.connectionOptions.apiKey ? { apiKey: String(temporal.connectionOptions.apiKey) } : {}),
+      ...(temporal.connectionOptions.metadata
+        ? { metadata: temporal.connectionOptions.metadata as Record<string, string> }
+        : {}),
+    },
     taskQueue: env.ACA_TASK_QUEUE || 'coding-agent',
     databaseUrl: env.DATABASE_URL || null,
     openaiBaseUrl: env.OPENAI_BASE_URL || undefined,
+    openaiApiKey: env.OPENAI_API_KEY || undefined,
     model: env.ACA_MODEL || DEFAULT_MODEL,
+    logLevel,
     home,
     workspacesRoot: path.resolve(env.ACA_WORKSPACES || path.join(home, 'workspaces')),
     sandbox,
@@ -67,4 +104,20 @@ export function loadConfig(
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
   };
+}
+
+/**
+ * Temporal's own environment configuration: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+ * TEMPORAL_TLS*, and a profile (TEMPORAL_PROFILE) of the Temporal config file (TEMPORAL_CONFIG_FILE,
+ * by default temporal.toml in the user's config folder), as the Temporal CLI and SDKs read them.
+ */
+function loadTemporalSettings(env: NodeJS.ProcessEnv) {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+  try {
+    return loadClientConnectConfig({ overrideEnvVars: vars });
+  } catch (err) {
+    throw new UserInputError(`the Temporal connection settings cannot be read: ${(err as Error).message}`);
+  }
 }

@@ -40,11 +40,11 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   // Opened on first use, so a worker starts even while the database is down; closed when
   // the worker stops. PGlite lives under ACA_HOME unless DATABASE_URL names a server.
   const memory = lazyMemory(async () => {
-    const { openFailureMemory, defaultDataDir } = await import('./memory');
+    const { openFailureMemory, embeddedDataDir } = await import('./memory');
     return openFailureMemory(
       config.databaseUrl
         ? { databaseUrl: config.databaseUrl }
-        : { dataDir: defaultDataDir({ ACA_HOME: config.home }) },
+        : { dataDir: embeddedDataDir(config.home) },
     );
   });
   // Open it now, in the background: the embedded database takes seconds to start, which the
@@ -58,7 +58,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     // The key is read here, on the worker, and never passed through the workflow.
-    chatModel: createOpenAIChatModel({ baseURL, apiKey: process.env.OPENAI_API_KEY }),
+    chatModel: createOpenAIChatModel({ baseURL, apiKey: config.openaiApiKey }),
   });
   const worker = await Worker.create({
     connection: options.connection,
@@ -92,9 +92,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
  * ACA_METRICS_PORT is set: the SDK's own metrics plus the agent's counters.
  */
 export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel } = {}): void {
-  const env = process.env.ACA_LOG_LEVEL?.toUpperCase();
-  const logLevel: LogLevel =
-    env && LOG_LEVELS.includes(env as LogLevel) ? (env as LogLevel) : (options.logLevel ?? 'INFO');
+  const logLevel: LogLevel = config.logLevel ?? options.logLevel ?? 'INFO';
   Runtime.install({
     logger: new DefaultLogger(logLevel),
     ...(config.metricsPort === null
@@ -110,12 +108,10 @@ export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel
   });
 }
 
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
-
 /** `aca worker`: runs until SIGINT or SIGTERM, then lets running activities finish. */
 export async function runWorker(config: AcaConfig = loadConfig()): Promise<void> {
   installRuntime(config);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect(config.temporalConnection);
   try {
     // The contract has the worker register the search attributes too, so a stack without
     // `aca up` (docker compose, a self-hosted server) can run and list agent runs.

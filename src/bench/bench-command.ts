@@ -83,7 +83,8 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
   const live = flags.live === true;
   if (live && parts.some((p) => p !== 'humaneval'))
     throw new UserInputError('--live applies to the humaneval part only: aca bench humaneval --live');
-  if (live && !process.env.OPENAI_BASE_URL && !process.env.OPENAI_API_KEY) {
+  const config = loadConfig();
+  if (live && !config.openaiBaseUrl && !config.openaiApiKey) {
     throw new UserInputError(
       '--live needs a model endpoint: set OPENAI_BASE_URL (and OPENAI_API_KEY if it wants one)',
     );
@@ -129,7 +130,7 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
       wrongFraction,
       concurrency: positiveInteger(flags.concurrency, 'concurrency') ?? (live ? 4 : 32),
       live,
-      model: flags.model ?? loadConfig().model,
+      model: flags.model ?? config.model,
       maxIterations: positiveInteger(flags.maxIterations, 'max-iterations') ?? 3,
     },
     keep: flags.keep === true,

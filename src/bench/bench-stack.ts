@@ -91,10 +91,8 @@ export interface BenchStack {
   close(): Promise<void>;
 }
 
-const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
-
 function installQuietRuntime(): void {
-  const level = LOG_LEVELS.find((l) => l === process.env.ACA_LOG_LEVEL?.toUpperCase()) ?? 'WARN';
+  const level = loadConfig().logLevel ?? 'WARN';
   try {
     // Workflow INFO logs (every state change of every run) would bury the progress lines, and
     // core's own warnings go to stderr through the same logger instead of onto the tables.

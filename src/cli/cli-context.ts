@@ -24,7 +24,7 @@ export const processIO: CliIO = {
 export async function connectClient(config: AcaConfig): Promise<Client> {
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '5s' });
+    connection = await Connection.connect({ ...config.temporalConnection, connectTimeout: '5s' });
   } catch (err) {
     throw new UnreachableError(
       `cannot reach Temporal at ${config.temporalAddress} (${(err as Error).message}); start it with \`aca up\` or set TEMPORAL_ADDRESS`,

@@ -28,7 +28,7 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
   const taskQueue = `${config.taskQueue}-demo`;
   // The worker's INFO lines (webpack, state changes) would bury the demo's own output.
   installRuntime(config, { logLevel: 'ERROR' });
-  const nativeConnection = await NativeConnection.connect({ address: config.temporalAddress });
+  const nativeConnection = await NativeConnection.connect(config.temporalConnection);
   const worker = await createAcaWorker({
     connection: nativeConnection,
     config,
@@ -36,7 +36,7 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
     openaiBaseUrl: llm.url,
   });
   const workerRun = worker.run();
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect(config.temporalConnection);
   try {
     const client = new Client({ connection, namespace: config.namespace });
     const workflowId = `aca-demo-${Date.now().toString(36)}`;

@@ -18,7 +18,7 @@ export async function doctorCommand(
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
     ...(await checkModelEndpoint({
       baseURL: config.openaiBaseUrl,
-      apiKey: process.env.OPENAI_API_KEY,
+      apiKey: config.openaiApiKey,
       model: config.model,
     })),
   ];

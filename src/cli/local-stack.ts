@@ -49,7 +49,7 @@ export async function ensureLocalTemporal(
       `Temporal dev server ready in ${(server.startupMs / 1000).toFixed(1)}s; Web UI at ${config.uiUrl}`,
     );
   }
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect(config.temporalConnection);
   try {
     await registerSearchAttributes(connection, config.namespace);
   } finally {

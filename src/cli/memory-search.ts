@@ -5,11 +5,10 @@
  * With the embedded database the worker usually holds the data folder (one process at a time);
  * then this command reads a snapshot copy instead of failing, and says so in the table view.
  */
-import * as path from 'node:path';
 import { loadConfig } from '../config';
 import type { FailureMemory, PastFailure } from '../memory/failure-repository';
 import { MemoryUnavailableError } from '../memory/memory-errors';
-import { openFailureMemory } from '../memory/open-memory';
+import { embeddedDataDir, openFailureMemory } from '../memory/open-memory';
 import { clipEnd, oneLine } from '../memory/bound-text';
 import { EXIT, UnreachableError } from './cli-context';
 
@@ -46,7 +45,7 @@ async function open(config: { databaseUrl: string | null; home: string }): Promi
     return await openFailureMemory(
       config.databaseUrl
         ? { databaseUrl: config.databaseUrl }
-        : { dataDir: path.join(config.home, 'memory'), ifLocked: 'snapshot' },
+        : { dataDir: embeddedDataDir(config.home), ifLocked: 'snapshot' },
     );
   } catch (err) {
     throw asCliError(err);

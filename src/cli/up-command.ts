@@ -8,7 +8,7 @@ import { ensureLocalTemporal } from './local-stack';
 export async function upCommand(config: AcaConfig, io: CliIO): Promise<number> {
   installRuntime(config);
   const stack = await ensureLocalTemporal(config, io, { detached: false });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect(config.temporalConnection);
   try {
     const worker = await createAcaWorker({ connection, config });
     io.out(

@@ -2,7 +2,7 @@
  * Failure memory: what went wrong in past runs, stored so later runs can learn from it.
  * Import from here; `pg` and PGlite stay inside this folder and load only when memory opens.
  */
-export { openFailureMemory, defaultDataDir, type OpenMemoryOptions } from './open-memory';
+export { openFailureMemory, embeddedDataDir, type OpenMemoryOptions } from './open-memory';
 export {
   DEFAULT_FAILURE_KIND,
   type FailureMemory,

@@ -9,7 +9,6 @@
  *
  * Both are reached through pg's Pool interface, so the repository's SQL is identical.
  */
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { PgFailureRepository, type FailureMemory } from './failure-repository';
@@ -17,11 +16,10 @@ import { applyMigrations, assertSchemaName } from './migrations';
 import { MemoryLockedError, toMemoryError } from './memory-errors';
 import { openPglitePool, openPgliteSnapshot, type PglitePool } from './pglite-pool';
 
+/** Where failure memory lives: a Postgres server, or the embedded database's folder. */
+export type MemoryLocation = { databaseUrl: string } | { dataDir: string };
+
 export interface OpenMemoryOptions {
-  /** A Postgres URL; when absent the embedded database is used. */
-  databaseUrl?: string;
-  /** Embedded database folder; default ${ACA_HOME:-~/.aca}/memory. */
-  dataDir?: string;
   /** Postgres only: keep the tables in this schema (created if missing). Tests use one per run. */
   schema?: string;
   /** Postgres only: connections in the pool (default 4; the worker runs few activities at once). */
@@ -36,20 +34,17 @@ export interface OpenMemoryOptions {
   ifLocked?: 'fail' | 'snapshot';
 }
 
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(path.resolve(env.ACA_HOME || path.join(os.homedir(), '.aca')), 'memory');
+/** Where the embedded database keeps its files under aca's home folder (ACA_HOME). */
+export function embeddedDataDir(home: string): string {
+  return path.join(home, 'memory');
 }
 
-/**
- * Opens failure memory. Explicit options win; with neither `databaseUrl` nor `dataDir`,
- * DATABASE_URL from the environment is used if set, else the default embedded folder.
- */
-export async function openFailureMemory(options: OpenMemoryOptions = {}): Promise<FailureMemory> {
-  const databaseUrl =
-    options.databaseUrl ??
-    (options.dataDir === undefined ? process.env.DATABASE_URL || undefined : undefined);
-  if (databaseUrl) return openPostgres(databaseUrl, options);
-  return openEmbedded(options.dataDir ?? defaultDataDir(), options.ifLocked ?? 'fail');
+/** Opens failure memory: the Postgres server at `databaseUrl`, else the embedded one in `dataDir`. */
+export async function openFailureMemory(
+  options: OpenMemoryOptions & MemoryLocation,
+): Promise<FailureMemory> {
+  if ('databaseUrl' in options) return openPostgres(options.databaseUrl, options);
+  return openEmbedded(options.dataDir, options.ifLocked ?? 'fail');
 }
 
 async function openPostgres(databaseUrl: string, options: OpenMemoryOptions): Promise<FailureMemory> {

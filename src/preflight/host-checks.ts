@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AcaConfig } from '../config';
 import { lockDataDir } from '../memory/data-dir-lock';
-import { defaultDataDir } from '../memory/open-memory';
+import { embeddedDataDir } from '../memory/open-memory';
 import { BARE_WARNING, HOST_TOOL_ENV, checkSandboxAvailable } from '../sandbox/availability';
 import { PYTHON } from '../sandbox/pytest-runner';
 import { findExecutable, isRoot } from '../sandbox/tools';
@@ -172,12 +172,12 @@ export async function checkTemporalReachable(config: AcaConfig): Promise<CheckRe
 }
 
 export async function checkDatabase(config: AcaConfig): Promise<CheckResult> {
-  return config.databaseUrl ? checkPostgres(config.databaseUrl) : checkEmbeddedFolder();
+  return config.databaseUrl ? checkPostgres(config.databaseUrl) : checkEmbeddedFolder(config.home);
 }
 
-async function checkEmbeddedFolder(): Promise<CheckResult> {
+async function checkEmbeddedFolder(home: string): Promise<CheckResult> {
   const name = 'database';
-  const dir = defaultDataDir();
+  const dir = embeddedDataDir(home);
   try {
     mkdirSync(dir, { recursive: true });
     const lock = await lockDataDir(dir);

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { UserInputError } from '../../src/shared/errors';
 
@@ -25,5 +28,75 @@ describe('configuration from the environment', () => {
   test('a bad sandbox mode or metrics port is refused', () => {
     expect(() => loadConfig({ ACA_SANDBOX: 'docker' })).toThrow(/ACA_SANDBOX must be "bwrap" or "none"/);
     expect(() => loadConfig({ ACA_METRICS_PORT: '70000' })).toThrow(/ACA_METRICS_PORT must be a port number/);
+  });
+});
+
+describe('Temporal connection settings', () => {
+  test('address and namespace default to a local dev server', () => {
+    const config = loadConfig({ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' });
+    expect(config.temporalConnection).toEqual({ address: '127.0.0.1:7233' });
+    expect(config.namespace).toBe('default');
+  });
+
+  test('TEMPORAL_API_KEY turns TLS on, as Temporal Cloud needs', () => {
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+      TEMPORAL_NAMESPACE: 'ns.acct',
+      TEMPORAL_API_KEY: 'secret-key',
+    });
+    expect(config.temporalConnection).toMatchObject({
+      address: 'ns.acct.tmprl.cloud:7233',
+      apiKey: 'secret-key',
+      tls: true,
+    });
+    expect(config.namespace).toBe('ns.acct');
+  });
+
+  test('a profile of the Temporal config file gives address, namespace and client certificate', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-envconfig-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'client.pem'), 'CERT');
+      fs.writeFileSync(path.join(dir, 'client.key'), 'KEY');
+      const file = path.join(dir, 'temporal.toml');
+      fs.writeFileSync(
+        file,
+        [
+          '[profile.staging]',
+          'address = "temporal.staging.example:7233"',
+          'namespace = "agents"',
+          '[profile.staging.tls]',
+          `client_cert_path = "${path.join(dir, 'client.pem')}"`,
+          `client_key_path = "${path.join(dir, 'client.key')}"`,
+          '',
+        ].join('\n'),
+      );
+      const config = loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' });
+      expect(config.temporalAddress).toBe('temporal.staging.example:7233');
+      expect(config.namespace).toBe('agents');
+      const tls = config.temporalConnection.tls as { clientCertPair?: { crt: Uint8Array; key: Uint8Array } };
+      expect(Buffer.from(tls.clientCertPair!.crt).toString()).toBe('CERT');
+      expect(Buffer.from(tls.clientCertPair!.key).toString()).toBe('KEY');
+      // Variables override the profile, as in the Temporal CLI.
+      expect(
+        loadConfig({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging', TEMPORAL_NAMESPACE: 'other' })
+          .namespace,
+      ).toBe('other');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an unreadable config file or an unknown log level is a clear error', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-envconfig-'));
+    try {
+      const file = path.join(dir, 'temporal.toml');
+      fs.writeFileSync(file, '[profile.default\naddress = ');
+      expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: file })).toThrow(UserInputError);
+      expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: file })).toThrow(/Temporal connection settings/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    expect(() => loadConfig({ ACA_LOG_LEVEL: 'loud' })).toThrow(/ACA_LOG_LEVEL must be one of TRACE/);
+    expect(loadConfig({ ACA_LOG_LEVEL: 'warn' }).logLevel).toBe('WARN');
   });
 });
