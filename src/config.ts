@@ -74,7 +74,9 @@ export function loadConfig(
   const logLevelText = env.ACA_LOG_LEVEL?.trim().toUpperCase();
   const logLevel = LOG_LEVELS.find((level) => level === logLevelText);
   if (logLevelText && !logLevel) {
-    throw new UserInputError(`ACA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.ACA_LOG_LEVEL}"`);
+    throw new UserInputError(
+      `ACA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.ACA_LOG_LEVEL}"`,
+    );
   }
   const temporal = loadTemporalSettings(env);
   const temporalAddress = temporal.connectionOptions.address || '127.0.0.1:7233';

@@ -42,9 +42,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   const memory = lazyMemory(async () => {
     const { openFailureMemory, embeddedDataDir } = await import('./memory');
     return openFailureMemory(
-      config.databaseUrl
-        ? { databaseUrl: config.databaseUrl }
-        : { dataDir: embeddedDataDir(config.home) },
+      config.databaseUrl ? { databaseUrl: config.databaseUrl } : { dataDir: embeddedDataDir(config.home) },
     );
   });
   // Open it now, in the background: the embedded database takes seconds to start, which the
@@ -53,7 +51,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
-    store: new FileConversationStore(runFiles.conversationsRoot()),
+    store: new FileConversationStore(runFiles.root),
     runFiles,
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,

@@ -10,10 +10,6 @@ import type { TestRunReport } from '../shared/types';
 export class RunFiles {
   constructor(readonly root: string) {}
 
-  conversationsRoot(): string {
-    return this.root;
-  }
-
   reportRef(runKey: string, attempt: number): string {
     return `${runKey}/reports/attempt-${attempt}`;
   }

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DOCTOR_PROBE_TOOL } from '../preflight/model-checks';
+import { completionBody, errorBody, type ScriptedToolCall } from './chat-completion-body';
 import type { AgentRole } from '../shared/types';
 import { loadScenarios, parseScenario, type Scenario, type ScenarioStep } from './scenario';
 
@@ -133,9 +134,7 @@ export class ScriptedLlmServer {
       });
     }
     if (req.method !== 'POST' || !/\/chat\/completions$/.test(url)) {
-      return this.json(res, 404, {
-        error: { message: `no route ${req.method} ${url}`, type: 'invalid_request_error' },
-      });
+      return this.json(res, 404, errorBody(`no route ${req.method} ${url}`));
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -144,9 +143,7 @@ export class ScriptedLlmServer {
     try {
       body = JSON.parse(raw) as ChatBody;
     } catch {
-      return this.json(res, 400, {
-        error: { message: 'request body is not JSON', type: 'invalid_request_error' },
-      });
+      return this.json(res, 400, errorBody('request body is not JSON'));
     }
     const messages = body.messages ?? [];
     const model = body.model ?? '';
@@ -185,45 +182,31 @@ export class ScriptedLlmServer {
     if (scenario && tools.includes(DOCTOR_PROBE_TOOL)) {
       record.status = 200;
       record.usage = { prompt: 1, completion: 1 };
-      return this.json(res, 200, {
-        id: `chatcmpl-scripted-${record.seq}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model,
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                {
-                  id: 'call_doctor',
-                  type: 'function',
-                  function: { name: DOCTOR_PROBE_TOOL, arguments: '{"ok":true}' },
-                },
-              ],
+      return this.json(
+        res,
+        200,
+        completionBody({
+          seq: record.seq,
+          model,
+          content: null,
+          toolCalls: [
+            {
+              id: 'call_doctor',
+              type: 'function',
+              function: { name: DOCTOR_PROBE_TOOL, arguments: '{"ok":true}' },
             },
-            finish_reason: 'tool_calls',
-          },
-        ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      });
+          ],
+          usage: record.usage,
+        }),
+      );
     }
     if (!scenario) {
       record.status = 400;
-      return this.json(res, 400, {
-        error: { message: `no scenario matches model "${model}" or the task`, type: 'invalid_request_error' },
-      });
+      return this.json(res, 400, errorBody(`no scenario matches model "${model}" or the task`));
     }
     if (!agent) {
       record.status = 400;
-      return this.json(res, 400, {
-        error: {
-          message: `cannot tell the agent from tools [${tools.join(', ')}]`,
-          type: 'invalid_request_error',
-        },
-      });
+      return this.json(res, 400, errorBody(`cannot tell the agent from tools [${tools.join(', ')}]`));
     }
     const turns = scenario.agents[agent] ?? [];
     const steps = turns.length ? turns[Math.min(turn, turns.length - 1)] : [];
@@ -247,7 +230,7 @@ export class ScriptedLlmServer {
           return this.json(
             res,
             fault.status,
-            { error: { message: fault.message ?? `scripted fault ${fault.status}`, type: 'scripted_fault' } },
+            errorBody(fault.message ?? `scripted fault ${fault.status}`, 'scripted_fault'),
             headers,
           );
         }
@@ -262,9 +245,9 @@ export class ScriptedLlmServer {
       return;
     }
 
-    const toolCalls = (planned?.tool_calls ?? []).map((call, i) => ({
+    const toolCalls = (planned?.tool_calls ?? []).map((call, i): ScriptedToolCall => ({
       id: `call_${agent}_${turn}_${step}_${i}`,
-      type: 'function' as const,
+      type: 'function',
       function: {
         name: call.name,
         arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
@@ -278,24 +261,7 @@ export class ScriptedLlmServer {
     };
     record.usage = usage;
     record.status = 200;
-    return this.json(res, 200, {
-      id: `chatcmpl-scripted-${record.seq}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-          finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
-        },
-      ],
-      usage: {
-        prompt_tokens: usage.prompt,
-        completion_tokens: usage.completion,
-        total_tokens: usage.prompt + usage.completion,
-      },
-    });
+    return this.json(res, 200, completionBody({ seq: record.seq, model, content, toolCalls, usage }));
   }
 
   private chooseScenario(model: string, userText: string): Scenario | undefined {

@@ -40,9 +40,7 @@ export function embeddedDataDir(home: string): string {
 }
 
 /** Opens failure memory: the Postgres server at `databaseUrl`, else the embedded one in `dataDir`. */
-export async function openFailureMemory(
-  options: OpenMemoryOptions & MemoryLocation,
-): Promise<FailureMemory> {
+export async function openFailureMemory(options: OpenMemoryOptions & MemoryLocation): Promise<FailureMemory> {
   if ('databaseUrl' in options) return openPostgres(options.databaseUrl, options);
   return openEmbedded(options.dataDir, options.ifLocked ?? 'fail');
 }

@@ -11,7 +11,6 @@ import type { SandboxLimits } from './limits';
 import { runnerFiles } from './runner-files';
 import { keyringJoinPrefix } from './session-keyring';
 import type { RunnerPaths } from './runner';
-import { isRoot } from './tools';
 
 /** Host tools the bubblewrap path needs; resolved once by availability.ts. */
 export interface BwrapTools {
@@ -171,8 +170,4 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
       ...sandbox,
     ],
   };
-}
-
-export function needsDedicatedUid(): boolean {
-  return isRoot();
 }

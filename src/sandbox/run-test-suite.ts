@@ -5,7 +5,6 @@ import * as path from 'node:path';
 import { LANGUAGES, type Language, type SandboxMode, type TestRunReport } from '../shared/types';
 import {
   acceptanceTestFiles,
-  checkAcceptanceCases,
   expectedPythonTests,
   restoreAcceptanceCopies,
   type AcceptanceFiles,
@@ -18,10 +17,6 @@ import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { pytestRunner } from './pytest-runner';
 import { acquireCgroupLauncher } from './cgroup-launchers';
-import { readBoundedReport } from './report-file';
-import { clipReportMessage, failureReport, reportFromParsed, tamperedReport } from './report';
-import { clipStart } from '../shared/clip-text';
-import { crossCheck } from './result-check';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
 import { killUidProcesses, pickSandboxUid } from './sandbox-user';
@@ -33,6 +28,8 @@ import {
   type Usage,
 } from './workspace-ownership';
 import { isRoot } from './tools';
+import { failureReport } from './report';
+import { judgeRun, throwIfAborted } from './run-verdict';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -90,7 +87,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   ): Promise<TestRunReport> => {
     const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
     const usageAfter = handedBack ?? (await workspaceUsage(workspace));
-    return finish({
+    return judgeRun({
       growth: { files: usageAfter.files - usageBefore.files, bytes: usageAfter.bytes - usageBefore.bytes },
       runner,
       workspaceSeenByRunner: seenWorkspace,
@@ -186,7 +183,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   }
 }
 
-interface Expectations {
+export interface Expectations {
   testFiles: string[];
   ids: string[] | undefined;
 }
@@ -209,117 +206,6 @@ function copyForSandbox(acceptance: AcceptanceFiles, dir: string): AcceptanceFil
     fs.chmodSync(target, 0o444);
   }
   return { sourceDir: dir, files: acceptance.files };
-}
-
-interface FinishInput {
-  runner: TestRunner;
-  workspaceSeenByRunner: string;
-  reportPath: string;
-  result: ProcessRunResult;
-  limits: SandboxLimits;
-  mode: SandboxMode;
-  signal: AbortSignal | undefined;
-  expected: Expectations | undefined;
-  /** Acceptance copies found changed in the workspace (and restored). */
-  damaged: string[];
-  /** What the run added to the workspace. */
-  growth: { files: number; bytes: number };
-}
-
-function finish(input: FinishInput): TestRunReport {
-  const { runner, result, limits } = input;
-  const report = readBoundedReport(input.reportPath, runner.reportExtension === 'xml' ? 'xml' : 'json');
-  throwIfAborted(input.signal);
-
-  const common = {
-    output: result.output.toString(),
-    cutBytes: result.output.cutBytes,
-    durationMs: result.durationMs,
-    sandbox: input.mode,
-  };
-  const tail = lastLines(common.output, 15);
-  if (input.damaged.length > 0) {
-    return tamperedReport(
-      [`acceptance tests given by the user were changed in the workspace: ${input.damaged.join(', ')}`],
-      common,
-    );
-  }
-  const grown = overGrowth(input.growth, limits);
-  if (grown) return failureReport('limit_exceeded', `${grown}. Last output:\n${tail}`, common);
-  if (result.timedOut) {
-    return failureReport(
-      'timeout',
-      `wall-clock limit of ${limits.wallTimeoutMs} ms reached; the process tree was killed. Last output:\n${tail}`,
-      common,
-    );
-  }
-  if (result.results.overflowed) {
-    return tamperedReport(['the results channel was flooded beyond its limit'], common);
-  }
-  if (report.kind === 'refused') {
-    return failureReport('limit_exceeded', `the test report was refused: ${report.reason}`, common);
-  }
-  const stream = runner.readStream(result.results.text(), input.workspaceSeenByRunner);
-  let parsedReport;
-  if (report.kind === 'read') {
-    try {
-      parsedReport = runner.parse(report.text, {
-        exitCode: result.exitCode,
-        workspace: input.workspaceSeenByRunner,
-      });
-    } catch (err) {
-      return failureReport(
-        'collection_error',
-        `unreadable test report: ${(err as Error).message}. Last output:\n${tail}`,
-        common,
-      );
-    }
-  }
-  const checked = crossCheck({
-    stream,
-    report: parsedReport,
-    exitCode: result.exitCode,
-    reportKey: (name) => runner.reportKey(name),
-    exitContradiction: (code, s) => runner.exitContradiction(code, s),
-  });
-  if (checked.problems.length > 0) return tamperedReport(checked.problems, common);
-  if (!checked.parsed) {
-    const how = result.exitSignal
-      ? `was killed by ${result.exitSignal}`
-      : `exited with code ${String(result.exitCode)}`;
-    return failureReport(
-      'collection_error',
-      `the test runner ${how} without writing its report (crash, CPU or memory limit?). Last output:\n${tail}`,
-      common,
-    );
-  }
-  let parsed = checked.parsed;
-  if (input.expected) {
-    const { cases, missing } = checkAcceptanceCases(
-      parsed.cases,
-      input.expected.testFiles,
-      input.expected.ids,
-    );
-    parsed = { ...parsed, cases };
-    if (missing.length > 0 && parsed.collectionError === undefined) {
-      const report = reportFromParsed(parsed, common);
-      return {
-        ...report,
-        message: clipReportMessage(`acceptance tests given by the user did not run: ${missing.join(', ')}`),
-      };
-    }
-  }
-  return reportFromParsed(parsed, common);
-}
-
-function overGrowth(growth: { files: number; bytes: number }, limits: SandboxLimits): string | null {
-  if (growth.files > limits.maxNewFiles) {
-    return `the tests left ${growth.files} more files in the workspace than it held before, over the limit of ${limits.maxNewFiles}`;
-  }
-  if (growth.bytes > limits.maxNewBytes) {
-    return `the tests left ${growth.bytes} more bytes in the workspace than it held before, over the limit of ${limits.maxNewBytes}`;
-  }
-  return null;
 }
 
 function realWorkspace(workspace: string): string {
@@ -347,17 +233,6 @@ function checkTestPaths(testPaths: string[]): string[] {
     }
   }
   return testPaths;
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (!signal?.aborted) return;
-  const error = new Error('test run aborted');
-  error.name = 'AbortError';
-  throw error;
-}
-
-function lastLines(text: string, n: number): string {
-  return clipStart(text.trimEnd().split('\n').slice(-n).join('\n'), 1500);
 }
 
 function pick<T extends object, K extends keyof T>(obj: T, ...keys: K[]): Partial<Pick<T, K>> {

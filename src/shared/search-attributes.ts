@@ -6,6 +6,7 @@ export const AgentIterationKey = defineSearchAttributeKey('AgentIteration', Sear
 export const AgentPassRateKey = defineSearchAttributeKey('AgentPassRate', SearchAttributeType.DOUBLE);
 export const AgentLanguageKey = defineSearchAttributeKey('AgentLanguage', SearchAttributeType.KEYWORD);
 
+/** Every one of them, for registering them with a server. */
 export const AGENT_SEARCH_ATTRIBUTE_KEYS = [
   AgentStateKey,
   AgentIterationKey,

@@ -14,11 +14,10 @@ import {
 
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes';
 
-export const AGENT_SEARCH_ATTRIBUTES: readonly SearchAttributeKey<SearchAttributeTypeName>[] =
-  AGENT_SEARCH_ATTRIBUTE_KEYS;
-
 /** `--search-attribute Name=Type` values for `temporal server start-dev` (types in CLI spelling). */
-export function searchAttributeCliArgs(keys = AGENT_SEARCH_ATTRIBUTES): string[] {
+export function searchAttributeCliArgs(
+  keys: readonly SearchAttributeKey<SearchAttributeTypeName>[] = AGENT_SEARCH_ATTRIBUTE_KEYS,
+): string[] {
   const cliType: Record<SearchAttributeTypeName, string> = {
     TEXT: 'Text',
     KEYWORD: 'Keyword',
@@ -48,7 +47,7 @@ export async function registerSearchAttributes(
   namespace: string,
   options: RegisterSearchAttributesOptions = {},
 ): Promise<void> {
-  const keys = options.keys ?? AGENT_SEARCH_ATTRIBUTES;
+  const keys = options.keys ?? AGENT_SEARCH_ATTRIBUTE_KEYS;
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   const wanted = new Map(keys.map((k) => [k.name, encodeSearchAttributeIndexedValueType(k.type)!]));
 

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { getFreePort, isTemporalReachable, startDevServer } from '../../src/temporal/dev-server';
-import { AGENT_SEARCH_ATTRIBUTES, registerSearchAttributes } from '../../src/temporal/search-attributes';
+import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
+import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { ensureTemporalCli, findTemporalCli } from '../../src/temporal/temporal-cli';
 import { getTestTemporal } from '../helpers/temporal-env';
 
@@ -36,7 +37,7 @@ describe('shared test server from global setup', () => {
       registerSearchAttributes(connection, namespace),
     ]);
     const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-    for (const key of AGENT_SEARCH_ATTRIBUTES) expect(customAttributes).toHaveProperty(key.name);
+    for (const key of AGENT_SEARCH_ATTRIBUTE_KEYS) expect(customAttributes).toHaveProperty(key.name);
   });
 });
 
@@ -73,7 +74,7 @@ describe('dev server persistence', () => {
       const connection = await Connection.connect({ address: first.address });
       try {
         const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-        for (const key of AGENT_SEARCH_ATTRIBUTES) expect(customAttributes).toHaveProperty(key.name);
+        for (const key of AGENT_SEARCH_ATTRIBUTE_KEYS) expect(customAttributes).toHaveProperty(key.name);
         // No worker polls this queue: the workflow just sits there, as an agent run would mid-flight.
         await new Client({ connection, namespace }).workflow.start('NoSuchWorkflow', {
           taskQueue: 'nobody-polls-this',
@@ -95,7 +96,7 @@ describe('dev server persistence', () => {
         const ns = await connection.workflowService.describeNamespace({ namespace });
         expect(ns.namespaceInfo?.name).toBe(namespace);
         const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-        for (const key of AGENT_SEARCH_ATTRIBUTES) expect(customAttributes).toHaveProperty(key.name);
+        for (const key of AGENT_SEARCH_ATTRIBUTE_KEYS) expect(customAttributes).toHaveProperty(key.name);
         const description = await new Client({ connection, namespace }).workflow
           .getHandle(workflowId)
           .describe();
