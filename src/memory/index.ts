@@ -3,17 +3,7 @@
  * Import from here; `pg` and PGlite stay inside this folder and load only when memory opens.
  */
 export { openFailureMemory, embeddedDataDir, type OpenMemoryOptions } from './open-memory';
-export {
-  DEFAULT_FAILURE_KIND,
-  type FailureMemory,
-  type FailureRecord,
-  type FixRecord,
-  type IterationRecord,
-  type NewTask,
-  type PastFailure,
-  type SimilarOptions,
-  type TaskStatus,
-} from './failure-repository';
+export * from './failure-memory';
 export { formatLessons, LESSONS_HEADING } from './format-lessons';
 export {
   MemoryError,

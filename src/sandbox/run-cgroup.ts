@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isProcessAlive } from '../shared/pid-lock';
 
 const ROOT = '/sys/fs/cgroup';
 
@@ -76,21 +77,12 @@ function sweepStale(parent: string): void {
   }
   for (const name of names) {
     const pid = /^aca-runs-(\d+)-/.exec(name)?.[1];
-    if (!pid || isAlive(Number(pid))) continue;
+    if (!pid || isProcessAlive(Number(pid))) continue;
     try {
       fs.rmdirSync(path.join(parent, name));
     } catch {
       // Still holds a process, or already gone.
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -30,7 +30,8 @@ export async function tryPidLock(lockFile: string): Promise<LockAttempt> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = await readHolderPatiently(file);
-    if (holder !== null && holder !== process.pid && isAlive(holder)) return { acquired: false, holder };
+    if (holder !== null && holder !== process.pid && isProcessAlive(holder))
+      return { acquired: false, holder };
     fs.rmSync(file, { force: true });
   }
   throw new Error(`could not take the lock ${file}`);
@@ -59,12 +60,12 @@ async function readHolderPatiently(file: string): Promise<number | null> {
   return null;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid runs (EPERM: it exists but belongs to someone else). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    // EPERM: it exists but belongs to someone else; still alive.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

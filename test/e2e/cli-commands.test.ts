@@ -37,12 +37,7 @@ describe('aca commands on a live run', () => {
   beforeAll(async () => {
     h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
     await h.startWorker();
-    env = {
-      TEMPORAL_ADDRESS: h.config.temporalAddress,
-      TEMPORAL_NAMESPACE: h.config.namespace,
-      ACA_TASK_QUEUE: h.taskQueue,
-      ACA_HOME: h.home,
-    };
+    env = h.cliEnv();
   });
   afterEach(() => h.llm.setDelay(0));
   afterAll(async () => {

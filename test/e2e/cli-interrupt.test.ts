@@ -53,12 +53,7 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
   beforeAll(async () => {
     h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });
     await h.startWorker();
-    env = {
-      TEMPORAL_ADDRESS: h.config.temporalAddress,
-      TEMPORAL_NAMESPACE: h.config.namespace,
-      ACA_TASK_QUEUE: h.taskQueue,
-      ACA_HOME: h.home,
-    };
+    env = h.cliEnv();
   });
 
   afterAll(async () => {

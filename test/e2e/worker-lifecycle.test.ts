@@ -22,10 +22,7 @@ describe('aca worker as a process', () => {
   let h: Harness;
   const workers: WorkerProcess[] = [];
   const workerEnv = (extra: NodeJS.ProcessEnv = {}) => ({
-    TEMPORAL_ADDRESS: h.config.temporalAddress,
-    TEMPORAL_NAMESPACE: h.config.namespace,
-    ACA_TASK_QUEUE: h.taskQueue,
-    ACA_HOME: h.home,
+    ...h.cliEnv(),
     OPENAI_BASE_URL: h.llm.url,
     DATABASE_URL: '',
     ...extra,

@@ -22,13 +22,7 @@ function expectNoCompletedCallRepeated(llm: ScriptedLlmServer): void {
 describe('a worker killed with SIGKILL', () => {
   let h: Harness;
   let worker: WorkerProcess | null = null;
-  const workerEnv = () => ({
-    TEMPORAL_ADDRESS: h.config.temporalAddress,
-    TEMPORAL_NAMESPACE: h.config.namespace,
-    ACA_TASK_QUEUE: h.taskQueue,
-    ACA_HOME: h.home,
-    OPENAI_BASE_URL: h.llm.url,
-  });
+  const workerEnv = () => ({ ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url });
 
   beforeAll(async () => {
     h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });

@@ -84,14 +84,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
   test('a worker killed in the middle of a memory write: the retry completes it without duplicate rows', async () => {
     const name = `memory-kill-${tag}`;
     h = await createHarness({ scenarios: [scenarioNamed(name)], env: { DATABASE_URL: databaseUrl } });
-    const workerEnv = {
-      TEMPORAL_ADDRESS: h.config.temporalAddress,
-      TEMPORAL_NAMESPACE: h.config.namespace,
-      ACA_TASK_QUEUE: h.taskQueue,
-      ACA_HOME: h.home,
-      OPENAI_BASE_URL: h.llm.url,
-      DATABASE_URL: databaseUrl,
-    };
+    const workerEnv = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url, DATABASE_URL: databaseUrl };
     let worker: WorkerProcess | null = await spawnWorker(workerEnv);
     // Hold inserts into `failures` so the attempt's write stops between its two statements:
     // the iteration row is committed, the failure row waits.

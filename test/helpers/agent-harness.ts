@@ -65,6 +65,8 @@ export interface Harness {
   result(handle: WorkflowHandle): Promise<RunResult>;
   /** With ACA_RECORD_HISTORIES=1, saves the run's history under test/histories for the replay suite. */
   recordHistory(handle: WorkflowHandle, name: string, runId?: string): Promise<void>;
+  /** The environment that points an `aca` command or worker process at this harness's server, queue and home. */
+  cliEnv(): NodeJS.ProcessEnv;
   close(): Promise<void>;
 }
 
@@ -184,6 +186,14 @@ export async function createHarness(
       if (shown.status !== 0) throw new Error(`temporal workflow show failed: ${shown.stderr}`);
       fs.mkdirSync(HISTORIES_DIR, { recursive: true });
       fs.writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), shown.stdout);
+    },
+    cliEnv() {
+      return {
+        TEMPORAL_ADDRESS: config.temporalAddress,
+        TEMPORAL_NAMESPACE: config.namespace,
+        ACA_TASK_QUEUE: taskQueue,
+        ACA_HOME: home,
+      };
     },
     async close() {
       await harness.stopWorker();

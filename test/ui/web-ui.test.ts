@@ -167,8 +167,8 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
       // Local activities appear on the timeline by type; their summaries are on the metadata tab.
-      expect(text).toMatch(/\bcreateFile\b/);
-      expect(text).toMatch(/\blistFiles\b/);
+      expect(text).toMatch(/\bcreate_file\b/);
+      expect(text).toMatch(/\blist_files\b/);
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
     } finally {
