@@ -3,9 +3,9 @@
  *
  * Node starts a child by forking the calling process, and the fork copies the caller's page
  * tables while its event loop stands still: about 5 ms for a bare Node, 15 ms for a worker with
- * the embedded database loaded, over 70 ms for a worker busy with 50 runs. Every test run paid
- * that on the thread that also runs activities and talks to Temporal. The helper stays small
- * (one Node with nothing loaded), so its forks stay cheap, and they no longer stop the worker.
+ * the embedded database loaded, over 70 ms for a worker busy with 50 runs, on the thread that
+ * also runs activities and talks to Temporal. The helper stays small (one Node with nothing
+ * loaded), so its forks stay cheap and never stop the worker.
  *
  * The helper only spawns and relays: process groups, timeouts, kills and output bounds stay
  * with the caller (process-tree.ts), which can signal the child's group directly because the
