@@ -4,12 +4,15 @@
  * was cut. Results never exceed `max` characters.
  */
 
-/** Keeps the start of `text` (an assertion message, a summary), at most `max` characters. */
+/**
+ * Keeps the start of `text` (an assertion message, a summary), at most `max` characters. Says how
+ * much was cut where that note takes a tenth of the room at most; a narrow cell ends in `…`.
+ */
 export function clipEnd(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 0) return '';
   const marker = `… [${text.length - max} more characters]`;
-  if (max <= marker.length) return `${text.slice(0, Math.max(0, max - 1))}…`;
+  if (marker.length * 10 > max) return `${text.slice(0, max - 1).trimEnd()}…`;
   return text.slice(0, max - marker.length).trimEnd() + marker;
 }
 
@@ -18,7 +21,7 @@ export function clipStart(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max <= 0) return '';
   const marker = `[${text.length - max} characters cut] `;
-  if (max <= marker.length) return text.slice(text.length - max);
+  if (marker.length * 10 > max) return text.slice(text.length - max);
   return marker + text.slice(text.length - (max - marker.length));
 }
 

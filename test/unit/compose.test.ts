@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { parse } from 'yaml';
+import { TEMPORAL_ENV_VARIABLES } from '../../src/config';
 
 /** The failsafe schema keeps every scalar a string, as docker compose reads ports and versions. */
 type YamlValue = string | null | YamlValue[] | { [key: string]: YamlValue };
@@ -54,7 +55,7 @@ function dependsOn(service: string): string[] {
 
 /** Environment variables the worker's code reads: src/config.ts plus the API key in src/worker.ts. */
 function envNamesReadByCode(): Set<string> {
-  const names = new Set<string>();
+  const names = new Set<string>(TEMPORAL_ENV_VARIABLES);
   for (const file of ['src/config.ts', 'src/worker.ts']) {
     for (const m of read(file).matchAll(/\b(?:process\.)?env\.([A-Z][A-Z0-9_]*)/g)) names.add(m[1]);
   }
