@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-require('../dist/client.js')
+require('../dist/cli/main.js')
   .main(process.argv.slice(2))
   .then((code) => {
     process.exitCode = code;

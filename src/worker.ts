@@ -7,7 +7,7 @@ import {
   type LogLevel,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import { createActivities } from './activities';
+import { createActivities, type Activities } from './activities';
 import { lazyMemory } from './activities/memory-activities';
 import { RunFiles } from './activities/run-files';
 import { FileConversationStore } from './agents/conversation-store';
@@ -30,15 +30,21 @@ export interface AcaWorkerOptions {
   maxConcurrentActivities?: number;
 }
 
-export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
-  const { config } = options;
+/**
+ * aca's activities with the worker's dependencies built from the configuration: the model client,
+ * the conversation store and test reports under ACA_HOME, failure memory (opened on first use) and
+ * the sandbox. `close` releases failure memory; call it when the worker that runs them stops.
+ */
+export function createAcaActivities(
+  config: AcaConfig,
+  options: { openaiBaseUrl?: string } = {},
+): { activities: Activities; close(): Promise<void> } {
   // Before anything large is loaded: test runs start from this small helper process, whose
   // forks stay cheap however big the worker grows (see sandbox/spawn-helper.ts).
   startSpawnHelper();
   const runFiles = new RunFiles(path.join(config.home, 'runs'));
-  const baseURL = options.openaiBaseUrl ?? config.openaiBaseUrl;
-  // Opened on first use, so a worker starts even while the database is down; closed when
-  // the worker stops. PGlite lives under ACA_HOME unless DATABASE_URL names a server.
+  // Opened on first use, so a worker starts even while the database is down. PGlite lives under
+  // ACA_HOME unless DATABASE_URL names a server.
   const memory = lazyMemory(async () => {
     const { openFailureMemory, embeddedDataDir } = await import('./memory');
     return openFailureMemory(
@@ -56,8 +62,20 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     // The key is read here, on the worker, and never passed through the workflow.
-    chatModel: createOpenAIChatModel({ baseURL, apiKey: config.openaiApiKey }),
+    chatModel: createOpenAIChatModel({
+      baseURL: options.openaiBaseUrl ?? config.openaiBaseUrl,
+      apiKey: config.openaiApiKey,
+    }),
   });
+  return { activities, close: () => memory.close() };
+}
+
+export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
+  const { config } = options;
+  const { activities, close } = createAcaActivities(
+    config,
+    options.openaiBaseUrl ? { openaiBaseUrl: options.openaiBaseUrl } : {},
+  );
   const worker = await Worker.create({
     connection: options.connection,
     namespace: config.namespace,
@@ -79,7 +97,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     try {
       await run();
     } finally {
-      await memory.close();
+      await close();
     }
   };
   return worker;

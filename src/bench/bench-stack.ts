@@ -18,7 +18,7 @@ import {
   type Worker,
 } from '@temporalio/worker';
 import { RunFiles } from '../activities/run-files';
-import { startRun } from '../cli/run-command';
+import { startRunWorkflow } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { ScriptedLlmServer } from '../llm/scripted-server';
 import type { Scenario } from '../llm/scenario';
@@ -212,13 +212,10 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
       },
       async start(spec) {
         const startedAt = performance.now();
-        const handle = await startRun(
+        const handle = await startRunWorkflow(
           client,
-          config,
           {
             workflowId: spec.workflowId,
-            detach: true,
-            json: false,
             input: {
               task: spec.task,
               language: spec.language ?? 'python',

@@ -10,7 +10,7 @@ import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { ensureLocalTemporal } from './local-stack';
 import { summaryLines } from './progress';
-import { runLink, startRun } from './run-command';
+import { AcaClient, startRunWorkflow } from '../api/aca-client';
 
 export const DEMO_SCENARIO = 'demo-fizzbuzz';
 
@@ -40,21 +40,18 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
   try {
     const client = new Client({ connection, namespace: config.namespace });
     const workflowId = `aca-demo-${Date.now().toString(36)}`;
-    await startRun(
+    await startRunWorkflow(
       client,
-      config,
       {
         workflowId,
-        detach: false,
-        json: false,
         input: scriptedRunInput(scenario, path.join(config.workspacesRoot, workflowId)),
       },
       taskQueue,
     );
-    const link = runLink(config, workflowId);
+    const link = new AcaClient(client, config).webUrl(workflowId);
     io.err(`Started ${workflowId}: ${scenario.task}`);
     io.err(`Follow it in the Web UI: ${link}`);
-    const followed = await followRun(client.workflow.getHandle(workflowId), io, {
+    const followed = await followRun(new AcaClient(client, config).run(workflowId).handle, io, {
       quiet: flags.json === true,
     });
     if (followed.kind === 'interrupted') {

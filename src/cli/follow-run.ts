@@ -1,7 +1,7 @@
-import type { RunHandle } from './run-handle';
+import type { RunHandle } from '../api/aca-client';
 import type { RunResult } from '../shared/run-types';
 import type { CliIO } from './cli-context';
-import { stateQuery } from './run-handle';
+import { stateQuery } from '../workflows/signals';
 import { progressKey, progressLine } from './progress';
 
 const POLL_MS = 500;

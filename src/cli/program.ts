@@ -1,9 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
-import type { Client } from '@temporalio/client';
+import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
-import { AGENT_STATES, LANGUAGES } from '../shared/types';
-import { EXIT, connectClient, type CliIO } from './cli-context';
+import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
+import { EXIT, type CliIO } from './cli-context';
 import {
   cancelCommand,
   feedbackCommand,
@@ -15,18 +15,19 @@ import {
 } from './inspect-commands';
 import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
-import { attachToRun, parseRunRequest, runLink, startRun, type RunFlags } from './run-command';
+import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
+import { startRunWorkflow } from '../api/aca-client';
 
 const EXIT_CODES_HELP = `
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable,
 4 cancelled or interrupted.`;
 
-async function withClient<T>(config: AcaConfig, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connectClient(config);
+async function withClient<T>(config: AcaConfig, work: (aca: AcaClient) => Promise<T>): Promise<T> {
+  const aca = await AcaClient.connect({ config });
   try {
-    return await work(client);
+    return await work(aca);
   } finally {
-    await client.connection.close();
+    await aca.close();
   }
 }
 
@@ -76,17 +77,17 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       // Validate everything before touching the network, so bad input starts nothing.
       const request = parseRunRequest(task, flags, cfg);
       set(
-        await withClient(cfg, async (client) => {
-          await startRun(client, cfg, request);
+        await withClient(cfg, async (aca) => {
+          await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
           if (request.detach) {
             io.out(request.workflowId);
             return EXIT.success;
           }
           if (!request.json) {
             io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
-            io.err(`Web UI: ${runLink(cfg, request.workflowId)}`);
+            io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
           }
-          return attachToRun(client, cfg, request.workflowId, io, {
+          return attachToRun(aca, request.workflowId, io, {
             json: request.json,
             interruptPauses: true,
           });
@@ -101,7 +102,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .addOption(json())
     .action(async (id: string, flags: { json?: boolean }) => {
       const cfg = config();
-      set(await withClient(cfg, (client) => statusCommand(client, id, flags, io)));
+      set(await withClient(cfg, (aca) => statusCommand(aca, id, flags, io)));
     });
 
   program
@@ -110,7 +111,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .argument('<id>', 'run id')
     .action(async (id: string) => {
       const cfg = config();
-      set(await withClient(cfg, (client) => watchCommand(client, cfg, id, io)));
+      set(await withClient(cfg, (aca) => watchCommand(aca, id, io)));
     });
 
   for (const action of ['pause', 'resume'] as const) {
@@ -119,7 +120,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       .description(action === 'pause' ? 'pause a run: no new step starts' : 'resume a paused run')
       .argument('<id>', 'run id')
       .action(async (id: string) => {
-        set(await withClient(config(), (client) => pauseResumeCommand(client, id, io, action)));
+        set(await withClient(config(), (aca) => pauseResumeCommand(aca, id, io, action)));
       });
   }
 
@@ -129,7 +130,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .argument('<id>', 'run id')
     .argument('<text>', 'the guidance, as one quoted argument')
     .action(async (id: string, text: string) => {
-      set(await withClient(config(), (client) => feedbackCommand(client, id, text, io)));
+      set(await withClient(config(), (aca) => feedbackCommand(aca, id, text, io)));
     });
 
   program
@@ -137,7 +138,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description('cancel a run')
     .argument('<id>', 'run id')
     .action(async (id: string) => {
-      set(await withClient(config(), (client) => cancelCommand(client, id, io)));
+      set(await withClient(config(), (aca) => cancelCommand(aca, id, io)));
     });
 
   program
@@ -148,7 +149,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--no-wait', 'show the current state of a run that has not ended instead of waiting')
     .action(async (id: string, flags: { json?: boolean; wait: boolean }) => {
       const cfg = config();
-      set(await withClient(cfg, (client) => resultCommand(client, cfg, id, flags, io)));
+      set(await withClient(cfg, (aca) => resultCommand(aca, id, flags, io)));
     });
 
   program
@@ -160,12 +161,12 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         if (!(AGENT_STATES as readonly string[]).includes(state)) {
           throw new UserInputError(`unknown state "${value}"; choose one of ${AGENT_STATES.join(', ')}`);
         }
-        return state;
+        return state as AgentState;
       }),
     )
     .addOption(json())
-    .action(async (flags: { json?: boolean; state?: string }) => {
-      set(await withClient(config(), (client) => listCommand(client, flags, io)));
+    .action(async (flags: { json?: boolean; state?: AgentState }) => {
+      set(await withClient(config(), (aca) => listCommand(aca, flags, io)));
     });
 
   program

@@ -1,23 +1,13 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import type { AcaClient } from '../api/aca-client';
+import { validateRunRequest, type StartRunRequest, type ValidRunRequest } from '../api/run-request';
 import type { AcaConfig } from '../config';
-import { DEFAULT_RUN_OPTIONS, type RunInput, type RunResult } from '../shared/run-types';
-import {
-  AgentIterationKey,
-  AgentLanguageKey,
-  AgentPassRateKey,
-  AgentStateKey,
-} from '../shared/search-attributes';
-import { safeKey } from '../shared/safe-key';
-import { LANGUAGES, type Language } from '../shared/types';
-import { UserInputError } from '../shared/errors';
+import type { RunResult } from '../shared/run-types';
+import type { Language } from '../shared/types';
 import { positiveInteger } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
-import { codingAgentWorkflow, pauseSignal, runHandle } from './run-handle';
+import { pauseSignal } from '../workflows/signals';
 
 /** `aca run`'s options as commander hands them over: values unparsed, checked below. */
 export interface RunFlags {
@@ -35,103 +25,36 @@ export interface RunFlags {
   maxSteps?: string;
 }
 
-export interface RunRequest {
-  workflowId: string;
-  input: RunInput;
+/** `aca run` after its options are checked: the run's id and input, and how to follow it. */
+export interface RunRequest extends ValidRunRequest {
   detach: boolean;
   json: boolean;
 }
 
-/** Turns `aca run` words into a run request, or a UserInputError that names what is wrong. */
-export function parseRunRequest(rawTask: string, flags: RunFlags, config: AcaConfig): RunRequest {
-  const task = rawTask.trim();
-  if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = (flags.language ?? 'python') as Language;
-  if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(
-      `unknown language "${String(flags.language)}"; choose one of ${LANGUAGES.join(', ')}`,
-    );
-  }
-  let testsDir: string | null = null;
-  if (flags.tests !== undefined) {
-    testsDir = path.resolve(String(flags.tests));
-    if (!fs.existsSync(testsDir) || !fs.statSync(testsDir).isDirectory()) {
-      throw new UserInputError(`--tests folder ${testsDir} does not exist`);
-    }
-  }
-  const maxIterations =
-    positiveInteger(flags.maxIterations, 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
-  const warnAt =
-    positiveInteger(flags.warnAt, 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
-  const maxTokens = positiveInteger(flags.maxTokens, 'max-tokens') ?? null;
-  const modelTimeoutSeconds = positiveInteger(flags.modelTimeout, 'model-timeout');
-  const maxSteps = positiveInteger(flags.maxSteps, 'max-steps');
-  const id = flags.id;
-  if (id !== undefined && !id.trim()) throw new UserInputError('--id is empty');
-  const workflowId = id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
-  const workspace = path.resolve(flags.workspace ?? path.join(config.workspacesRoot, safeKey(workflowId)));
-  return {
-    workflowId,
-    detach: flags.detach === true,
-    json: flags.json === true,
-    input: {
-      task,
-      language,
-      workspace,
-      testsDir,
-      model: flags.model ?? config.model,
-      options: {
-        ...DEFAULT_RUN_OPTIONS,
-        maxIterations,
-        warnAt,
-        maxTokens,
-        ...(modelTimeoutSeconds ? { modelTimeoutMs: modelTimeoutSeconds * 1000 } : {}),
-        ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
-      },
-    },
+/** Turns `aca run`'s task and options into a checked request, or a UserInputError naming what is wrong. */
+export function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig): RunRequest {
+  const request: StartRunRequest = {
+    task,
+    ...(flags.language !== undefined ? { language: flags.language as Language } : {}),
+    ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
+    ...(flags.tests !== undefined ? { testsDir: flags.tests } : {}),
+    ...(flags.model !== undefined ? { model: flags.model } : {}),
+    ...(flags.id !== undefined ? { id: flags.id } : {}),
   };
+  const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
+    ['maxIterations', flags.maxIterations, 'max-iterations'],
+    ['warnAt', flags.warnAt, 'warn-at'],
+    ['maxTokens', flags.maxTokens, 'max-tokens'],
+    ['modelTimeoutSeconds', flags.modelTimeout, 'model-timeout'],
+    ['maxSteps', flags.maxSteps, 'max-steps'],
+  ];
+  for (const [key, value, name] of numbers) {
+    const n = positiveInteger(value, name);
+    if (n !== undefined) Object.assign(request, { [key]: n });
+  }
+  return { ...validateRunRequest(request, config), detach: flags.detach === true, json: flags.json === true };
 }
 
-function slug(task: string): string {
-  return (
-    task
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '')
-      .slice(0, 24)
-      .replace(/-$/, '') || 'run'
-  );
-}
-
-export function firstLine(task: string): string {
-  const line = task.split('\n').find((l) => l.trim()) ?? task;
-  return line.length > 200 ? `${line.slice(0, 197)}...` : line.trim();
-}
-
-export async function startRun(
-  client: Client,
-  config: AcaConfig,
-  request: RunRequest,
-  taskQueue = config.taskQueue,
-) {
-  return client.workflow.start(codingAgentWorkflow, {
-    workflowId: request.workflowId,
-    taskQueue,
-    args: [request.input],
-    staticSummary: firstLine(request.input.task),
-    staticDetails: `**Task:** ${request.input.task}\n\n**Language:** ${request.input.language} · **Model:** ${request.input.model} · **Workspace:** ${request.input.workspace}`,
-    typedSearchAttributes: [
-      { key: AgentStateKey, value: 'INIT' },
-      { key: AgentIterationKey, value: 0 },
-      { key: AgentPassRateKey, value: 0 },
-      { key: AgentLanguageKey, value: request.input.language },
-    ],
-  });
-}
-
-export function runLink(config: AcaConfig, workflowId: string): string {
-  return `${config.uiUrl}/namespaces/${encodeURIComponent(config.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-}
 
 export function exitCodeFor(result: RunResult): number {
   if (result.state === 'SUCCESS') return EXIT.success;
@@ -140,13 +63,12 @@ export function exitCodeFor(result: RunResult): number {
 
 /** Follows a started run to its end, printing progress and a summary (or one JSON object). */
 export async function attachToRun(
-  client: Client,
-  config: AcaConfig,
+  aca: AcaClient,
   workflowId: string,
   io: CliIO,
   options: { json: boolean; interruptPauses: boolean },
 ): Promise<number> {
-  const handle = runHandle(client, workflowId);
+  const { handle } = aca.run(workflowId);
   const { startTime } = await handle.describe();
   const followed = await followRun(handle, io, { quiet: options.json, startedAt: startTime.getTime() });
   if (followed.kind === 'interrupted') {
@@ -174,7 +96,7 @@ export async function attachToRun(
 
   function report(result: RunResult): number {
     if (options.json) io.out(JSON.stringify(result));
-    else for (const line of summaryLines(result, runLink(config, workflowId))) io.out(line);
+    else for (const line of summaryLines(result, aca.webUrl(workflowId))) io.out(line);
     return exitCodeFor(result);
   }
 }

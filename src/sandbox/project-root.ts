@@ -28,3 +28,18 @@ export function projectRoot(): string {
     dir = parent;
   }
 }
+
+/**
+ * The node_modules folder that holds the Jest and TypeScript aca runs projects' tests with, as
+ * Node resolves them from aca itself: aca's own in a checkout, the project's (hoisted) when aca
+ * is installed as a package.
+ */
+export function toolchainNodeModules(): string {
+  const jest = path.dirname(require.resolve('jest/package.json'));
+  const typescript = path.dirname(require.resolve('typescript/package.json'));
+  const folder = path.dirname(jest);
+  if (path.dirname(typescript) !== folder) {
+    throw new Error(`jest (${jest}) and typescript (${typescript}) must be installed in one node_modules folder`);
+  }
+  return folder;
+}

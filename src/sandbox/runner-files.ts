@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
 import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
-import { projectRoot } from './project-root';
+import { toolchainNodeModules } from './project-root';
 import { compileDenyFilter, seccompArchOf } from './seccomp-filter';
 
 /** Where things live on the host; created once per worker process and removed when it exits. */
@@ -43,7 +43,7 @@ export function runnerFiles(): RunnerFiles {
     fs.writeFileSync(file, text, { mode: 0o644 });
     return file;
   };
-  const nodeModules = path.join(projectRoot(), 'node_modules');
+  const nodeModules = toolchainNodeModules();
   fs.symlinkSync(nodeModules, path.join(dir, 'node_modules'));
   const u = SANDBOX_INNER_UID;
   const arch = seccompArchOf();

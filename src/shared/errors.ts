@@ -18,3 +18,23 @@ export class ModelBehaviorError extends AcaError {}
 
 /** Something on our side or a dependency failed; usually worth retrying. */
 export class SystemError extends AcaError {}
+
+/** Temporal or the database cannot be reached (the CLI's exit code 3). */
+export class UnreachableError extends AcaError {}
+
+/** No run has this id (or the workflow with it is not an aca run). */
+export class RunNotFoundError extends UserInputError {
+  constructor(readonly runId: string, message = `unknown run id "${runId}"`) {
+    super(message);
+  }
+}
+
+/** The run is not in a state that allows what was asked: ended, already paused, not paused. */
+export class RunStateError extends UserInputError {
+  constructor(
+    readonly runId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

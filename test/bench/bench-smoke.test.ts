@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/client';
+import { main } from '../../src/cli/main';
 import type { CliIO } from '../../src/cli/cli-context';
 import type { ConcurrencyResult } from '../../src/bench/concurrency-bench';
 import type { HistoryResult } from '../../src/bench/history-bench';

@@ -8,8 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../src/config';
-import { startRun } from '../../src/cli/run-command';
+import { startRunWorkflow } from '../../src/api/aca-client';
 import { loadBuiltinScenario, scriptedRunInput } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import type { RunResult } from '../../src/shared/run-types';
@@ -76,15 +75,11 @@ describe('the worker exports Prometheus metrics', () => {
     });
     connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: temporal.namespace });
-    const config = loadConfig({ ...process.env, ACA_HOME: home, TEMPORAL_NAMESPACE: temporal.namespace });
     const workflowId = `metrics-demo-${randomBytes(4).toString('hex')}`;
-    const handle = await startRun(
+    const handle = await startRunWorkflow(
       client,
-      config,
       {
         workflowId,
-        detach: true,
-        json: false,
         input: scriptedRunInput(scenario, path.join(home, 'workspaces', workflowId)),
       },
       taskQueue,

@@ -20,7 +20,7 @@ import {
 import { loadConfig, type AcaConfig } from '../../src/config';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { loadBuiltinScenario, scriptedRunInput, type Scenario } from '../../src/llm/scenario';
-import { startRun } from '../../src/cli/run-command';
+import { startRunWorkflow } from '../../src/api/aca-client';
 import { type RunOptions, type RunResult, type RunSnapshot } from '../../src/shared/run-types';
 import type { Language } from '../../src/shared/types';
 import { createAcaWorker, WORKFLOWS_PATH } from '../../src/worker';
@@ -127,13 +127,10 @@ export async function createHarness(
       const chosen = scenario ?? loadBuiltinScenario(scenarioName);
       const { id, language, task, testsDir, ...overrides } = runOptions;
       const workflowId = id ?? `${scenarioName}-${randomBytes(4).toString('hex')}`;
-      return startRun(
+      return startRunWorkflow(
         client,
-        config,
         {
           workflowId,
-          detach: true,
-          json: false,
           input: scriptedRunInput(chosen, path.join(home, 'workspaces', workflowId), {
             task,
             language,

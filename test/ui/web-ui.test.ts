@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';
-import { firstLine } from '../../src/cli/run-command';
+import { firstLine } from '../../src/api/run-request';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import type { RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';

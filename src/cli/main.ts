@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
-import { AcaError, UserInputError } from './shared/errors';
-import { EXIT, UnreachableError, processIO, type CliIO } from './cli/cli-context';
-import { buildProgram, commanderExit } from './cli/program';
+import { AcaError, UnreachableError, UserInputError } from '../shared/errors';
+import { EXIT, processIO, type CliIO } from './cli-context';
+import { buildProgram, commanderExit } from './program';
 
 /** Entry point of the `aca` command; returns the exit code. */
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {

@@ -1,0 +1,236 @@
+import {
+  Client,
+  Connection,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowExecutionStatusName,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
+import { loadConfig, type AcaConfig } from '../config';
+import { RunNotFoundError, RunStateError, UnreachableError, UserInputError } from '../shared/errors';
+import type { RunResult, RunSnapshot } from '../shared/run-types';
+import {
+  AgentIterationKey,
+  AgentLanguageKey,
+  AgentPassRateKey,
+  AgentStateKey,
+} from '../shared/search-attributes';
+import { AGENT_STATES, type AgentState } from '../shared/types';
+import { codingAgentWorkflow } from '../workflows';
+import { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
+import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
+
+/** The workflow type of every aca run, taken from the workflow function. */
+export const RUN_WORKFLOW_TYPE = codingAgentWorkflow.name;
+
+/** A Temporal handle typed by the workflow: result, query, signals and update. */
+export type RunHandle = WorkflowHandle<typeof codingAgentWorkflow>;
+
+/** Starts the workflow of a validated request on a task queue. */
+export function startRunWorkflow(
+  client: Client,
+  request: ValidRunRequest,
+  taskQueue: string,
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof codingAgentWorkflow>> {
+  const { workflowId, input } = request;
+  return client.workflow.start(codingAgentWorkflow, {
+    workflowId,
+    taskQueue,
+    args: [input],
+    staticSummary: firstLine(input.task),
+    staticDetails: `**Task:** ${input.task}\n\n**Language:** ${input.language} · **Model:** ${input.model} · **Workspace:** ${input.workspace}`,
+    typedSearchAttributes: [
+      { key: AgentStateKey, value: 'INIT' },
+      { key: AgentIterationKey, value: 0 },
+      { key: AgentPassRateKey, value: 0 },
+      { key: AgentLanguageKey, value: input.language },
+    ],
+  });
+}
+
+/** One line of `AcaClient.list`. */
+export interface RunSummary {
+  workflowId: string;
+  /** The AgentState search attribute: the state the run last published. */
+  state: string;
+  iteration: number;
+  passRate: number | null;
+  language: string;
+  startTime: string;
+  /** Temporal's status of the workflow execution (RUNNING, COMPLETED, …). */
+  status: string;
+}
+
+export interface ConnectOptions {
+  /** Settings as `aca` reads them from the environment; `loadConfig()` when omitted. */
+  config?: AcaConfig;
+}
+
+/**
+ * Starts, finds and lists aca runs: what the `aca` command does, for scripts. Connects with the
+ * same settings as the command line (TEMPORAL_ADDRESS, TLS, API key, profiles; see README).
+ */
+export class AcaClient {
+  constructor(
+    readonly temporal: Client,
+    readonly config: AcaConfig,
+    private readonly ownsConnection = false,
+  ) {}
+
+  static async connect(options: ConnectOptions = {}): Promise<AcaClient> {
+    const config = options.config ?? loadConfig();
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ ...config.temporalConnection, connectTimeout: '5s' });
+    } catch (err) {
+      throw new UnreachableError(
+        `cannot reach Temporal at ${config.temporalAddress} (${(err as Error).message}); start it with \`aca up\` or set TEMPORAL_ADDRESS`,
+      );
+    }
+    return new AcaClient(new Client({ connection, namespace: config.namespace }), config, true);
+  }
+
+  /** Validates the request (a UserInputError says what is wrong; nothing starts), then starts the run. */
+  async start(request: StartRunRequest, options: { taskQueue?: string } = {}): Promise<AcaRun> {
+    const valid = validateRunRequest(request, this.config);
+    await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
+    return this.run(valid.workflowId);
+  }
+
+  /** A run by id. Nothing is checked until it is used: each method throws RunNotFoundError then. */
+  run(workflowId: string): AcaRun {
+    return new AcaRun(this, workflowId);
+  }
+
+  /** Runs, newest first (at most `limit`, 200 by default), optionally only those in one state. */
+  async list(options: { state?: AgentState; limit?: number } = {}): Promise<RunSummary[]> {
+    let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
+    if (options.state !== undefined) {
+      if (!(AGENT_STATES as readonly string[]).includes(options.state)) {
+        throw new UserInputError(
+          `unknown state "${String(options.state)}"; choose one of ${AGENT_STATES.join(', ')}`,
+        );
+      }
+      query += ` AND AgentState = '${options.state}'`;
+    }
+    const limit = options.limit ?? 200;
+    const rows: RunSummary[] = [];
+    for await (const wf of this.temporal.workflow.list({ query, pageSize: 100 })) {
+      const sa = wf.typedSearchAttributes;
+      rows.push({
+        workflowId: wf.workflowId,
+        state: sa.get(AgentStateKey) ?? '-',
+        iteration: sa.get(AgentIterationKey) ?? 0,
+        passRate: sa.get(AgentPassRateKey) ?? null,
+        language: sa.get(AgentLanguageKey) ?? '-',
+        startTime: wf.startTime.toISOString(),
+        status: wf.status.name,
+      });
+      if (rows.length >= limit) break;
+    }
+    return rows.sort((a, b) => b.startTime.localeCompare(a.startTime));
+  }
+
+  /** The run's page in the Temporal Web UI. */
+  webUrl(workflowId: string): string {
+    return `${this.config.uiUrl}/namespaces/${encodeURIComponent(this.config.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.temporal.connection.close();
+  }
+}
+
+/** One run: its state, its result, and the signals and update that steer it. */
+export class AcaRun {
+  constructor(
+    private readonly client: AcaClient,
+    readonly id: string,
+  ) {}
+
+  /** The typed Temporal handle, for what this class does not cover. */
+  get handle(): RunHandle {
+    return this.client.temporal.workflow.getHandle<typeof codingAgentWorkflow>(this.id);
+  }
+
+  /** Temporal's status of the run (RUNNING, COMPLETED, …); RunNotFoundError for an unknown id. */
+  async status(): Promise<WorkflowExecutionStatusName> {
+    if (!this.id.trim()) throw new UserInputError('a run id is needed');
+    try {
+      const description = await this.handle.describe();
+      if (description.type !== RUN_WORKFLOW_TYPE) {
+        throw new RunNotFoundError(this.id, `${this.id} is not an aca run`);
+      }
+      return description.status.name;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(this.id);
+      throw err;
+    }
+  }
+
+  /** The run's snapshot: live while it runs, from its result once it has ended. */
+  async state(): Promise<RunSnapshot> {
+    const status = await this.status();
+    if (status === 'RUNNING') return this.handle.query(stateQuery);
+    try {
+      return { ...(await this.handle.result()), paused: false };
+    } catch (err) {
+      throw new RunStateError(this.id, `run ${this.id} ended without a result (${status}): ${(err as Error).message}`);
+    }
+  }
+
+  /** Pauses the run: no new step starts until `resume`. Returns the snapshot from before. */
+  async pause(): Promise<RunSnapshot> {
+    const before = await this.runningSnapshot('pause');
+    if (before.paused) throw new RunStateError(this.id, `run ${this.id} is already paused`);
+    await this.handle.signal(pauseSignal);
+    return before;
+  }
+
+  async resume(): Promise<RunSnapshot> {
+    const before = await this.runningSnapshot('resume');
+    if (!before.paused) throw new RunStateError(this.id, `run ${this.id} is not paused`);
+    await this.handle.signal(resumeSignal);
+    return before;
+  }
+
+  /** Guidance for the next Coder turn; resolves once the run has accepted it. */
+  async feedback(text: string): Promise<{ pending: number }> {
+    if (typeof text !== 'string' || !text.trim()) throw new UserInputError('the feedback text is empty');
+    const ended = () => new RunStateError(this.id, `run ${this.id} has ended; feedback goes only to a running run`);
+    if ((await this.status()) !== 'RUNNING') throw ended();
+    try {
+      const answer = await this.handle.executeUpdate(feedbackUpdate, { args: [text] });
+      return { pending: answer.pending };
+    } catch (err) {
+      // The run may end between the look-up and the update.
+      if (err instanceof WorkflowNotFoundError) throw ended();
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new RunStateError(this.id, `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  /** Asks the run to stop; it ends FAILED with reason `cancelled`. */
+  async cancel(): Promise<void> {
+    const status = await this.status();
+    if (status !== 'RUNNING') throw new RunStateError(this.id, `run ${this.id} has already ended (${status})`);
+    await this.handle.cancel();
+  }
+
+  /** The outcome, once the run has ended (waits for it). */
+  async result(): Promise<RunResult> {
+    await this.status();
+    return this.handle.result();
+  }
+
+  private async runningSnapshot(action: 'pause' | 'resume'): Promise<RunSnapshot> {
+    const status = await this.status();
+    if (status !== 'RUNNING') {
+      throw new RunStateError(this.id, `run ${this.id} has ended (${status}); it cannot be ${action}d`);
+    }
+    return this.handle.query(stateQuery);
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * aca's public API for scripts: start, steer and read runs. Everything exported from here (and
+ * from `aca/worker` and `aca/workflows`) is public and follows semantic versioning; anything
+ * reached by a path into the package is internal.
+ */
+export { AcaClient, AcaRun, RUN_WORKFLOW_TYPE, type ConnectOptions, type RunHandle, type RunSummary } from './aca-client';
+export type { StartRunRequest } from './run-request';
+export { loadConfig, type AcaConfig, type TemporalConnectionOptions } from '../config';
+export {
+  AcaError,
+  RunNotFoundError,
+  RunStateError,
+  UnreachableError,
+  UserInputError,
+} from '../shared/errors';
+export type { RunInput, RunOptions, RunResult, RunSnapshot } from '../shared/run-types';
+export type { AgentState, Analysis, FailureReason, Language, Plan, Transition } from '../shared/types';
+export { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';

@@ -1,0 +1,14 @@
+/**
+ * `aca/worker`: aca's worker, or its activities for a worker of your own. Register the workflow
+ * by bundling `aca/workflows` (see README, "aca as a library").
+ */
+export {
+  createAcaActivities,
+  createAcaWorker,
+  installRuntime,
+  runWorker,
+  WORKFLOWS_PATH,
+  type AcaWorkerOptions,
+} from '../worker';
+export { createActivities, type Activities, type ActivityDeps } from '../activities';
+export { registerSearchAttributes } from '../temporal/search-attributes';
