@@ -176,7 +176,10 @@ export class AcaRun {
     try {
       return { ...(await this.handle.result()), paused: false };
     } catch (err) {
-      throw new RunStateError(this.id, `run ${this.id} ended without a result (${status}): ${(err as Error).message}`);
+      throw new RunStateError(
+        this.id,
+        `run ${this.id} ended without a result (${status}): ${(err as Error).message}`,
+      );
     }
   }
 
@@ -198,7 +201,8 @@ export class AcaRun {
   /** Guidance for the next Coder turn; resolves once the run has accepted it. */
   async feedback(text: string): Promise<{ pending: number }> {
     if (typeof text !== 'string' || !text.trim()) throw new UserInputError('the feedback text is empty');
-    const ended = () => new RunStateError(this.id, `run ${this.id} has ended; feedback goes only to a running run`);
+    const ended = () =>
+      new RunStateError(this.id, `run ${this.id} has ended; feedback goes only to a running run`);
     if ((await this.status()) !== 'RUNNING') throw ended();
     try {
       const answer = await this.handle.executeUpdate(feedbackUpdate, { args: [text] });
@@ -207,7 +211,10 @@ export class AcaRun {
       // The run may end between the look-up and the update.
       if (err instanceof WorkflowNotFoundError) throw ended();
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new RunStateError(this.id, `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+        throw new RunStateError(
+          this.id,
+          `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+        );
       }
       throw err;
     }
@@ -216,7 +223,8 @@ export class AcaRun {
   /** Asks the run to stop; it ends FAILED with reason `cancelled`. */
   async cancel(): Promise<void> {
     const status = await this.status();
-    if (status !== 'RUNNING') throw new RunStateError(this.id, `run ${this.id} has already ended (${status})`);
+    if (status !== 'RUNNING')
+      throw new RunStateError(this.id, `run ${this.id} has already ended (${status})`);
     await this.handle.cancel();
   }
 

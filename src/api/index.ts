@@ -3,7 +3,14 @@
  * from `aca/worker` and `aca/workflows`) is public and follows semantic versioning; anything
  * reached by a path into the package is internal.
  */
-export { AcaClient, AcaRun, RUN_WORKFLOW_TYPE, type ConnectOptions, type RunHandle, type RunSummary } from './aca-client';
+export {
+  AcaClient,
+  AcaRun,
+  RUN_WORKFLOW_TYPE,
+  type ConnectOptions,
+  type RunHandle,
+  type RunSummary,
+} from './aca-client';
 export type { StartRunRequest } from './run-request';
 export { loadConfig, type AcaConfig, type TemporalConnectionOptions } from '../config';
 export {

@@ -48,8 +48,10 @@ export function validateRunRequest(request: StartRunRequest, config: AcaConfig):
       throw new UserInputError(`--tests folder ${testsDir} does not exist`);
     }
   }
-  const maxIterations = wholeNumber(request.maxIterations, 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
-  const warnAt = wholeNumber(request.warnAt, 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
+  const maxIterations =
+    wholeNumber(request.maxIterations, 'max-iterations') ?? DEFAULT_RUN_OPTIONS.maxIterations;
+  const warnAt =
+    wholeNumber(request.warnAt, 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
   const maxTokens = wholeNumber(request.maxTokens, 'max-tokens') ?? null;
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');

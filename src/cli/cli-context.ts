@@ -1,4 +1,3 @@
-
 export const EXIT = { success: 0, failed: 1, badInput: 2, unreachable: 3, cancelled: 4 } as const;
 
 export { UnreachableError } from '../shared/errors';

@@ -55,7 +55,6 @@ export function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig
   return { ...validateRunRequest(request, config), detach: flags.detach === true, json: flags.json === true };
 }
 
-
 export function exitCodeFor(result: RunResult): number {
   if (result.state === 'SUCCESS') return EXIT.success;
   return result.reason === 'cancelled' ? EXIT.cancelled : EXIT.failed;

@@ -39,7 +39,9 @@ export function toolchainNodeModules(): string {
   const typescript = path.dirname(require.resolve('typescript/package.json'));
   const folder = path.dirname(jest);
   if (path.dirname(typescript) !== folder) {
-    throw new Error(`jest (${jest}) and typescript (${typescript}) must be installed in one node_modules folder`);
+    throw new Error(
+      `jest (${jest}) and typescript (${typescript}) must be installed in one node_modules folder`,
+    );
   }
   return folder;
 }

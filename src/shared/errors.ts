@@ -24,7 +24,10 @@ export class UnreachableError extends AcaError {}
 
 /** No run has this id (or the workflow with it is not an aca run). */
 export class RunNotFoundError extends UserInputError {
-  constructor(readonly runId: string, message = `unknown run id "${runId}"`) {
+  constructor(
+    readonly runId: string,
+    message = `unknown run id "${runId}"`,
+  ) {
     super(message);
   }
 }

@@ -161,7 +161,10 @@ describe('aca as a library, from the packed package', () => {
     client.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     client.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => client.once('exit', resolve));
-    if (code !== 0) throw new Error(`the client script exited with ${code}:\n${stdout}\n${stderr}\nworker:\n${worker.output()}`);
+    if (code !== 0)
+      throw new Error(
+        `the client script exited with ${code}:\n${stdout}\n${stderr}\nworker:\n${worker.output()}`,
+      );
     expect(stderr).toBe('');
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^started aca-/);
