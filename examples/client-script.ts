@@ -1,25 +1,11 @@
 /**
- * A script that drives one aca run: start it, pause it once it is coding, send guidance, resume it
+ * A script that drives one aca run: start it, pause it, send guidance for the next Coder, resume it
  * and print the result. Connects with the same settings as the `aca` command (TEMPORAL_ADDRESS,
  * ACA_TASK_QUEUE, ACA_MODEL, …); a worker must be polling the task queue.
  *
  *   node client-script.js "Implement fizzbuzz(n) in fizzbuzz.py …"
  */
-import { AcaClient, type AcaRun, type RunSnapshot } from 'aca';
-
-async function waitFor(
-  run: AcaRun,
-  done: (s: RunSnapshot) => boolean,
-  timeoutMs = 60_000,
-): Promise<RunSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const snapshot = await run.state();
-    if (done(snapshot)) return snapshot;
-    if (Date.now() > deadline) throw new Error(`run ${run.id} did not get there; it is ${snapshot.state}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+import { AcaClient } from 'aca';
 
 async function main(): Promise<number> {
   const task = process.argv[2];
@@ -28,7 +14,7 @@ async function main(): Promise<number> {
   try {
     const run = await aca.start({ task, maxIterations: 5 });
     console.log(`started ${run.id}`);
-    await waitFor(run, (s) => s.state === 'CODING');
+    // Paused at once: nothing new starts until resume, and the guidance waits for the next Coder.
     const before = await run.pause();
     console.log(`paused ${run.id} in ${before.state}`);
     const { pending } = await run.feedback('Check n % 15 first, then 3, then 5.');
