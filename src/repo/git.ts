@@ -1,0 +1,175 @@
+/**
+ * Runs git for aca on a work tree that model-written code has had its hands on. Nothing the code
+ * under test can write may change what git executes or where it writes:
+ *
+ * - The git directory is always given (GIT_DIR) and never discovered: a `.git` file or folder
+ *   rewritten in the work tree, pointing at a git directory the test made, is never read.
+ * - Only the repository's own config is read (it lives outside the sandbox): no system or global
+ *   config, and hooks, fsmonitor, the untracked cache and submodule recursion are pinned off.
+ * - Filter, diff and merge drivers that the repository's config defines are switched off for
+ *   every call, so a `.gitattributes` the test wrote cannot name one; external diff and textconv
+ *   are refused on the command line.
+ * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
+ */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { findExecutable } from '../shared/executables';
+
+export interface GitTarget {
+  /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */
+  gitDir: string;
+  /** The work tree git reads and writes files in, if the command needs one. */
+  workTree?: string;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+  ) {
+    super(
+      `git ${args.join(' ')} failed (exit ${String(exitCode)}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+    );
+  }
+}
+
+/** The identity of aca's commits unless the caller gives another. */
+export const ACA_AUTHOR = { name: 'aca', email: 'aca@localhost' } as const;
+
+const PINNED_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'core.attributesFile=/dev/null',
+  'core.sshCommand=false',
+  'diff.external=',
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
+  'submodule.recurse=false',
+  'protocol.allow=never',
+  'protocol.file.allow=always',
+  // The repository is the user's own and the git directory is named explicitly; running as root
+  // on a folder another user owns must not stop the worker.
+  'safe.directory=*',
+  'gc.auto=0',
+  'maintenance.auto=false',
+];
+
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+function gitBinary(): string {
+  const found = findExecutable('git', '/usr/bin:/bin:/usr/local/bin');
+  if (!found) throw new Error('git is not installed (apt-get install git)');
+  return found;
+}
+
+function baseEnv(target: GitTarget): NodeJS.ProcessEnv {
+  return {
+    PATH: '/usr/bin:/bin',
+    HOME: '/nonexistent',
+    LC_ALL: 'C',
+    GIT_DIR: target.gitDir,
+    ...(target.workTree ? { GIT_WORK_TREE: target.workTree } : {}),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+  };
+}
+
+function exec(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      gitBinary(),
+      args,
+      { env, cwd: '/', maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
+        resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
+      },
+    );
+  });
+}
+
+/** `-c` pins for every driver the repository's config defines: none of them may run. */
+async function driverPins(target: GitTarget): Promise<string[]> {
+  const listed = await exec(
+    ['config', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'],
+    baseEnv({ gitDir: target.gitDir }),
+  );
+  const pins = new Set<string>();
+  for (const key of listed.stdout.split('\n').filter(Boolean)) {
+    const match = /^(filter|diff|merge)\.(.+)\.[^.]+$/.exec(key);
+    if (!match) continue;
+    const [, kind, driver] = match;
+    if (kind === 'filter')
+      for (const part of ['clean', 'smudge', 'process']) pins.add(`filter.${driver}.${part}=`);
+    if (kind === 'filter') pins.add(`filter.${driver}.required=false`);
+    if (kind === 'diff') for (const part of ['command', 'textconv']) pins.add(`diff.${driver}.${part}=`);
+    if (kind === 'merge') pins.add(`merge.${driver}.driver=`);
+  }
+  return [...pins];
+}
+
+/** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */
+/** The git directories of the repository that holds `dir` (the user's own checkout: discovery is safe there). */
+export async function discoverRepository(
+  dir: string,
+): Promise<{ gitDir: string; commonDir: string; topLevel: string }> {
+  const env = { ...baseEnv({ gitDir: '' }) };
+  delete env.GIT_DIR;
+  const result = await new Promise<{ stdout: string; stderr: string; code: number | null }>(
+    (resolve, reject) => {
+      execFile(
+        gitBinary(),
+        [
+          '-c',
+          'safe.directory=*',
+          '-c',
+          'core.fsmonitor=false',
+          'rev-parse',
+          '--absolute-git-dir',
+          '--git-common-dir',
+          '--show-toplevel',
+        ],
+        { env, cwd: dir, encoding: 'utf8' },
+        (err, stdout, stderr) => {
+          if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
+          resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
+        },
+      );
+    },
+  );
+  if (result.code !== 0) throw new GitError(['rev-parse'], result.code, result.stderr);
+  const [gitDir, common, topLevel] = result.stdout.trim().split('\n');
+  // rev-parse may print the common dir relative to the folder it ran in.
+  return { gitDir: path.resolve(dir, gitDir!), commonDir: path.resolve(dir, common!), topLevel: topLevel! };
+}
+
+export async function git(
+  target: GitTarget,
+  args: string[],
+  options: { author?: { name: string; email: string }; allowExitCodes?: number[] } = {},
+): Promise<string> {
+  const author = options.author ?? ACA_AUTHOR;
+  const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
+  const env = {
+    ...baseEnv(target),
+    GIT_AUTHOR_NAME: author.name,
+    GIT_AUTHOR_EMAIL: author.email,
+    GIT_COMMITTER_NAME: author.name,
+    GIT_COMMITTER_EMAIL: author.email,
+  };
+  const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
+  const result = await exec(full, env);
+  if (result.code !== 0 && !(options.allowExitCodes ?? []).includes(result.code ?? -1)) {
+    throw new GitError(args, result.code, result.stderr);
+  }
+  return result.stdout;
+}

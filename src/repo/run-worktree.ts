@@ -1,0 +1,128 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { discoverRepository, git, type GitTarget } from './git';
+
+/** Where a run's files and commits live: a linked worktree of the user's repository on its own branch. */
+export interface RunWorktree {
+  /** The git directory shared by the repository and its worktrees (the user's `.git`). */
+  commonDir: string;
+  /** This worktree's own git directory, `<commonDir>/worktrees/<name>`. */
+  gitDir: string;
+  workTree: string;
+  branch: string;
+  baseCommit: string;
+}
+
+export function worktreeTarget(worktree: RunWorktree): GitTarget {
+  return { gitDir: worktree.gitDir, workTree: worktree.workTree };
+}
+
+/**
+ * Adds a worktree of the repository holding `repoDir` at `workTree`, on a new branch made from
+ * `base`. The repository's working tree, index, HEAD and other branches are not touched.
+ */
+export async function createRunWorktree(options: {
+  repoDir: string;
+  workTree: string;
+  branch: string;
+  base: string;
+}): Promise<RunWorktree> {
+  const { commonDir } = await discoverRepository(options.repoDir);
+  const common: GitTarget = { gitDir: commonDir };
+  const baseCommit = (
+    await git(common, ['rev-parse', '--verify', '--end-of-options', `${options.base}^{commit}`])
+  ).trim();
+  await git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, baseCommit]);
+  // Read once, now, before any code has run in the work tree; never again afterwards.
+  const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
+  const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
+  if (!gitDir || path.dirname(path.resolve(gitDir)) !== path.join(commonDir, 'worktrees')) {
+    throw new Error(`git made an unexpected worktree pointer in ${options.workTree}: ${pointer.trim()}`);
+  }
+  const worktree: RunWorktree = {
+    commonDir,
+    gitDir: path.resolve(gitDir),
+    workTree: options.workTree,
+    branch: options.branch,
+    baseCommit,
+  };
+  await git(worktreeTarget(worktree), ['checkout', '--quiet', '--force', options.branch]);
+  return worktree;
+}
+
+/**
+ * Folders below the top of the work tree that hold a `.git` of their own. Model-written code can
+ * make them; git would record them as submodules (or refuse them), so commits leave them out.
+ */
+export function nestedRepositories(workTree: string, limit = 200_000): string[] {
+  const found: string[] = [];
+  const pending = [''];
+  let seen = 0;
+  while (pending.length > 0) {
+    const relative = pending.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(workTree, relative), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    if (relative !== '' && entries.some((e) => e.name === '.git')) {
+      found.push(relative);
+      continue;
+    }
+    for (const entry of entries) {
+      if (++seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
+      // Never through a link: only real folders of the work tree are walked.
+      if (entry.isDirectory() && !(relative === '' && entry.name === '.git')) {
+        pending.push(relative ? `${relative}/${entry.name}` : entry.name);
+      }
+    }
+  }
+  return found.sort();
+}
+
+/** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
+export async function commitAll(worktree: RunWorktree, message: string): Promise<string | null> {
+  const target = worktreeTarget(worktree);
+  const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
+  await git(target, ['add', '--all', '--', '.', ...excluded]);
+  const staged = await git(target, [
+    'diff',
+    '--cached',
+    '--name-only',
+    '--no-ext-diff',
+    '--ignore-submodules=all',
+  ]);
+  if (staged.trim() === '') return null;
+  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message]);
+  return (await git(target, ['rev-parse', 'HEAD'])).trim();
+}
+
+/** The diff between two commits of the run, as text, or as a `--stat` summary. */
+export async function diffCommits(
+  worktree: RunWorktree,
+  from: string,
+  to: string,
+  stat = false,
+): Promise<string> {
+  return git({ gitDir: worktree.gitDir }, [
+    'diff',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--ignore-submodules=all',
+    ...(stat ? ['--stat'] : []),
+    from,
+    to,
+    '--',
+  ]);
+}
+
+/** Removes the worktree and its branch; the repository is as it was before the run. */
+export async function removeRunWorktree(worktree: RunWorktree): Promise<void> {
+  const common: GitTarget = { gitDir: worktree.commonDir };
+  await git(common, ['worktree', 'remove', '--force', '--force', worktree.workTree]).catch(async () => {
+    fs.rmSync(worktree.workTree, { recursive: true, force: true });
+    await git(common, ['worktree', 'prune']);
+  });
+  await git(common, ['branch', '-D', worktree.branch]);
+}
