@@ -193,11 +193,39 @@ export async function executeTurnToolCall(
     throw new Error(`tool call ${toolCallId} is ${call.name}, not a file tool`);
   }
   const result = await executeFileTool(
-    { workspace: conversation.workspace, protectedPaths: conversation.protectedPaths },
+    {
+      workspace: conversation.workspace,
+      protectedPaths: conversation.protectedPaths,
+      partlyRead: partlyReadFiles(conversation),
+    },
     call.name,
     call.arguments,
   );
   conversation.toolResults[toolCallId] = result;
   await store.save(conversation);
   return result.ok ? { ok: true } : { ok: false, error: result.error };
+}
+
+/**
+ * The files whose latest read in this turn was cut (a window, or too large for one answer) and
+ * that were not edited in place since: rewriting one whole from what was seen would lose the rest.
+ */
+export function partlyReadFiles(conversation: Conversation): Set<string> {
+  const partly = new Set<string>();
+  for (const entry of conversation.entries) {
+    if (entry.kind !== 'assistant') continue;
+    for (const call of entry.toolCalls) {
+      const result = conversation.toolResults[call.id];
+      if (!result?.ok || typeof result.path !== 'string') continue;
+      if (call.name === 'read_file') {
+        const whole =
+          result.truncated !== true && result.start_line === 1 && result.end_line === result.total_lines;
+        if (whole) partly.delete(result.path);
+        else partly.add(result.path);
+      } else if (call.name === 'edit_file' || call.name === 'create_file' || call.name === 'delete_file') {
+        partly.delete(result.path);
+      }
+    }
+  }
+  return partly;
 }

@@ -2,11 +2,15 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ModelBehaviorError } from '../shared/errors';
 import { defineWorkspaceTool, type ToolContext, type ToolResult } from './tool';
+import { searchFilesTool } from './search-files';
 import { pathSegments, withWorkspace } from './workspace-fs';
 
 export type { ToolContext, ToolResult } from './tool';
 
+/** What one read_file answer holds at most; read a larger file in windows. */
 export const MAX_READ_BYTES = 100_000;
+/** Files larger than this are neither read nor edited. */
+export const MAX_FILE_BYTES = 16_000_000;
 export const MAX_WRITE_BYTES = 1_000_000;
 export const MAX_LISTED_FILES = 500;
 const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '__pycache__', '.pytest_cache', '.aca']);
@@ -39,18 +43,29 @@ export async function listWorkspaceFiles(
 
 export const listFilesTool = defineWorkspaceTool({
   name: 'list_files',
-  description: 'List the files under a folder of the workspace, recursively.',
+  description:
+    'List the files under a folder of the workspace, recursively, leaving out what .gitignore ignores.',
   parameters: z.strictObject({
     path: z
       .string()
       .optional()
       .describe('Folder to list, relative to the workspace root; the root when omitted.'),
+    depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('How many folder levels to go down; 1 lists only the folder itself. All when omitted.'),
   }),
   target: (args) => args.path ?? '.',
   async execute(ctx, args) {
     const folder = args.path && args.path !== '.' ? args.path : '.';
     const files = await withWorkspace(ctx.workspace, (ws) =>
-      ws.listFiles(folder, MAX_LISTED_FILES + 1, SKIPPED_FOLDERS),
+      ws.listFiles(folder, MAX_LISTED_FILES + 1, SKIPPED_FOLDERS, {
+        ...(args.depth !== undefined ? { depth: args.depth } : {}),
+        gitignore: true,
+      }),
     );
     const truncated = files.length > MAX_LISTED_FILES;
     return { ok: true, files: files.slice(0, MAX_LISTED_FILES), ...(truncated ? { truncated: true } : {}) };
@@ -59,25 +74,78 @@ export const listFilesTool = defineWorkspaceTool({
 
 export const readFileTool = defineWorkspaceTool({
   name: 'read_file',
-  description: 'Read a text file of the workspace.',
-  parameters: z.strictObject({ path: relativePath }),
-  target: (args) => args.path,
+  description:
+    'Read a text file of the workspace, whole or a window of lines. The answer says which lines it holds, how many the file has, and whether it was cut.',
+  parameters: z.strictObject({
+    path: relativePath,
+    start_line: z.number().int().min(1).optional().describe('First line to read (1-based); 1 when omitted.'),
+    end_line: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Last line to read (inclusive); the end when omitted.'),
+  }),
+  target: (args) =>
+    args.start_line || args.end_line
+      ? `${args.path}:${args.start_line ?? 1}-${args.end_line ?? ''}`
+      : args.path,
   async execute(ctx, args) {
     const { content, size } = await withWorkspace(ctx.workspace, (ws) =>
-      ws.readFile(args.path, MAX_READ_BYTES),
+      ws.readFile(args.path, MAX_FILE_BYTES),
     );
-    const text = content.toString('utf8');
-    if (size > MAX_READ_BYTES) {
-      return {
-        ok: true,
-        path: args.path,
-        content: `${text}\n[… ${size - MAX_READ_BYTES} more bytes not shown]`,
-        truncated: true,
-      };
+    if (size > MAX_FILE_BYTES) {
+      throw new ModelBehaviorError(
+        `"${args.path}" is ${size} bytes; files over ${MAX_FILE_BYTES} bytes are not read`,
+      );
     }
-    return { ok: true, path: args.path, content: text };
+    return readWindow(
+      pathSegments(args.path).join('/'),
+      content.toString('utf8'),
+      args.start_line,
+      args.end_line,
+    );
   },
 });
+
+/** The lines of a window, cut at a line boundary when they would exceed MAX_READ_BYTES. */
+export function readWindow(path: string, text: string, startLine = 1, endLine?: number): ToolResult {
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const totalLines = lines.length;
+  if (endLine !== undefined && endLine < startLine) {
+    throw new ModelBehaviorError(`end_line ${endLine} is before start_line ${startLine}`);
+  }
+  if (startLine > Math.max(totalLines, 1)) {
+    throw new ModelBehaviorError(
+      `start_line ${startLine} is past the end: "${path}" has ${totalLines} lines`,
+    );
+  }
+  const last = Math.min(endLine ?? totalLines, totalLines);
+  const taken: string[] = [];
+  let bytes = 0;
+  let truncated = false;
+  for (let n = startLine; n <= last; n++) {
+    const line = lines[n - 1] ?? '';
+    const cost = Buffer.byteLength(line, 'utf8') + 1;
+    if (bytes + cost > MAX_READ_BYTES && taken.length > 0) {
+      truncated = true;
+      break;
+    }
+    taken.push(line);
+    bytes += cost;
+  }
+  const shownEnd = startLine + taken.length - 1;
+  return {
+    ok: true,
+    path,
+    content: taken.join('\n') + (taken.length ? '\n' : ''),
+    start_line: startLine,
+    end_line: Math.max(shownEnd, startLine - 1),
+    total_lines: totalLines,
+    truncated: truncated || shownEnd < (endLine === undefined ? totalLines : last) ? true : false,
+  };
+}
 
 export const createFileTool = defineWorkspaceTool({
   name: 'create_file',
@@ -89,6 +157,11 @@ export const createFileTool = defineWorkspaceTool({
   target: (args) => args.path,
   async execute(ctx, args) {
     const relative = checkWritable(ctx, args.path, 'changed');
+    if (ctx.partlyRead?.has(relative)) {
+      throw new ModelBehaviorError(
+        `"${relative}" was read only in part; rewriting it whole would lose the rest. Change it with edit_file, or read it whole first`,
+      );
+    }
     const bytes = Buffer.byteLength(args.content, 'utf8');
     if (bytes > MAX_WRITE_BYTES)
       throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
@@ -96,6 +169,62 @@ export const createFileTool = defineWorkspaceTool({
     return { ok: true, path: relative, bytes };
   },
 });
+
+export const editFileTool = defineWorkspaceTool({
+  name: 'edit_file',
+  description:
+    'Replace exact text in a file: old_string must occur exactly once (or set replace_all). Use it instead of rewriting a large file.',
+  parameters: z.strictObject({
+    path: relativePath,
+    old_string: z.string().min(1).describe('The exact text to replace, with enough context to be unique.'),
+    new_string: z.string().describe('The text to put in its place.'),
+    replace_all: z.boolean().optional().describe('Replace every occurrence instead of exactly one.'),
+  }),
+  target: (args) => args.path,
+  async execute(ctx, args) {
+    const relative = checkWritable(ctx, args.path, 'changed');
+    return withWorkspace(ctx.workspace, async (ws) => {
+      const { content, size } = await ws.readFile(relative, MAX_FILE_BYTES);
+      if (size > MAX_FILE_BYTES) {
+        throw new ModelBehaviorError(
+          `"${relative}" is ${size} bytes; files over ${MAX_FILE_BYTES} bytes are not edited`,
+        );
+      }
+      const text = content.toString('utf8');
+      const lines = occurrenceLines(text, args.old_string);
+      if (lines.length === 0) throw new ModelBehaviorError(`old_string does not occur in "${relative}"`);
+      if (lines.length > 1 && !args.replace_all) {
+        const shown = lines.slice(0, 20).join(', ');
+        throw new ModelBehaviorError(
+          `old_string occurs ${lines.length} times in "${relative}" (lines ${shown}${lines.length > 20 ? ', …' : ''}); add context to make it unique, or set replace_all`,
+        );
+      }
+      const updated = args.replace_all
+        ? text.split(args.old_string).join(args.new_string)
+        : text.replace(args.old_string, () => args.new_string);
+      const bytes = Buffer.byteLength(updated, 'utf8');
+      if (bytes > MAX_WRITE_BYTES)
+        throw new ModelBehaviorError(
+          `the edited file would be ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`,
+        );
+      await ws.writeFile(relative, updated);
+      return { ok: true, path: relative, replacements: args.replace_all ? lines.length : 1, bytes };
+    });
+  },
+});
+
+/** The 1-based line of every (non-overlapping) occurrence of `needle`. */
+function occurrenceLines(text: string, needle: string): number[] {
+  const found: number[] = [];
+  let line = 1;
+  let scanned = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
+    for (let i = scanned; i < at; i++) if (text.charCodeAt(i) === 10) line++;
+    scanned = at;
+    found.push(line);
+  }
+  return found;
+}
 
 export const deleteFileTool = defineWorkspaceTool({
   name: 'delete_file',
@@ -113,7 +242,9 @@ export const deleteFileTool = defineWorkspaceTool({
 export const FILE_TOOLS = {
   list_files: listFilesTool,
   read_file: readFileTool,
+  search_files: searchFilesTool,
   create_file: createFileTool,
+  edit_file: editFileTool,
   delete_file: deleteFileTool,
 } as const;
 

@@ -5,6 +5,8 @@ export interface ToolContext {
   workspace: string;
   /** Workspace-relative paths no agent may write or delete (the user's acceptance tests). */
   protectedPaths: readonly string[];
+  /** Files this turn read only in part: create_file may not overwrite them whole. */
+  partlyRead?: ReadonlySet<string>;
 }
 
 export type ToolResult = ({ ok: true } & Record<string, unknown>) | { ok: false; error: string };

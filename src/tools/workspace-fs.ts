@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
+import ignore, { type Ignore } from 'ignore';
 import { constants } from 'node:fs';
 import { ModelBehaviorError } from '../shared/errors';
 
@@ -173,40 +174,107 @@ export class WorkspaceFs {
 
   /**
    * Regular files below a folder, workspace-relative, sorted, at most `limit`; links, devices
-   * and the folders in `skipped` are not entered.
+   * and the folders in `skipped` are not entered. `depth` 1 lists the folder's own files only;
+   * with `gitignore`, what the `.gitignore` files on the way ignore is left out, as git would.
    */
-  async listFiles(requested: string, limit: number, skipped: ReadonlySet<string>): Promise<string[]> {
+  async listFiles(
+    requested: string,
+    limit: number,
+    skipped: ReadonlySet<string>,
+    options: { depth?: number; gitignore?: boolean } = {},
+  ): Promise<string[]> {
     const found: string[] = [];
-    const start = await this.openFolder(requested);
+    const maxDepth = options.depth ?? Infinity;
     const prefix = requested === '.' || requested === '' ? [] : pathSegments(requested);
-    const walk = async (folder: fs.FileHandle, relative: string[]): Promise<void> => {
-      const entries = await fs.readdir(at(folder, '.'), { withFileTypes: true });
-      entries.sort((a, b) => a.name.localeCompare(b.name));
-      for (const entry of entries) {
-        if (found.length >= limit) return;
-        if (entry.isFile()) {
-          found.push([...relative, entry.name].join('/'));
-        } else if (entry.isDirectory() && !skipped.has(entry.name)) {
-          let child: fs.FileHandle;
-          try {
-            child = await fs.open(at(folder, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-          } catch {
-            continue; // swapped for a link or removed since readdir: not ours to enter
-          }
-          try {
-            await walk(child, [...relative, entry.name]);
-          } finally {
-            await child.close();
+    const rules: Array<{ base: string[]; rules: Ignore }> = [];
+    if (options.gitignore) {
+      // The rules of the folders above the one listed apply too.
+      for (let i = 0; i < prefix.length; i++) {
+        const above = prefix.slice(0, i);
+        const text = await this.readIgnoreFile(above);
+        if (text !== null) rules.push({ base: above, rules: ignore().add(text) });
+      }
+    }
+    const ignored = (relative: string[], isFolder: boolean): boolean =>
+      rules.some(({ base, rules: r }) => {
+        const inner = relative.slice(base.length).join('/');
+        return inner !== '' && r.ignores(isFolder ? `${inner}/` : inner);
+      });
+    const start = await this.openFolder(requested);
+    const walk = async (folder: fs.FileHandle, relative: string[], depth: number): Promise<void> => {
+      let own: { base: string[]; rules: Ignore } | null = null;
+      if (options.gitignore) {
+        const text = await readAt(folder, '.gitignore');
+        if (text !== null) rules.push((own = { base: relative, rules: ignore().add(text) }));
+      }
+      try {
+        const entries = await fs.readdir(at(folder, '.'), { withFileTypes: true });
+        entries.sort((a, b) => a.name.localeCompare(b.name));
+        for (const entry of entries) {
+          if (found.length >= limit) return;
+          const child = [...relative, entry.name];
+          if (entry.isFile()) {
+            if (!ignored(child, false)) found.push(child.join('/'));
+          } else if (
+            entry.isDirectory() &&
+            !skipped.has(entry.name) &&
+            depth < maxDepth &&
+            !ignored(child, true)
+          ) {
+            let handle: fs.FileHandle;
+            try {
+              handle = await fs.open(at(folder, entry.name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            } catch {
+              continue; // swapped for a link or removed since readdir: not ours to enter
+            }
+            try {
+              await walk(handle, child, depth + 1);
+            } finally {
+              await handle.close();
+            }
           }
         }
+      } finally {
+        if (own) rules.splice(rules.indexOf(own), 1);
       }
     };
     try {
-      await walk(start, prefix);
+      await walk(start, prefix, 1);
     } finally {
       await start.close();
     }
     return found;
+  }
+
+  /** The `.gitignore` of a folder of the workspace, or null. */
+  private async readIgnoreFile(folder: string[]): Promise<string | null> {
+    const handle = await this.openFolder(folder.length ? folder.join('/') : '.');
+    try {
+      return await readAt(handle, '.gitignore');
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+const MAX_IGNORE_FILE_BYTES = 1_000_000;
+
+/** A small regular file in an open folder, never through a link; null when there is none. */
+async function readAt(folder: fs.FileHandle, name: string): Promise<string | null> {
+  let file: fs.FileHandle;
+  try {
+    file = await fs.open(at(folder, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = await file.stat();
+    if (!stat.isFile()) return null;
+    const content = Buffer.alloc(Math.min(stat.size, MAX_IGNORE_FILE_BYTES));
+    const { bytesRead } = await file.read(content, 0, content.length, 0);
+    return content.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await file.close();
   }
 }
 

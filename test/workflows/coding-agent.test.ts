@@ -117,6 +117,8 @@ const stubActivities = {
   list_files: toolStub('list_files'),
   read_file: toolStub('read_file'),
   create_file: toolStub('create_file'),
+  edit_file: toolStub('edit_file'),
+  search_files: toolStub('search_files'),
   delete_file: toolStub('delete_file'),
   async runTests(input: RunTestsInput): Promise<TestRunSummary> {
     const { script, log } = current();
