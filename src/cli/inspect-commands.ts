@@ -3,6 +3,7 @@ import type { AgentState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor } from './run-command';
+import { renderRunLog } from './run-log';
 
 export async function statusCommand(
   aca: AcaClient,
@@ -115,5 +116,28 @@ export async function listCommand(
       ].join(' '),
     );
   }
+  return EXIT.success;
+}
+
+/** `aca log <id>`: the run as plain text, from the history of each of its executions. */
+export async function logCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
+  const run = aca.run(id);
+  await run.status();
+  // A run that continued as new has one history per execution; visibility lists them all.
+  const executions: Array<{ runId: string; startTime: Date }> = [];
+  for await (const execution of aca.temporal.workflow.list({
+    query: `WorkflowId = '${id.replace(/'/g, "\\'")}'`,
+  })) {
+    executions.push({ runId: execution.runId, startTime: execution.startTime });
+  }
+  executions.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+  const runIds = executions.length ? executions.map((e) => e.runId) : [undefined];
+  const events = [];
+  for (const runId of runIds) {
+    const history = await aca.temporal.workflow.getHandle(id, runId).fetchHistory();
+    events.push(...(history.events ?? []));
+  }
+  const snapshot = await run.state().catch(() => null);
+  for (const line of renderRunLog(events, snapshot)) io.out(line);
   return EXIT.success;
 }

@@ -8,6 +8,7 @@ import {
   cancelCommand,
   feedbackCommand,
   listCommand,
+  logCommand,
   pauseResumeCommand,
   resultCommand,
   statusCommand,
@@ -131,6 +132,14 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .argument('<text>', 'the guidance, as one quoted argument')
     .action(async (id: string, text: string) => {
       set(await withClient(config(), (aca) => feedbackCommand(aca, id, text, io)));
+    });
+
+  program
+    .command('log')
+    .description('the run as plain text: each agent step, its tool calls and outcomes, test counts, analyses')
+    .argument('<id>', 'run id')
+    .action(async (id: string) => {
+      set(await withClient(config(), (aca) => logCommand(aca, id, io)));
     });
 
   program

@@ -196,6 +196,36 @@ describe('aca commands on a live run', () => {
     expect(bad.stderr).toMatch(/--max-steps must be a whole number of at least 1/);
   });
 
+  test('aca log tells the run as text: each step, tool call, test count and analysis, in order', async () => {
+    const log = await runCli(['log', ids.succeeded!], env);
+    expect(log.code).toBe(0);
+    const lines = log.stdout.split('\n');
+    const at = (pattern: RegExp): number => {
+      const index = lines.findIndex((line) => pattern.test(line));
+      expect({ pattern: String(pattern), found: index >= 0 }).toEqual({
+        pattern: String(pattern),
+        found: true,
+      });
+      return index;
+    };
+    const order = [
+      at(/prepare workspace: done$/),
+      at(/planner · recall similar failures, model step 1: asks for list_files \.$/),
+      at(/planner · list_files \.: ok$/),
+      at(/planner · model step 2: plan: /),
+      at(/coder · create_file fizzbuzz\.py: ok$/),
+      at(/tester · create_file tests\/test_fizzbuzz\.py: ok$/),
+      at(/tester · run tests \(attempt 1\): 4 passed, 1 failed, 0 errors$/),
+      at(/reflector · model step 2: analysis: root cause: fizzbuzz checks n % 3 before n % 15/),
+      at(/tester · run tests \(attempt 2\): 5 passed, 0 failed, 0 errors/),
+    ];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(log.stdout).toMatch(/^moves: INIT → PLANNING, PLANNING → CODING, .* TESTING → SUCCESS$/m);
+    expect(log.stdout).toMatch(/^state: SUCCESS, iteration 2\/15/m);
+    const unknown = await runCli(['log', 'no-such-run'], env);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([2, 'aca: unknown run id "no-such-run"']);
+  });
+
   test('aca list: newest first, and --state filters on the AgentState search attribute', async () => {
     const mine = [ids.succeeded!, ids.failed!];
     type Row = { workflowId: string; state: string; startTime: string };
