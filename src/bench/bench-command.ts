@@ -28,8 +28,9 @@ import { historyReport, historySvg, HISTORY_CASES, runHistoryBench } from './his
 import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './humaneval-bench';
 import { overheadReport, runOverheadBench } from './overhead-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
+import { runSearchBench, searchReport } from './search-bench';
 
-export const PARTS = ['overhead', 'concurrency', 'sandbox', 'history', 'humaneval'] as const;
+export const PARTS = ['overhead', 'concurrency', 'sandbox', 'search', 'history', 'humaneval'] as const;
 export type Part = (typeof PARTS)[number];
 
 export function defaultDatasetPath(): string {
@@ -65,6 +66,7 @@ interface BenchPlan {
   overheadRuns: number;
   levels: number[];
   reps: number;
+  searchFiles: number;
   historyCases: string[];
   humaneval: HumanEvalOptions;
   keep: boolean;
@@ -123,6 +125,7 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
     overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
     reps: positiveInteger(flags.reps, 'reps') ?? 9,
+    searchFiles: positiveInteger(flags.searchFiles, 'search-files') ?? 20_000,
     historyCases,
     humaneval: {
       dataset,
@@ -203,6 +206,13 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
             sandboxReport(r, io);
             goals.push({ part, goal: r.goal });
             save('sandbox.json', r);
+            break;
+          }
+          case 'search': {
+            const r = await runSearchBench({ files: plan.searchFiles, reps: plan.reps }, progress);
+            searchReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('search.json', r);
             break;
           }
           case 'history': {

@@ -6,6 +6,7 @@ export interface BenchFlags {
   runs?: string;
   levels?: string;
   reps?: string;
+  searchFiles?: string;
   history?: string;
   dataset?: string;
   limit?: string;
@@ -25,6 +26,7 @@ Parts:
   overhead     demo scenario, scripted model answering after d ms: wall / (calls x d + test time); goal <= 1.10
   concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
   sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
+  search       search_files against git grep on a generated repository of 20,000 files; goal <= 1.20
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   humaneval    every HumanEval problem as a run with its check() as acceptance test`;
 
@@ -33,7 +35,8 @@ export function addBenchOptions(command: Command): Command {
     .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
     .option('--runs <n>', 'measured overhead runs, median reported (3)')
     .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200)')
-    .option('--reps <n>', 'sandbox repetitions each side (9)')
+    .option('--reps <n>', 'sandbox and search repetitions each side (9)')
+    .option('--search-files <n>', 'files in the generated repository of the search part (20000)')
     .option('--history <cases>', 'history cases: demo, long (both)')
     .option('--dataset <file>', 'HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)')
     .option('--limit <n>', 'first N problems only')

@@ -13,6 +13,7 @@ import type { HistoryResult } from '../../src/bench/history-bench';
 import type { HumanEvalResult } from '../../src/bench/humaneval-bench';
 import type { OverheadResult } from '../../src/bench/overhead-bench';
 import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
+import type { SearchBenchResult } from '../../src/bench/search-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
 
 const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -73,6 +74,8 @@ describe('aca bench (smoke: every part, tiny)', () => {
         '1,3',
         '--reps',
         '2',
+        '--search-files',
+        '300',
         '--history',
         'demo',
         '--dataset',
@@ -176,5 +179,14 @@ describe('aca bench (smoke: every part, tiny)', () => {
     expect(r.iterations.histogram).toEqual({ '1': 2, '2': 1 });
     expect(r.runs.filter((x) => x.wrongFirst).map((x) => x.iterations)).toEqual([2]);
     expect(Number.isFinite(r.runsPerMinute)).toBe(true);
+  });
+
+  test('search: both engines found every needle and were timed', () => {
+    const r = readJson<SearchBenchResult>(outDir, 'search.json');
+    expect(r.files).toBe(300);
+    expect(r.matches).toBe(1);
+    expect(r.gitGrepMs).toHaveLength(2);
+    expect(r.searchFilesMs).toHaveLength(2);
+    expect(r.ratio).toBeGreaterThan(0);
   });
 });
