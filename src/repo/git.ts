@@ -83,12 +83,13 @@ function baseEnv(target: GitTarget): NodeJS.ProcessEnv {
 function exec(
   args: string[],
   env: NodeJS.ProcessEnv,
+  cwd = '/',
 ): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     execFile(
       gitBinary(),
       args,
-      { env, cwd: '/', maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+      { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
       (err, stdout, stderr) => {
         if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
         resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
@@ -117,34 +118,25 @@ async function driverPins(target: GitTarget): Promise<string[]> {
   return [...pins];
 }
 
-/** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */
 /** The git directories of the repository that holds `dir` (the user's own checkout: discovery is safe there). */
 export async function discoverRepository(
   dir: string,
 ): Promise<{ gitDir: string; commonDir: string; topLevel: string }> {
   const env = { ...baseEnv({ gitDir: '' }) };
   delete env.GIT_DIR;
-  const result = await new Promise<{ stdout: string; stderr: string; code: number | null }>(
-    (resolve, reject) => {
-      execFile(
-        gitBinary(),
-        [
-          '-c',
-          'safe.directory=*',
-          '-c',
-          'core.fsmonitor=false',
-          'rev-parse',
-          '--absolute-git-dir',
-          '--git-common-dir',
-          '--show-toplevel',
-        ],
-        { env, cwd: dir, encoding: 'utf8' },
-        (err, stdout, stderr) => {
-          if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
-          resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
-        },
-      );
-    },
+  const result = await exec(
+    [
+      '-c',
+      'safe.directory=*',
+      '-c',
+      'core.fsmonitor=false',
+      'rev-parse',
+      '--absolute-git-dir',
+      '--git-common-dir',
+      '--show-toplevel',
+    ],
+    env,
+    dir,
   );
   if (result.code !== 0) throw new GitError(['rev-parse'], result.code, result.stderr);
   const [gitDir, common, topLevel] = result.stdout.trim().split('\n');
@@ -152,6 +144,7 @@ export async function discoverRepository(
   return { gitDir: path.resolve(dir, gitDir!), commonDir: path.resolve(dir, common!), topLevel: topLevel! };
 }
 
+/** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */
 export async function git(
   target: GitTarget,
   args: string[],
