@@ -22,6 +22,8 @@ export interface TemporalConnectionOptions {
  */
 export interface AcaConfig {
   temporalAddress: string;
+  /** Whether TEMPORAL_ADDRESS or a config profile named the address (else the default is used). */
+  temporalAddressConfigured: boolean;
   namespace: string;
   /** Address, TLS client certificate and key, API key: from TEMPORAL_* variables or a config profile. */
   temporalConnection: TemporalConnectionOptions;
@@ -41,6 +43,8 @@ export interface AcaConfig {
   logPrompts: boolean;
   /** Base address of the Temporal Web UI, for links. */
   uiUrl: string;
+  /** The author and committer of runs' commits (ACA_GIT_AUTHOR_NAME, ACA_GIT_AUTHOR_EMAIL). */
+  gitAuthor: { name: string; email: string };
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -83,6 +87,7 @@ export function loadConfig(
   const temporalHost = temporalAddress.replace(/:\d+$/, '');
   return {
     temporalAddress,
+    temporalAddressConfigured: Boolean(temporal.connectionOptions.address),
     namespace: temporal.namespace || 'default',
     temporalConnection: {
       address: temporalAddress,
@@ -105,7 +110,25 @@ export function loadConfig(
     testSlots,
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
+    gitAuthor: gitAuthorOf(env),
   };
+}
+
+function gitAuthorOf(env: NodeJS.ProcessEnv): { name: string; email: string } {
+  const name = (env.ACA_GIT_AUTHOR_NAME ?? 'aca').trim();
+  const email = (env.ACA_GIT_AUTHOR_EMAIL ?? 'aca@localhost').trim();
+  // git refuses these in an identity; better said at start than at the first commit.
+  for (const [variable, value] of [
+    ['ACA_GIT_AUTHOR_NAME', name],
+    ['ACA_GIT_AUTHOR_EMAIL', email],
+  ]) {
+    if (value === '' || /[<>\n\0]/.test(value)) {
+      throw new UserInputError(
+        `${variable} must be non-empty and free of <, > and line breaks, got "${value}"`,
+      );
+    }
+  }
+  return { name, email };
 }
 
 /** The variables @temporalio/envconfig reads (TEMPORAL_GRPC_META_* adds gRPC headers too). */

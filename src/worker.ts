@@ -61,6 +61,7 @@ export function createAcaActivities(
     runFiles,
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
+    gitAuthor: config.gitAuthor,
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({
       baseURL: options.openaiBaseUrl ?? config.openaiBaseUrl,

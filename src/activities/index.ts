@@ -1,9 +1,13 @@
 import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
+import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
 import { createTestActivities, type TestActivityDeps } from './test-activities';
 import { listRunFiles, prepareWorkspace } from './workspace-activities';
 
-export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> & TestActivityDeps & MemoryActivityDeps;
+export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
+  TestActivityDeps &
+  MemoryActivityDeps &
+  RepoActivityDeps;
 
 /** Builds every activity the worker registers, closed over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities({ ...deps, recallLessons: createLessonRecall(deps) }),
     ...createTestActivities(deps),
     ...createMemoryActivities(deps),
+    ...createRepoActivities(deps),
     prepareWorkspace,
     listRunFiles,
   };

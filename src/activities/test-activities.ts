@@ -2,7 +2,11 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { checkSandboxAvailable, runTestSuite } from '../sandbox';
 import { Semaphore } from '../shared/semaphore';
-import type { Language, SandboxMode } from '../shared/types';
+import type { RunTestSetup } from '../shared/run-types';
+import type { ProjectLimits } from '../shared/test-command';
+import type { Language, SandboxMode, TestRunReport } from '../shared/types';
+import type { SandboxLimits } from '../sandbox';
+import { judgeAgainstBaseline } from './baseline-verdict';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 
@@ -21,7 +25,30 @@ export interface RunTestsInput {
   /** The folder given with `--tests` and its files (copied into the workspace at the same paths). */
   testsDir?: string | null;
   protectedPaths?: string[];
+  /** The project's test command, dependency folders and limits; aca's runner for the language when absent. */
+  setup?: RunTestSetup | null;
+  /** The stored report of the baseline run, when the run has one. */
+  baselineRef?: string | null;
 }
+
+export interface RunSetupInput {
+  workspace: string;
+  language: Language;
+  command: string;
+  setup: RunTestSetup;
+  /** The user's explicit opt-in (`--setup-network`). */
+  network: boolean;
+}
+
+export interface SetupResult {
+  ok: boolean;
+  outcome: string;
+  message: string | null;
+  outputTail: string;
+}
+
+/** Regressions named in workflow history; the full list stays in the stored report. */
+const MAX_NAMED_REGRESSIONS = 50;
 
 /** What the workflow needs to decide; the full report stays in the run's files. */
 export interface TestRunSummary {
@@ -34,11 +61,62 @@ export interface TestRunSummary {
   reportRef: string;
   durationMs: number;
   sandboxWarning: string | null;
+  /** Every target test passes and no test that passed at the baseline fails or is gone. */
+  success: boolean;
+  regressions: string[];
+  regressionCount: number;
+}
+
+/** `.aca.json`'s limits in the sandbox's units. */
+export function sandboxLimitsOf(limits: ProjectLimits | undefined): Partial<SandboxLimits> {
+  const MiB = 1024 * 1024;
+  return {
+    ...(limits?.wallTimeSeconds ? { wallTimeoutMs: limits.wallTimeSeconds * 1000 } : {}),
+    ...(limits?.cpuSeconds ? { cpuSeconds: limits.cpuSeconds } : {}),
+    ...(limits?.memoryMiB
+      ? { memoryBytes: limits.memoryMiB * MiB, runMemoryBytes: Math.max(2048, 2 * limits.memoryMiB) * MiB }
+      : {}),
+  };
 }
 
 export function createTestActivities(deps: TestActivityDeps) {
   const slots = new Semaphore(deps.maxConcurrentTestRuns);
   return {
+    /**
+     * The project's setup command, once, in the sandbox like the tests (no network unless the
+     * user opted in). Its exit status is what counts; the output tail explains a failure.
+     */
+    async runSetup(input: RunSetupInput): Promise<SetupResult> {
+      const available = checkSandboxAvailable(deps.sandboxMode);
+      if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
+      const ctx = Context.current();
+      const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
+      let report: TestRunReport;
+      try {
+        report = await runTestSuite({
+          workspace: input.workspace,
+          language: input.language,
+          mode: deps.sandboxMode,
+          command: { kind: 'command', command: input.command, source: 'option', label: input.command },
+          dependencies: input.setup.dependencies,
+          limits: sandboxLimitsOf(input.setup.limits),
+          network: input.network,
+          heartbeat: () => ctx.heartbeat(),
+          signal: ctx.cancellationSignal,
+        });
+      } finally {
+        release();
+      }
+      const ok = report.outcome === 'completed' && report.failed === 0 && report.errors === 0;
+      const tail = report.output.trimEnd().split('\n').slice(-20).join('\n').slice(-3000);
+      return {
+        ok,
+        outcome: report.outcome,
+        message: report.message ? report.message.slice(0, 500) : null,
+        outputTail: tail,
+      };
+    },
+
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
@@ -57,6 +135,13 @@ export function createTestActivities(deps: TestActivityDeps) {
           ...(input.testsDir && input.protectedPaths?.length
             ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
             : {}),
+          ...(input.setup
+            ? {
+                command: input.setup.command,
+                dependencies: input.setup.dependencies,
+                limits: sandboxLimitsOf(input.setup.limits),
+              }
+            : {}),
           heartbeat: () => ctx.heartbeat(),
           signal: ctx.cancellationSignal,
         });
@@ -68,7 +153,15 @@ export function createTestActivities(deps: TestActivityDeps) {
         .record(report.durationMs, { language: input.language, outcome: report.outcome });
       const reportRef = deps.runFiles.reportRef(input.runKey, input.attempt);
       await deps.runFiles.saveReport(reportRef, report);
+      const verdict = judgeAgainstBaseline(
+        report,
+        await loadBaseline(deps.runFiles, input.baselineRef),
+        input.protectedPaths ?? [],
+      );
       return {
+        success: verdict.success,
+        regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
+        regressionCount: verdict.regressions.length,
         outcome: report.outcome,
         passed: report.passed,
         failed: report.failed,
@@ -81,4 +174,16 @@ export function createTestActivities(deps: TestActivityDeps) {
       };
     },
   };
+}
+
+async function loadBaseline(
+  runFiles: RunFiles,
+  ref: string | null | undefined,
+): Promise<TestRunReport | null> {
+  if (!ref) return null;
+  const baseline = await runFiles.loadReport(ref);
+  // Without its report the run could only guess which failures are old: fail loudly instead.
+  if (!baseline)
+    throw ApplicationFailure.nonRetryable(`the baseline report ${ref} is missing on this worker`);
+  return baseline;
 }

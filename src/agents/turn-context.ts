@@ -17,4 +17,8 @@ export interface TurnContext {
   /** For the Reflector: the stored report of the failed test run. */
   testReportRef?: string | null;
   protectedPaths: string[];
+  /** Tests that passed on the base commit and fail (or are gone) after the last attempt. */
+  regressions?: string[];
+  /** What runs the tests, when it is the project's own command rather than aca's runner. */
+  testCommand?: string | null;
 }

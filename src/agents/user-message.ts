@@ -31,7 +31,10 @@ export function describeTestReport(report: TestRunReport): string {
  * Coder's carries the latest analysis and any human feedback verbatim too.
  */
 export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null): string {
-  const parts: string[] = [`Task:\n${ctx.task}`, `Language: ${ctx.language}. ${RUNNER_NOTES[ctx.language]}`];
+  const runnerNote = ctx.testCommand
+    ? `The project's tests run with: ${ctx.testCommand}`
+    : RUNNER_NOTES[ctx.language];
+  const parts: string[] = [`Task:\n${ctx.task}`, `Language: ${ctx.language}. ${runnerNote}`];
   if (ctx.protectedPaths.length) {
     parts.push(
       `Acceptance tests given by the user (read-only, always run): ${ctx.protectedPaths.join(', ')}`,
@@ -54,6 +57,7 @@ export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null)
           `The tests failed on the previous attempt.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}\nFiles to change: ${ctx.analysis.filesToChange.join(', ') || '(not named)'}`,
         );
       }
+      if (ctx.regressions?.length) parts.push(describeRegressions(ctx.regressions));
       if (ctx.feedback?.length)
         parts.push(`Guidance from the user:\n${ctx.feedback.map((f) => `- ${f}`).join('\n')}`);
       parts.push('Write the code with create_file, then call finish.');
@@ -65,13 +69,23 @@ export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null)
           `The last analysis found the tests wrong.\nRoot cause: ${ctx.analysis.rootCause}\nFix hypothesis: ${ctx.analysis.fixHypothesis}`,
         );
       }
+      if ((ctx.testPass ?? 1) === 1) {
+        parts.push(
+          "First write a test that reproduces the task (it fails until the task is done), next to the project's own tests.",
+        );
+      }
       parts.push('Write the tests with create_file, then call finish.');
       break;
     case 'reflector':
       parts.push(`Analyse the failed test run of attempt ${ctx.attempt}.`);
+      if (ctx.regressions?.length) parts.push(describeRegressions(ctx.regressions));
       if (report) parts.push(describeTestReport(report));
       parts.push('Submit your analysis with submit_analysis.');
       break;
   }
   return parts.join('\n\n');
+}
+
+function describeRegressions(regressions: string[]): string {
+  return `Tests that passed before this run started and fail or are gone now (regressions; they must pass again):\n${regressions.map((r) => `- ${r}`).join('\n')}`;
 }

@@ -17,6 +17,9 @@ import {
   AgentStateKey,
 } from '../shared/search-attributes';
 import { AGENT_STATES, type AgentState } from '../shared/types';
+import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
+import { diffRun } from '../repo/diff-run';
+import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { codingAgentWorkflow } from '../workflows';
 import { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
@@ -30,7 +33,7 @@ export type RunHandle = WorkflowHandle<typeof codingAgentWorkflow>;
 /** Starts the workflow of a validated request on a task queue. */
 export function startRunWorkflow(
   client: Client,
-  request: ValidRunRequest,
+  request: Pick<ValidRunRequest, 'workflowId' | 'input'>,
   taskQueue: string,
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof codingAgentWorkflow>> {
   const { workflowId, input } = request;
@@ -93,7 +96,7 @@ export class AcaClient {
 
   /** Validates the request (a UserInputError says what is wrong; nothing starts), then starts the run. */
   async start(request: StartRunRequest, options: { taskQueue?: string } = {}): Promise<AcaRun> {
-    const valid = validateRunRequest(request, this.config);
+    const valid = await validateRunRequest(request, this.config);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -232,6 +235,92 @@ export class AcaRun {
   async result(): Promise<RunResult> {
     await this.status();
     return this.handle.result();
+  }
+
+  /**
+   * The run's changes against its base commit as a unified diff; with `stat`, one line per file
+   * with its counts. Works while the run is going too (up to its last commit).
+   */
+  async diff(options: { stat?: boolean } = {}): Promise<string> {
+    const snapshot = await this.state();
+    const { git, base, head } = this.commits(snapshot);
+    return diffRun(git, base, head, options);
+  }
+
+  /**
+   * Brings an ended `--repo` run's changes onto the branch checked out in its repository as one
+   * commit whose message starts with the task's first line (see applyRun for what is refused).
+   * ApplyConflictError (with `files`) when they conflict: the repository is then unchanged.
+   */
+  async apply(): Promise<ApplyRunResult> {
+    const snapshot = await this.endedSnapshot('applied');
+    if (snapshot.repo === null) {
+      throw new UserInputError(
+        `run ${this.id} was not started with --repo, so there is no repository to apply it to; its files are in ${snapshot.workspace}`,
+      );
+    }
+    const { git, base, head } = this.commits(snapshot);
+    return applyRun({
+      repoDir: snapshot.repo,
+      commonDir: git.commonDir,
+      base,
+      head,
+      message: applyMessage(await this.taskLine(), this.id, snapshot.branch),
+    });
+  }
+
+  /** Removes an ended run's worktree and branch (or, without `--repo`, its workspace and git directory). */
+  async discard(): Promise<DiscardRunResult> {
+    const snapshot = await this.endedSnapshot('discarded');
+    if (!snapshot.git) {
+      throw new RunStateError(
+        this.id,
+        `run ${this.id} ended before its workspace was prepared; nothing to discard`,
+      );
+    }
+    return discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
+  }
+
+  private async endedSnapshot(action: 'applied' | 'discarded'): Promise<RunSnapshot> {
+    if ((await this.status()) === 'RUNNING') {
+      throw new RunStateError(
+        this.id,
+        `run ${this.id} is still running; it can be ${action} once it has ended (aca cancel ${this.id} stops it)`,
+      );
+    }
+    return this.state();
+  }
+
+  private commits(snapshot: RunSnapshot): {
+    git: NonNullable<RunSnapshot['git']>;
+    base: string;
+    head: string;
+  } {
+    // Runs from before aca kept them in git have no `git` in their result at all.
+    const git = snapshot.git ?? null;
+    if (git === null || !snapshot.baseCommit) {
+      throw new RunStateError(this.id, `run ${this.id} has no commits yet (its workspace is not prepared)`);
+    }
+    return { git, base: snapshot.baseCommit, head: snapshot.headCommit ?? snapshot.baseCommit };
+  }
+
+  /** The task's first line: the workflow's static summary, which a run that continued as new has on its first execution. */
+  private async taskLine(): Promise<string> {
+    const latest = await (await this.handle.describe()).staticSummary();
+    if (latest?.trim()) return latest;
+    try {
+      let first: { runId: string; startTime: Date } | undefined;
+      const query = `WorkflowId = '${this.id.replace(/'/g, "\\'")}'`;
+      for await (const execution of this.client.temporal.workflow.list({ query })) {
+        if (!first || execution.startTime < first.startTime) first = execution;
+      }
+      if (!first) return '';
+      const description = await this.client.temporal.workflow.getHandle(this.id, first.runId).describe();
+      return (await description.staticSummary()) ?? '';
+    } catch {
+      // Visibility may lag or be unavailable; the message then names the run instead of the task.
+      return '';
+    }
   }
 
   private async runningSnapshot(action: 'pause' | 'resume'): Promise<RunSnapshot> {

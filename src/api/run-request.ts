@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
+import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { safeKey } from '../shared/safe-key';
 import { LANGUAGES, type Language } from '../shared/types';
 
@@ -25,16 +26,31 @@ export interface StartRunRequest {
   maxSteps?: number;
   /** The run's workflow id; a readable unique one when omitted. */
   id?: string;
+  /** A folder in the git repository the run works on (in a worktree on branch `aca/<id>`). */
+  repo?: string;
+  /** The commit a `repo` run starts from; `HEAD` when omitted. */
+  base?: string;
+  /** The project's test command; else `.aca.json`'s `testCommand`, else detected. */
+  testCommand?: string;
+  /** Run once in the worktree before the baseline; else `.aca.json`'s `setupCommand`. */
+  setupCommand?: string;
+  /** Lets the setup command reach the network (off by default; warned about). */
+  setupNetwork?: boolean;
 }
 
-/** A validated request: the workflow id and the workflow's input. */
+/** A validated request: the workflow id, the workflow's input, and what the user should be told. */
 export interface ValidRunRequest {
   workflowId: string;
   input: RunInput;
+  /** One line each: uncommitted changes left out, the setup command's network. */
+  warnings: string[];
 }
 
 /** Checks a request and fills in the defaults; a UserInputError names the first thing wrong. */
-export function validateRunRequest(request: StartRunRequest, config: AcaConfig): ValidRunRequest {
+export async function validateRunRequest(
+  request: StartRunRequest,
+  config: AcaConfig,
+): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
   const language = request.language ?? 'python';
@@ -58,8 +74,34 @@ export function validateRunRequest(request: StartRunRequest, config: AcaConfig):
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
   const workflowId = request.id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
   const workspace = path.resolve(request.workspace ?? path.join(config.workspacesRoot, safeKey(workflowId)));
+  const testCommand = commandOption(request.testCommand, 'test-cmd');
+  const setupCommand = commandOption(request.setupCommand, 'setup-cmd');
+  const warnings: string[] = [];
+  if (request.base !== undefined && request.repo === undefined) {
+    throw new UserInputError('--base needs --repo: it names the commit of the repository a run starts from');
+  }
+  let repo: RunInput['repo'] = null;
+  if (request.repo !== undefined) {
+    if (!(await isValidBranchName(runBranch(workflowId)))) {
+      throw new UserInputError(
+        `the run id "${workflowId}" cannot name a git branch (aca/<id>); choose another --id`,
+      );
+    }
+    const found = await resolveRepository(request.repo, request.base ?? 'HEAD');
+    if (isInside(workspace, found.topLevel)) {
+      throw new UserInputError(
+        `the run's workspace ${workspace} lies inside the repository ${found.topLevel}; set ACA_WORKSPACES or --workspace outside it`,
+      );
+    }
+    repo = { path: found.topLevel, baseCommit: found.baseCommit };
+    if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+  }
+  if (request.setupNetwork) {
+    warnings.push('warning: --setup-network lets the setup command reach the network from the sandbox');
+  }
   return {
     workflowId,
+    warnings,
     input: {
       task,
       language,
@@ -74,8 +116,25 @@ export function validateRunRequest(request: StartRunRequest, config: AcaConfig):
         ...(modelTimeoutSeconds ? { modelTimeoutMs: modelTimeoutSeconds * 1000 } : {}),
         ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
       },
+      repo,
+      gitDir: repo ? null : path.join(config.home, 'git', `${safeKey(workflowId)}.git`),
+      testCommand,
+      setupCommand,
+      setupNetwork: request.setupNetwork === true,
     },
   };
+}
+
+function commandOption(value: string | undefined, name: string): string | null {
+  if (value === undefined) return null;
+  if (value.trim() === '') throw new UserInputError(`--${name} is empty`);
+  if (value.includes('\0')) throw new UserInputError(`--${name} contains a NUL character`);
+  return value;
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 function wholeNumber(value: number | undefined, name: string): number | undefined {

@@ -1,7 +1,7 @@
 /**
  * `aca bench [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, history, humaneval; none or `all` runs every one.
+ * concurrency, sandbox, search, repo, history, humaneval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -27,10 +27,19 @@ import { concurrencyReport, concurrencySvg, DEFAULT_LEVELS, runConcurrencyBench 
 import { historyReport, historySvg, HISTORY_CASES, runHistoryBench } from './history-bench';
 import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './humaneval-bench';
 import { overheadReport, runOverheadBench } from './overhead-bench';
+import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { runSearchBench, searchReport } from './search-bench';
 
-export const PARTS = ['overhead', 'concurrency', 'sandbox', 'search', 'history', 'humaneval'] as const;
+export const PARTS = [
+  'overhead',
+  'concurrency',
+  'sandbox',
+  'search',
+  'repo',
+  'history',
+  'humaneval',
+] as const;
 export type Part = (typeof PARTS)[number];
 
 export function defaultDatasetPath(): string {
@@ -67,6 +76,9 @@ interface BenchPlan {
   levels: number[];
   reps: number;
   searchFiles: number;
+  /** The repo part's repetitions: --reps, else 5 (each makes a worktree of the whole repository). */
+  repoReps: number;
+  repoFiles: number;
   historyCases: string[];
   humaneval: HumanEvalOptions;
   keep: boolean;
@@ -126,6 +138,8 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
     reps: positiveInteger(flags.reps, 'reps') ?? 9,
     searchFiles: positiveInteger(flags.searchFiles, 'search-files') ?? 20_000,
+    repoReps: positiveInteger(flags.reps, 'reps') ?? 5,
+    repoFiles: positiveInteger(flags.repoFiles, 'repo-files') ?? 20_000,
     historyCases,
     humaneval: {
       dataset,
@@ -213,6 +227,13 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
             searchReport(r, io);
             goals.push({ part, goal: r.goal });
             save('search.json', r);
+            break;
+          }
+          case 'repo': {
+            const r = await runRepoBench({ files: plan.repoFiles, reps: plan.repoReps }, progress);
+            repoReport(r, io);
+            goals.push({ part, goal: r.prepare.goal }, { part, goal: r.baseline.goal });
+            save('repo.json', r);
             break;
           }
           case 'history': {

@@ -7,6 +7,7 @@ export interface BenchFlags {
   levels?: string;
   reps?: string;
   searchFiles?: string;
+  repoFiles?: string;
   history?: string;
   dataset?: string;
   limit?: string;
@@ -27,6 +28,8 @@ Parts:
   concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
   sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
   search       search_files against git grep on a generated repository of 20,000 files; goal <= 1.20
+  repo         on a generated repository of 20,000 files: preparing a --repo run against git worktree add,
+               goal <= 1.20; its baseline test run in bubblewrap against bare pytest, goal <= 1.10
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   humaneval    every HumanEval problem as a run with its check() as acceptance test`;
 
@@ -35,8 +38,9 @@ export function addBenchOptions(command: Command): Command {
     .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
     .option('--runs <n>', 'measured overhead runs, median reported (3)')
     .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200)')
-    .option('--reps <n>', 'sandbox and search repetitions each side (9)')
+    .option('--reps <n>', 'sandbox and search repetitions each side (9); repo (5)')
     .option('--search-files <n>', 'files in the generated repository of the search part (20000)')
+    .option('--repo-files <n>', 'files in the generated repository of the repo part (20000)')
     .option('--history <cases>', 'history cases: demo, long (both)')
     .option('--dataset <file>', 'HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)')
     .option('--limit <n>', 'first N problems only')

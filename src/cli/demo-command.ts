@@ -44,7 +44,9 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
       client,
       {
         workflowId,
-        input: scriptedRunInput(scenario, path.join(config.workspacesRoot, workflowId)),
+        input: scriptedRunInput(scenario, path.join(config.workspacesRoot, workflowId), {
+          gitDir: path.join(config.home, 'git', `${workflowId}.git`),
+        }),
       },
       taskQueue,
     );

@@ -14,8 +14,17 @@ import {
   statusCommand,
   watchCommand,
 } from './inspect-commands';
+import {
+  APPLY_HELP,
+  applyCommand,
+  DIFF_HELP,
+  diffCommand,
+  DISCARD_HELP,
+  discardCommand,
+} from './review-commands';
 import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
+import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
 import { startRunWorkflow } from '../api/aca-client';
 
@@ -71,29 +80,40 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--model-timeout <seconds>', 'time one model call may take (120)')
     .option('--max-steps <n>', 'model calls one agent turn may make (12)')
     .option('--id <id>', 'workflow id of the run')
+    .option('--repo <dir>', 'work on the git repository holding DIR, in a worktree on branch aca/<id>')
+    .option('--base <ref>', 'the commit a --repo run starts from (HEAD)')
+    .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
+    .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
+    .option('--setup-network', 'let the setup command reach the network (off by default)')
     .option('--detach', 'print the run id and return at once')
     .addOption(json())
     .action(async (task: string, flags: RunFlags) => {
       const cfg = config();
       // Validate everything before touching the network, so bad input starts nothing.
-      const request = parseRunRequest(task, flags, cfg);
-      set(
-        await withClient(cfg, async (aca) => {
-          await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
-          if (request.detach) {
-            io.out(request.workflowId);
-            return EXIT.success;
-          }
-          if (!request.json) {
-            io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
-            io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
-          }
-          return attachToRun(aca, request.workflowId, io, {
-            json: request.json,
-            interruptPauses: true,
-          });
-        }),
-      );
+      const request = await parseRunRequest(task, flags, cfg);
+      for (const warning of request.warnings) io.err(warning);
+      const stack = request.detach ? null : await ensureLocalRunStack(cfg, io);
+      try {
+        set(
+          await withClient(cfg, async (aca) => {
+            await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
+            if (request.detach) {
+              io.out(request.workflowId);
+              return EXIT.success;
+            }
+            if (!request.json) {
+              io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
+              io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
+            }
+            return attachToRun(aca, request.workflowId, io, {
+              json: request.json,
+              interruptPauses: true,
+            });
+          }),
+        );
+      } finally {
+        await stack?.close();
+      }
     });
 
   program
@@ -159,6 +179,34 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .action(async (id: string, flags: { json?: boolean; wait: boolean }) => {
       const cfg = config();
       set(await withClient(cfg, (aca) => resultCommand(aca, id, flags, io)));
+    });
+
+  program
+    .command('diff')
+    .description("the run's changes against the commit it started from, as a unified diff")
+    .argument('<id>', 'run id')
+    .option('--stat', 'one line per changed file with its counts instead')
+    .addHelpText('after', DIFF_HELP)
+    .action(async (id: string, flags: { stat?: boolean }) => {
+      set(await withClient(config(), (aca) => diffCommand(aca, id, flags, io)));
+    });
+
+  program
+    .command('apply')
+    .description("bring an ended --repo run's changes onto your current branch as one commit")
+    .argument('<id>', 'run id')
+    .addHelpText('after', APPLY_HELP)
+    .action(async (id: string) => {
+      set(await withClient(config(), (aca) => applyCommand(aca, id, io)));
+    });
+
+  program
+    .command('discard')
+    .description("remove an ended run's worktree and branch")
+    .argument('<id>', 'run id')
+    .addHelpText('after', DISCARD_HELP)
+    .action(async (id: string) => {
+      set(await withClient(config(), (aca) => discardCommand(aca, id, io)));
     });
 
   program

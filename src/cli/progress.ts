@@ -1,4 +1,4 @@
-import type { RunResult, RunSnapshot } from '../shared/run-types';
+import type { ChangedFile, RunResult, RunSnapshot } from '../shared/run-types';
 
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
@@ -32,10 +32,31 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
     `  tokens:    ${r.tokens.prompt} prompt + ${r.tokens.completion} completion`,
     `  workspace: ${r.workspace}`,
   ];
-  if (r.files.length) lines.push(`  files:     ${r.files.join(', ')}`);
+  if (r.repo) lines.push(`  repo:      ${r.repo}`);
+  if (r.branch)
+    lines.push(`  branch:    ${r.branch} (base ${shortSha(r.baseCommit)}, head ${shortSha(r.headCommit)})`);
+  if (r.baseline) {
+    lines.push(`  baseline:  ${r.baseline.passed} passed, ${r.baseline.failed} failing before the run`);
+  }
+  if (r.regressions.length) lines.push(`  regressions: ${r.regressions.join(', ')}`);
   if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
   lines.push(`  web UI:    ${uiLink}`);
+  if (r.changedFiles.length) {
+    lines.push(`  changed files (aca diff ${r.workflowId}${r.repo ? `; aca apply ${r.workflowId}` : ''}):`);
+    for (const f of r.changedFiles)
+      lines.push(`    ${changeMark(f.status)} ${f.path} (+${f.added} -${f.removed})`);
+  } else if (r.files.length) {
+    lines.push(`  files:     ${r.files.join(', ')}`);
+  }
   return lines;
+}
+
+function shortSha(sha: string | null): string {
+  return sha ? sha.slice(0, 10) : '-';
+}
+
+function changeMark(status: ChangedFile['status']): string {
+  return status === 'added' ? 'A' : status === 'deleted' ? 'D' : 'M';
 }
 
 /** Same key => nothing worth a new line on a non-terminal output. */

@@ -23,6 +23,11 @@ export interface RunFlags {
   json?: boolean;
   modelTimeout?: string;
   maxSteps?: string;
+  repo?: string;
+  base?: string;
+  testCmd?: string;
+  setupCmd?: string;
+  setupNetwork?: boolean;
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -32,7 +37,7 @@ export interface RunRequest extends ValidRunRequest {
 }
 
 /** Turns `aca run`'s task and options into a checked request, or a UserInputError naming what is wrong. */
-export function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig): RunRequest {
+export async function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig): Promise<RunRequest> {
   const request: StartRunRequest = {
     task,
     ...(flags.language !== undefined ? { language: flags.language as Language } : {}),
@@ -40,6 +45,11 @@ export function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig
     ...(flags.tests !== undefined ? { testsDir: flags.tests } : {}),
     ...(flags.model !== undefined ? { model: flags.model } : {}),
     ...(flags.id !== undefined ? { id: flags.id } : {}),
+    ...(flags.repo !== undefined ? { repo: flags.repo } : {}),
+    ...(flags.base !== undefined ? { base: flags.base } : {}),
+    ...(flags.testCmd !== undefined ? { testCommand: flags.testCmd } : {}),
+    ...(flags.setupCmd !== undefined ? { setupCommand: flags.setupCmd } : {}),
+    ...(flags.setupNetwork ? { setupNetwork: true } : {}),
   };
   const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
     ['maxIterations', flags.maxIterations, 'max-iterations'],
@@ -52,7 +62,11 @@ export function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig
     const n = positiveInteger(value, name);
     if (n !== undefined) Object.assign(request, { [key]: n });
   }
-  return { ...validateRunRequest(request, config), detach: flags.detach === true, json: flags.json === true };
+  return {
+    ...(await validateRunRequest(request, config)),
+    detach: flags.detach === true,
+    json: flags.json === true,
+  };
 }
 
 export function exitCodeFor(result: RunResult): number {

@@ -97,6 +97,7 @@ export function scriptedRunInput(
     language?: Language;
     testsDir?: string | null;
     options?: Partial<RunOptions>;
+    gitDir?: string;
   } = {},
 ): RunInput {
   return {
@@ -106,5 +107,15 @@ export function scriptedRunInput(
     testsDir: overrides.testsDir ?? null,
     model: `scripted:${scenario.name}`,
     options: { ...DEFAULT_RUN_OPTIONS, ...overrides.options },
+    repo: null,
+    gitDir: overrides.gitDir ?? freshRunGitDir(workspace),
+    testCommand: null,
+    setupCommand: null,
+    setupNetwork: false,
   };
+}
+
+/** Beside the workspace, never in it: code under test must not reach the run's git directory. */
+export function freshRunGitDir(workspace: string): string {
+  return path.join(path.dirname(workspace), `.${path.basename(workspace)}.git`);
 }

@@ -12,6 +12,7 @@
  * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
  */
 import { execFile } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { findExecutable } from '../shared/executables';
 
@@ -142,6 +143,19 @@ export async function discoverRepository(
   const [gitDir, common, topLevel] = result.stdout.trim().split('\n');
   // rev-parse may print the common dir relative to the folder it ran in.
   return { gitDir: path.resolve(dir, gitDir!), commonDir: path.resolve(dir, common!), topLevel: topLevel! };
+}
+
+/**
+ * The identity the user's own commits carry (`user.name`, `user.email` from the repository's and
+ * the user's global configuration), for the commit `aca apply` makes on their branch; aca's own
+ * when none is set. Only reads configuration files: `git config --get` runs nothing.
+ */
+export async function readUserIdentity(target: GitTarget): Promise<{ name: string; email: string }> {
+  const env: NodeJS.ProcessEnv = { ...baseEnv({ gitDir: target.gitDir }), HOME: os.homedir() };
+  delete env.GIT_CONFIG_GLOBAL;
+  const read = async (key: string) => (await exec(['config', '--get', key], env)).stdout.trim();
+  const [name, email] = await Promise.all([read('user.name'), read('user.email')]);
+  return name && email ? { name, email } : ACA_AUTHOR;
 }
 
 /** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */

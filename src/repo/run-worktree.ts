@@ -82,7 +82,11 @@ export function nestedRepositories(workTree: string, limit = 200_000): string[] 
 }
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
-export async function commitAll(worktree: RunWorktree, message: string): Promise<string | null> {
+export async function commitAll(
+  worktree: RunWorktree,
+  message: string,
+  author?: { name: string; email: string },
+): Promise<string | null> {
   const target = worktreeTarget(worktree);
   const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
   await git(target, ['add', '--all', '--', '.', ...excluded]);
@@ -94,7 +98,9 @@ export async function commitAll(worktree: RunWorktree, message: string): Promise
     '--ignore-submodules=all',
   ]);
   if (staged.trim() === '') return null;
-  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message]);
+  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], {
+    ...(author ? { author } : {}),
+  });
   return (await git(target, ['rev-parse', 'HEAD'])).trim();
 }
 

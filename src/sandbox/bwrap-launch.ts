@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import type { DependencyFolder } from '../shared/test-command';
 import { acceptanceFolders, type AcceptanceFiles } from './acceptance';
 import {
   bwrapArgs,
@@ -37,12 +38,21 @@ export const SANDBOX_PATHS: RunnerPaths = {
 
 export interface BwrapLaunchInput {
   tools: BwrapTools;
+  /** Share the host's network namespace (an explicitly allowed setup command only). */
+  network?: boolean;
   /** Host workspace folder (real path). */
   workspace: string;
   /** Host folder, fresh for this run, where the runner writes its report. */
   outputDir?: string;
   /** The user's acceptance tests, mounted read-only over their workspace copies. */
   acceptance?: AcceptanceFiles;
+  /**
+   * The repository's dependency folders, mounted read-only at their place in the workspace (onto
+   * empty folders there: see prepareMountPoints in dependency-folders.ts).
+   */
+  dependencies?: DependencyFolder[];
+  /** Workspace-relative folders inside dependency folders that get a private tmpfs (bwrap-profile.ts). */
+  scratch?: string[];
   needsNode: boolean;
   limits: SandboxLimits;
   env: Record<string, string>;
@@ -56,9 +66,9 @@ export interface BwrapLaunchInput {
  * As root it is a short chain, because bwrap must run as the unprivileged
  * sandbox uid (RLIMIT_NPROC is not enforced for uid 0) and that uid cannot
  * reach host paths under folders like /root (mode 0700). So root first enters a
- * private mount namespace, bind-mounts the workspace, node_modules and node onto
- * empty mount points under a world-traversable folder, and only then drops to the
- * sandbox uid and execs bwrap. The staging mounts live only in that namespace and
+ * private mount namespace, bind-mounts the workspace, node_modules, node and the
+ * repository's dependency folders onto empty mount points under a
+ * world-traversable folder, and only then drops to the sandbox uid and execs bwrap. The staging mounts live only in that namespace and
  * vanish with it: the host mount table is never touched.
  */
 export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: string[] } {
@@ -80,11 +90,24 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     { src: files.etc.passwd, dest: '/etc/passwd' },
     { src: files.etc.group, dest: '/etc/group' },
     { src: files.etc.hosts, dest: '/etc/hosts' },
-    { src: files.etc.nsswitch, dest: '/etc/nsswitch.conf' },
+    // Without this file glibc asks DNS too, which only a networked setup command may do.
+    ...(input.network ? [] : [{ src: files.etc.nsswitch, dest: '/etc/nsswitch.conf' }]),
     { src: files.pytestPlugin, dest: `${SANDBOX_RUNNER_DIR}/aca_results.py` },
     { src: files.pytestIni, dest: `${SANDBOX_RUNNER_DIR}/pytest.ini` },
     { src: files.jestReporter, dest: `${SANDBOX_RUNNER_DIR}/aca-results-reporter.js` },
   ];
+  const dependencies = input.dependencies ?? [];
+  if (dependencies.length > files.mountPoints.dependencies.length) {
+    throw new Error(
+      `at most ${files.mountPoints.dependencies.length} dependency folders can be mounted, got ${dependencies.length}`,
+    );
+  }
+  dependencies.forEach((dep, i) => {
+    readOnly.push({
+      src: source(dep.hostPath, files.mountPoints.dependencies[i]),
+      dest: `${SANDBOX_WORKSPACE}/${dep.relative}`,
+    });
+  });
   if (input.acceptance) {
     // Each folder above an acceptance test becomes a mount point (renaming or removing one
     // fails with EBUSY), then each test is covered by its original, read-only.
@@ -111,9 +134,11 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
     workspace,
     writable,
     readOnly,
+    scratch: (input.scratch ?? []).map((relative) => `${SANDBOX_WORKSPACE}/${relative}`),
     tmpBytes: input.limits.memoryBytes,
     env: input.env,
     argv: input.argv,
+    network: input.network === true,
   });
   // bwrap installs the filter right before it execs the test command; the launcher in front of it
   // gives the sandbox an empty session keyring of its own first.

@@ -5,7 +5,8 @@ import { stripVTControlCharacters } from 'node:util';
 import { clipCaseMessage, type ParsedReport } from './report';
 import type { StreamResult } from './result-check';
 import { JestRecord, parseRecords } from './results-channel';
-import { baseEnv, type RunnerPaths, type TestRunner } from './runner';
+import { NODE_ADDRESS_SPACE_HEADROOM, nodeHeapFlag, nodeRunEnv } from './node-runtime';
+import { baseEnv, type RunnerPaths, type StreamingRunner } from './runner';
 
 /** Test files: *.test.{js,ts} and *.spec.{js,ts} (plus jsx/tsx) anywhere but node_modules. */
 export const JEST_TEST_MATCH = ['**/*.test.[jt]s?(x)', '**/*.spec.[jt]s?(x)'];
@@ -35,17 +36,35 @@ export function jestConfig(paths: RunnerPaths): Record<string, unknown> {
   };
 }
 
-export const jestRunner: TestRunner = {
+/** What both Jest runners (aca's and the project's) share: the report, the stream and their checks. */
+export const jestReading = {
+  resultsChannel: true,
   needsNode: true,
-  addressSpaceHeadroomBytes: 1024 * 1024 * 1024,
+  addressSpaceHeadroomBytes: NODE_ADDRESS_SPACE_HEADROOM,
   reportExtension: 'json',
+  casesNamedByFile: true,
+  parse(reportText: string, { workspace }: { workspace: string }) {
+    return parseJestReport(JSON.parse(reportText) as unknown, workspace);
+  },
+  readStream: readJestStream,
+  reportKey: (name: string) => name,
+  exitContradiction(exitCode: number, stream: StreamResult) {
+    const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
+    if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
+      return `Jest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not run`;
+    return null;
+  },
+} as const satisfies Omit<StreamingRunner, 'kind' | 'command'>;
+
+/** aca's own Jest, with aca's configuration on the command line. */
+export const jestRunner: StreamingRunner = {
+  ...jestReading,
+  kind: 'jest',
   command(ctx) {
-    const { paths, limits, testPaths, reportName } = ctx;
-    // The JS heap gets most of memoryBytes; buffers and code take the rest (see addressSpaceHeadroomBytes).
-    const heapMiB = Math.max(128, Math.floor((limits.memoryBytes / 1024 / 1024) * 0.75));
+    const { paths, limits, testPaths, reportName, dependencies } = ctx;
     const argv = [
       paths.node,
-      `--max-old-space-size=${heapMiB}`,
+      nodeHeapFlag(limits),
       path.posix.join(paths.runnerDir, 'node_modules', 'jest', 'bin', 'jest.js'),
       '--config',
       JSON.stringify(jestConfig(paths)),
@@ -58,19 +77,7 @@ export const jestRunner: TestRunner = {
       '--passWithNoTests',
       ...(testPaths.length > 0 ? ['--runTestsByPath', ...testPaths] : []),
     ];
-    // Two malloc arenas instead of one per thread: each reserves 128 MiB of address space.
-    return { argv, env: { ...baseEnv(paths), NODE_ENV: 'test', MALLOC_ARENA_MAX: '2' } };
-  },
-  parse(reportText, { workspace }) {
-    return parseJestReport(JSON.parse(reportText) as unknown, workspace);
-  },
-  readStream: readJestStream,
-  reportKey: (name) => name,
-  exitContradiction(exitCode, stream) {
-    const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
-    if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
-      return `Jest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not run`;
-    return null;
+    return { argv, env: { ...baseEnv(paths, dependencies), ...nodeRunEnv(limits), NODE_ENV: 'test' } };
   },
 };
 

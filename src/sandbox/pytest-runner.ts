@@ -1,10 +1,11 @@
 import * as path from 'node:path';
 import type { TestCaseResult } from '../shared/types';
-import { clipCaseMessage, type ParsedReport } from './report';
+import type { ParsedReport } from './report';
 import { combinePhases, type StreamResult } from './result-check';
 import { parseRecords, PytestRecord } from './results-channel';
-import { baseEnv, type TestRunner } from './runner';
-import { readJunitCases, type JunitCase } from './junit-xml';
+import { baseEnv, dependencyPath, type RunnerContext, type StreamingRunner } from './runner';
+import { readJunitCases } from './junit-xml';
+import { junitCaseResult } from './junit-cases';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
 export const PYTHON = '/usr/bin/python3';
@@ -15,63 +16,97 @@ const PYTEST_INTERRUPTED = 2;
 const PYTEST_INTERNAL_ERROR = 3;
 const PYTEST_USAGE_ERROR = 4;
 
-export const pytestRunner: TestRunner = {
-  needsNode: false,
-  addressSpaceHeadroomBytes: 0,
-  reportExtension: 'xml',
-  command({ paths, testPaths, reportName }) {
-    const argv = [
-      PYTHON,
-      '-m',
-      'pytest',
-      '-q',
-      '--color=no',
-      // aca's configuration, not the workspace's: nothing written there can add -k, --deselect
-      // or other options that make the user's tests vanish.
-      '-c',
-      path.posix.join(paths.runnerDir, 'pytest.ini'),
-      `--rootdir=${paths.workspace}`,
-      `--confcutdir=${paths.workspace}`,
-      // The cache would be written into the workspace and change the next run's order.
-      '-p',
-      'no:cacheprovider',
-      // aca's results plugin, loaded before any conftest.py can register hooks of its own.
-      '-p',
-      'aca_results',
-      '-o',
-      'junit_family=xunit2',
-      `--junitxml=${path.posix.join(paths.output, reportName)}`,
-      ...testPaths,
-    ];
-    return {
-      argv,
-      env: {
-        ...baseEnv(paths),
-        // Unbuffered, so the tail we keep is current when a run is killed.
-        PYTHONUNBUFFERED: '1',
-        // No __pycache__ left in the workspace; both modes pay the same compile cost.
-        PYTHONDONTWRITEBYTECODE: '1',
-        // Where `-p aca_results` is found. Read-only in the sandbox.
-        PYTHONPATH: paths.runnerDir,
-        // Only the plugins named here: an installed plugin is not part of the user's suite.
-        PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1',
-      },
-    };
-  },
-  parse(reportText, { exitCode }) {
-    return parseJunit(reportText, exitCode);
-  },
-  readStream: readPytestStream,
-  reportKey: junitName,
-  exitContradiction(exitCode, stream) {
-    const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
-    if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
-      return `pytest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not load`;
-    if (exitCode === PYTEST_TESTS_FAILED && failing === 0)
-      return 'pytest exited with "tests failed", but no test failed';
-    return null;
-  },
-};
+/** aca's pytest with Debian's interpreter. */
+export const pytestRunner = makePytestRunner(null);
+
+/**
+ * aca's pytest driver, run by the interpreter of the virtual environment at `venv` (its path
+ * relative to the repository), or by Debian's when null. A venv's `bin/python` is normally a link
+ * to a system interpreter; started by the venv's path it finds the venv's pyvenv.cfg, and with it
+ * the venv's site-packages.
+ */
+export function makePytestRunner(venv: string | null): StreamingRunner {
+  const interpreter = (ctx: RunnerContext): Interpreter =>
+    venv === null
+      ? { python: PYTHON, autoloadPlugins: false }
+      : { python: path.posix.join(dependencyPath(ctx, venv), 'bin', 'python'), autoloadPlugins: true };
+  return {
+    kind: 'pytest',
+    resultsChannel: true,
+    needsNode: false,
+    addressSpaceHeadroomBytes: 0,
+    reportExtension: 'xml',
+    casesNamedByFile: true,
+    command(ctx) {
+      return pytestCommand(ctx, interpreter(ctx));
+    },
+    parse(reportText, { exitCode }) {
+      return parseJunit(reportText, exitCode);
+    },
+    readStream: readPytestStream,
+    reportKey: junitName,
+    exitContradiction(exitCode, stream) {
+      const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
+      if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
+        return `pytest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not load`;
+      if (exitCode === PYTEST_TESTS_FAILED && failing === 0)
+        return 'pytest exited with "tests failed", but no test failed';
+      return null;
+    },
+  };
+}
+
+interface Interpreter {
+  python: string;
+  /**
+   * Whether pytest loads the plugins installed beside it. Debian's are the worker's, not part of
+   * the user's suite; a project's venv is the user's own (read-only in the sandbox), and its
+   * plugins (pytest-asyncio, pytest-django…) are part of how its tests run.
+   */
+  autoloadPlugins: boolean;
+}
+
+function pytestCommand(
+  { paths, testPaths, reportName, dependencies }: RunnerContext,
+  { python, autoloadPlugins }: Interpreter,
+): { argv: string[]; env: Record<string, string> } {
+  const argv = [
+    python,
+    '-m',
+    'pytest',
+    '-q',
+    '--color=no',
+    // aca's configuration, not the workspace's: nothing written there can add -k, --deselect
+    // or other options that make the user's tests vanish.
+    '-c',
+    path.posix.join(paths.runnerDir, 'pytest.ini'),
+    `--rootdir=${paths.workspace}`,
+    `--confcutdir=${paths.workspace}`,
+    // The cache would be written into the workspace and change the next run's order.
+    '-p',
+    'no:cacheprovider',
+    // aca's results plugin, loaded before any conftest.py can register hooks of its own.
+    '-p',
+    'aca_results',
+    '-o',
+    'junit_family=xunit2',
+    `--junitxml=${path.posix.join(paths.output, reportName)}`,
+    ...testPaths,
+  ];
+  return {
+    argv,
+    env: {
+      ...baseEnv(paths, dependencies),
+      // Unbuffered, so the tail we keep is current when a run is killed.
+      PYTHONUNBUFFERED: '1',
+      // No __pycache__ left in the workspace; both modes pay the same compile cost.
+      PYTHONDONTWRITEBYTECODE: '1',
+      // Where `-p aca_results` is found. Read-only in the sandbox.
+      PYTHONPATH: paths.runnerDir,
+      ...(autoloadPlugins ? {} : { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1' }),
+    },
+  };
+}
 
 /**
  * The report's name for a test: pytest's JUnit writer turns the node id's file path into a
@@ -134,7 +169,7 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
     );
     // A file that failed to load is not a test: it is the run's collection error.
     if (collection) collectionErrors.push(`${name}: ${lastLines(collection.text, 6)}`);
-    else cases.push(caseResult(classname ? `${classname}::${name}` : name, testcase));
+    else cases.push(junitCaseResult(classname ? `${classname}::${name}` : name, testcase));
   }
   const brokenRun =
     exitCode === PYTEST_INTERRUPTED || exitCode === PYTEST_INTERNAL_ERROR || exitCode === PYTEST_USAGE_ERROR;
@@ -147,17 +182,6 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
       ? { collectionError: `collection error: ${collectionErrors.join('; ')}` }
       : {}),
   };
-}
-
-function caseResult(name: string, testcase: JunitCase): TestCaseResult {
-  const { outcomes } = testcase;
-  // A test can fail and then also error in teardown; the failure is what the agent must fix first.
-  const pick =
-    outcomes.find((o) => o.kind === 'failure') ?? outcomes.find((o) => o.kind === 'error') ?? outcomes[0];
-  if (!pick) return { name, status: 'passed' };
-  const status = pick.kind === 'failure' ? 'failed' : pick.kind === 'error' ? 'error' : 'skipped';
-  const detail = [pick.attrs.message, pick.text.trim()].filter((s) => s && s.length > 0).join('\n');
-  return { name, status, ...(detail ? { message: clipCaseMessage(detail) } : {}) };
 }
 
 function lastLines(text: string, n: number): string {

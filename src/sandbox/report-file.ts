@@ -16,28 +16,29 @@ export const MAX_REPORT_ELEMENTS = 50_000;
 export type ReportRead =
   { kind: 'absent' } | { kind: 'refused'; reason: string } | { kind: 'read'; text: string };
 
-export function readBoundedReport(file: string, format: 'xml' | 'json'): ReportRead {
+/** `what` names the file in the reasons given (a project's package.json is read the same way). */
+export function readBoundedReport(file: string, format: 'xml' | 'json', what = 'the report'): ReportRead {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'absent' };
-    if (code === 'ELOOP') return { kind: 'refused', reason: 'the report path is a symbolic link' };
-    return { kind: 'refused', reason: `the report cannot be opened (${code ?? String(err)})` };
+    if (code === 'ELOOP') return { kind: 'refused', reason: `${what} path is a symbolic link` };
+    return { kind: 'refused', reason: `${what} cannot be opened (${code ?? String(err)})` };
   }
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) {
       return {
         kind: 'refused',
-        reason: 'the report path is not a regular file (a folder, FIFO or device was put there)',
+        reason: `${what} path is not a regular file (a folder, FIFO or device was put there)`,
       };
     }
     if (st.size > MAX_REPORT_BYTES) {
       return {
         kind: 'refused',
-        reason: `the report is ${st.size} bytes, over the limit of ${MAX_REPORT_BYTES}`,
+        reason: `${what} is ${st.size} bytes, over the limit of ${MAX_REPORT_BYTES}`,
       };
     }
     // Read at most one byte over the limit: the file may still be growing.
@@ -48,7 +49,7 @@ export function readBoundedReport(file: string, format: 'xml' | 'json'): ReportR
       if (n === 0) break;
       length += n;
       if (length > MAX_REPORT_BYTES) {
-        return { kind: 'refused', reason: `the report grew over the limit of ${MAX_REPORT_BYTES} bytes` };
+        return { kind: 'refused', reason: `${what} grew over the limit of ${MAX_REPORT_BYTES} bytes` };
       }
     }
     const text = buffer.toString('utf8', 0, length);
@@ -56,7 +57,7 @@ export function readBoundedReport(file: string, format: 'xml' | 'json'): ReportR
     if (elements > MAX_REPORT_ELEMENTS) {
       return {
         kind: 'refused',
-        reason: `the report holds ${elements} elements, over the limit of ${MAX_REPORT_ELEMENTS}`,
+        reason: `${what} holds ${elements} elements, over the limit of ${MAX_REPORT_ELEMENTS}`,
       };
     }
     return { kind: 'read', text };

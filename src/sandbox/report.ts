@@ -17,6 +17,11 @@ export function clipCaseMessage(text: string): string {
   return clipEnd(text, MAX_CASE_MESSAGE);
 }
 
+/** For a message made of a run's output, whose end (the failure summary) matters most. */
+export function clipCaseTail(text: string): string {
+  return clipStart(text, MAX_CASE_MESSAGE);
+}
+
 export function clipReportMessage(text: string): string {
   return clipStart(text, MAX_REPORT_MESSAGE);
 }

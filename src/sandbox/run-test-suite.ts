@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { DependencyFolder, TestCommandSpec } from '../shared/test-command';
 import { LANGUAGES, type Language, type SandboxMode, type TestRunReport } from '../shared/types';
 import {
   acceptanceTestFiles,
@@ -12,10 +13,10 @@ import {
 import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './availability';
 import { bareRunnerPaths } from './bare-launch';
 import { bwrapCommand, SANDBOX_PATHS } from './bwrap-launch';
-import { jestRunner } from './jest-runner';
+import { hostDependencies, mountedDependencies } from './dependency-env';
+import { checkDependencyFolders, prepareMountPoints, prepareScratchFolders } from './dependency-folders';
 import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
-import { pytestRunner } from './pytest-runner';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
@@ -30,10 +31,16 @@ import {
 import { isRoot } from './tools';
 import { failureReport } from './report';
 import { judgeRun, throwIfAborted } from './run-verdict';
+import { selectRunner } from './select-runner';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
   workspace: string;
+  /**
+   * The host's network inside the sandbox: only for a setup command the user explicitly allowed
+   * it (`--setup-network`), never for tests.
+   */
+  network?: boolean;
   language: Language;
   mode: SandboxMode;
   limits?: Partial<SandboxLimits>;
@@ -45,13 +52,17 @@ export interface RunTestsOptions {
   testPaths?: string[];
   /** The user's acceptance tests: protected in the sandbox, and each must run and pass. */
   acceptance?: AcceptanceFiles;
+  /**
+   * What runs the tests (see test-command.ts); absent: aca's own runners, pytest on Debian's
+   * interpreter for Python and aca's Jest otherwise.
+   */
+  command?: TestCommandSpec;
+  /**
+   * The repository's dependency folders (not in the worktree): mounted read-only at their place in
+   * the workspace, their commands first on PATH. Without a sandbox they are used where they are.
+   */
+  dependencies?: DependencyFolder[];
 }
-
-const RUNNERS: Record<Language, TestRunner> = {
-  python: pytestRunner,
-  javascript: jestRunner,
-  typescript: jestRunner,
-};
 
 export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
   const { language, mode } = opts;
@@ -64,16 +75,20 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   const workspace = realWorkspace(opts.workspace);
   const testPaths = checkTestPaths(opts.testPaths ?? []);
   const limits = resolveLimits(opts.limits);
+  const dependencies = checkDependencyFolders(opts.dependencies ?? []);
   throwIfAborted(opts.signal);
 
   const started = Date.now();
-  const runner = RUNNERS[language];
-  const reportName = `report.${runner.reportExtension}`;
   const common = { sandbox: mode, output: '', cutBytes: 0 };
+  const choice = selectRunner(language, opts.command, dependencies);
+  if (!choice.ok) return failureReport('collection_error', choice.message, { ...common, durationMs: 0 });
+  const runner = choice.runner;
+  const reportName = `report.${runner.reportExtension}`;
   const acceptance = opts.acceptance;
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-  const expected = acceptance ? await expectations(language, acceptance) : undefined;
+  const expected = acceptance ? await expectations(runner, language, acceptance) : undefined;
+  if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-'));
   fs.chmodSync(runDir, 0o755);
@@ -119,13 +134,22 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
       let result: ProcessRunResult;
       let handedBack: Usage | undefined;
       try {
-        const { argv, env } = runner.command({ paths: SANDBOX_PATHS, limits, testPaths, reportName });
+        const { argv, env } = runner.command({
+          paths: SANDBOX_PATHS,
+          limits,
+          testPaths,
+          reportName,
+          dependencies: mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
+        });
         const { command, args } = bwrapCommand({
           tools,
           workspace,
           outputDir,
           ...(mounted ? { acceptance: mounted } : {}),
+          dependencies,
+          scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
           needsNode: runner.needsNode,
+          network: opts.network === true,
           limits,
           env,
           argv: withRlimits(argv, limits, {
@@ -158,7 +182,13 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
     const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
     try {
       const runId = randomBytes(8).toString('hex');
-      const { argv, env } = runner.command({ paths, limits, testPaths, reportName });
+      const { argv, env } = runner.command({
+        paths,
+        limits,
+        testPaths,
+        reportName,
+        dependencies: hostDependencies(dependencies),
+      });
       const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
       const wrapped = withRlimits(argv, limits, {
         limitProcesses: false,
@@ -188,9 +218,19 @@ export interface Expectations {
   ids: string[] | undefined;
 }
 
-async function expectations(language: Language, acceptance: AcceptanceFiles): Promise<Expectations> {
+/**
+ * What the acceptance tests must show in the run's cases. A runner whose case names do not start
+ * with their file (`node --test`, a command's own report) cannot be held to that: for those only
+ * the protection of the files themselves applies.
+ */
+async function expectations(
+  runner: TestRunner,
+  language: Language,
+  acceptance: AcceptanceFiles,
+): Promise<Expectations | undefined> {
+  if (!runner.casesNamedByFile) return undefined;
   const testFiles = acceptanceTestFiles(language, acceptance);
-  const ids = language === 'python' ? await expectedPythonTests(acceptance, testFiles) : undefined;
+  const ids = runner.kind === 'pytest' ? await expectedPythonTests(acceptance, testFiles) : undefined;
   return { testFiles, ids };
 }
 

@@ -4,10 +4,16 @@ import { checkAcceptanceCases } from './acceptance';
 import type { SandboxLimits } from './limits';
 import type { ProcessRunResult } from './process-tree';
 import { readBoundedReport } from './report-file';
-import { clipReportMessage, failureReport, reportFromParsed, tamperedReport } from './report';
+import {
+  clipReportMessage,
+  failureReport,
+  reportFromParsed,
+  tamperedReport,
+  type ParsedReport,
+} from './report';
 import { crossCheck } from './result-check';
 import type { Expectations } from './run-test-suite';
-import type { TestRunner } from './runner';
+import type { ReportOnlyRunner, TestRunner } from './runner';
 
 export interface RunOutcomeInput {
   runner: TestRunner;
@@ -63,8 +69,7 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
   if (report.kind === 'refused') {
     return failureReport('limit_exceeded', `the test report was refused: ${report.reason}`, common);
   }
-  const stream = runner.readStream(result.results.text(), input.workspaceSeenByRunner);
-  let parsedReport;
+  let parsedReport: ParsedReport | undefined;
   if (report.kind === 'read') {
     try {
       parsedReport = runner.parse(report.text, {
@@ -79,15 +84,24 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
       );
     }
   }
-  const checked = crossCheck({
-    stream,
-    report: parsedReport,
-    exitCode: result.exitCode,
-    reportKey: (name) => runner.reportKey(name),
-    exitContradiction: (code, s) => runner.exitContradiction(code, s),
-  });
-  if (checked.problems.length > 0) return tamperedReport(checked.problems, common);
-  if (!checked.parsed) {
+  let parsed: ParsedReport | undefined;
+  if (runner.resultsChannel) {
+    const checked = crossCheck({
+      stream: runner.readStream(result.results.text(), input.workspaceSeenByRunner),
+      report: parsedReport,
+      exitCode: result.exitCode,
+      reportKey: (name) => runner.reportKey(name),
+      exitContradiction: (code, s) => runner.exitContradiction(code, s),
+    });
+    if (checked.problems.length > 0) return tamperedReport(checked.problems, common);
+    parsed = checked.parsed;
+  } else {
+    // No stream to cross-check: the project's own runner (its vitest, mocha, node --test) cannot
+    // load aca's plugin, and a command line is what the user chose to trust. Its report is taken
+    // as it stands; every other check (bounded report, growth, time, acceptance copies) still holds.
+    parsed = reportWithoutStream(runner, parsedReport, result, tail);
+  }
+  if (!parsed) {
     const how = result.exitSignal
       ? `was killed by ${result.exitSignal}`
       : `exited with code ${String(result.exitCode)}`;
@@ -97,7 +111,6 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
       common,
     );
   }
-  let parsed = checked.parsed;
   if (input.expected) {
     const { cases, missing } = checkAcceptanceCases(
       parsed.cases,
@@ -114,6 +127,35 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
     }
   }
   return reportFromParsed(parsed, common);
+}
+
+/**
+ * The result of a runner without a results channel. Its exit status can only make the result
+ * worse: a run that exits non-zero while its report shows no failing test broke somewhere outside
+ * the tests (an unhandled error, a file that did not load) and is not a pass.
+ */
+function reportWithoutStream(
+  runner: ReportOnlyRunner,
+  report: ParsedReport | undefined,
+  result: ProcessRunResult,
+  tail: string,
+): ParsedReport | undefined {
+  if (!report) {
+    return runner.withoutReport?.({
+      exitCode: result.exitCode,
+      exitSignal: result.exitSignal,
+      output: result.output.toString(),
+    });
+  }
+  const failing = report.cases.some((c) => c.status === 'failed' || c.status === 'error');
+  if (result.exitCode === 0 || failing || report.collectionError !== undefined) return report;
+  const how = result.exitSignal
+    ? `was killed by ${result.exitSignal}`
+    : `exited with code ${String(result.exitCode)}`;
+  return {
+    ...report,
+    collectionError: `the test runner ${how}, yet its report shows no failing test. Last output:\n${tail}`,
+  };
 }
 
 function overGrowth(growth: { files: number; bytes: number }, limits: SandboxLimits): string | null {

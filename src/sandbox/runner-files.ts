@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { MAX_DEPENDENCY_FOLDERS } from './dependency-folders';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
 import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
 import { toolchainNodeModules } from './project-root';
@@ -25,7 +26,15 @@ export interface RunnerFiles {
   /** Minimal /etc for the sandbox: a user without a home, files-only name lookups, localhost. */
   etc: { passwd: string; group: string; hosts: string; nsswitch: string };
   /** Empty mount points used when root stages host paths for the unprivileged sandbox user. */
-  mountPoints: { workspace: string; nodeModules: string; node: string; acceptance: string; output: string };
+  mountPoints: {
+    workspace: string;
+    nodeModules: string;
+    node: string;
+    acceptance: string;
+    output: string;
+    /** One per dependency folder a run may mount (dep0, dep1…). */
+    dependencies: string[];
+  };
 }
 
 export const SANDBOX_INNER_UID = 1000;
@@ -76,12 +85,16 @@ export function runnerFiles(): RunnerFiles {
       node: path.join(dir, 'mnt', 'node'),
       acceptance: path.join(dir, 'mnt', 'acceptance'),
       output: path.join(dir, 'mnt', 'output'),
+      dependencies: Array.from({ length: MAX_DEPENDENCY_FOLDERS }, (_, i) =>
+        path.join(dir, 'mnt', `dep${i}`),
+      ),
     },
   };
   fs.mkdirSync(files.mountPoints.workspace, { recursive: true, mode: 0o755 });
   fs.mkdirSync(files.mountPoints.acceptance, { recursive: true, mode: 0o755 });
   fs.mkdirSync(files.mountPoints.output, { recursive: true, mode: 0o755 });
   fs.mkdirSync(files.mountPoints.nodeModules, { recursive: true, mode: 0o755 });
+  for (const dep of files.mountPoints.dependencies) fs.mkdirSync(dep, { recursive: true, mode: 0o755 });
   fs.writeFileSync(files.mountPoints.node, '', { mode: 0o755 });
   fs.chmodSync(path.join(dir, 'mnt'), 0o755);
   fs.chmodSync(path.join(dir, 'etc'), 0o755);

@@ -1,3 +1,6 @@
+import * as path from 'node:path';
+import type { TestRunnerKind } from '../shared/test-command';
+import { dependencyEnv, dependencySearchPath, type SeenDependency } from './dependency-env';
 import type { SandboxLimits } from './limits';
 import type { ParsedReport } from './report';
 import type { StreamResult } from './result-check';
@@ -7,6 +10,7 @@ export interface RunnerPaths {
   workspace: string;
   /** Folder with transform.js and node_modules (jest, typescript). */
   runnerDir: string;
+  /** The node binary; alone in its folder inside the sandbox, so that folder can go on PATH. */
   node: string;
   /** Private scratch folder, also HOME: nothing is written to a real home. */
   tmp: string;
@@ -21,9 +25,12 @@ export interface RunnerContext {
   testPaths: string[];
   /** File name (in `paths.output`) the runner writes its structured report to. */
   reportName: string;
+  /** The repository's dependency folders, where the test process finds them. */
+  dependencies: SeenDependency[];
 }
 
-export interface TestRunner {
+interface RunnerBase {
+  kind: TestRunnerKind;
   /** Whether the run needs node and the project's node_modules mounted. */
   needsNode: boolean;
   /**
@@ -34,6 +41,16 @@ export interface TestRunner {
    */
   addressSpaceHeadroomBytes: number;
   reportExtension: string;
+  /**
+   * Whether case names start with the test file's workspace path (`file::…`), so that the user's
+   * acceptance test files can be checked for having run.
+   */
+  casesNamedByFile: boolean;
+  /**
+   * Workspace-relative folders inside dependency folders that the runner must write to. In the
+   * sandbox each becomes a private tmpfs, so the dependency folder itself stays read-only.
+   */
+  scratchDirs?: string[];
   command(ctx: RunnerContext): { argv: string[]; env: Record<string, string> };
   /**
    * Reads the runner's report. `exitCode` is the runner's own, for signals the
@@ -41,6 +58,11 @@ export interface TestRunner {
    * test file names relative.
    */
   parse(reportText: string, run: { exitCode: number | null; workspace: string }): ParsedReport;
+}
+
+/** A runner that loads aca's plugin or reporter, which streams each outcome out as it happens. */
+export interface StreamingRunner extends RunnerBase {
+  resultsChannel: true;
   /** Reads what aca's plugin sent on the results channel, with cases named as the final report names them. */
   readStream(text: string, workspace: string): StreamResult;
   /** The name `parse` gives the case that the stream calls `name`. */
@@ -49,10 +71,29 @@ export interface TestRunner {
   exitContradiction(exitCode: number, stream: StreamResult): string | null;
 }
 
-/** The environment every runner starts from: enough for python and node, nothing of the worker's. */
-export function baseEnv(paths: RunnerPaths): Record<string, string> {
+/**
+ * A runner of the project's own choosing (its vitest, mocha, `node --test`, or a command line)
+ * that cannot load aca's plugin: its report file and exit status are all there is.
+ */
+export interface ReportOnlyRunner extends RunnerBase {
+  resultsChannel: false;
+  /** The result of a run that wrote no report, where the runner has one (a command's exit status). */
+  withoutReport?(run: { exitCode: number | null; exitSignal: string | null; output: string }): ParsedReport;
+}
+
+export type TestRunner = StreamingRunner | ReportOnlyRunner;
+
+/**
+ * The environment every runner starts from: enough for python and node, nothing of the worker's.
+ * The dependency folders' `bin` folders come first on PATH, then node's own folder (for
+ * `#!/usr/bin/env node` scripts and npm), then the system's.
+ */
+export function baseEnv(paths: RunnerPaths, dependencies: SeenDependency[] = []): Record<string, string> {
   return {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
+    PATH: dependencySearchPath(dependencies, [
+      path.posix.dirname(paths.node),
+      '/usr/local/bin:/usr/bin:/bin',
+    ]),
     HOME: paths.tmp,
     TMPDIR: paths.tmp,
     USER: 'sandbox',
@@ -62,5 +103,13 @@ export function baseEnv(paths: RunnerPaths): Record<string, string> {
     CI: '1',
     NO_COLOR: '1',
     FORCE_COLOR: '0',
+    ...dependencyEnv(dependencies),
   };
+}
+
+/** Where the test process finds the dependency folder at `relative` (select-runner.ts made sure it is there). */
+export function dependencyPath(ctx: RunnerContext, relative: string): string {
+  const found = ctx.dependencies.find((dep) => dep.relative === relative);
+  if (!found) throw new Error(`the dependency folder ${relative} is not part of this run`);
+  return found.path;
 }

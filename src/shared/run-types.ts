@@ -2,6 +2,7 @@
  * The workflow's input, its queryable snapshot and its result. Type-only
  * module shared by the workflow, the activities and the command line.
  */
+import type { DependencyFolder, ProjectLimits, TestCommandSpec } from './test-command';
 import type { AgentState, Analysis, FailureReason, Language, TokenUsage, Transition } from './types';
 
 export interface RunOptions {
@@ -23,6 +24,62 @@ export interface RunInput {
   testsDir: string | null;
   model: string;
   options: RunOptions;
+  /** A `--repo` run: the user's repository and the commit the run starts from; null for a fresh repository. */
+  repo: RepoInput | null;
+  /**
+   * Where a run without `--repo` keeps its commits: a git directory outside the workspace, which
+   * code under test cannot reach. Null for `--repo` runs (their worktree's git directory is used).
+   */
+  gitDir: string | null;
+  /** `--test-cmd`; null: `testCommand` of `.aca.json`, else detected. */
+  testCommand: string | null;
+  /** `--setup-cmd`; null: `setupCommand` of `.aca.json`, else none. */
+  setupCommand: string | null;
+  /** Whether the setup command may reach the network (`--setup-network`, warned about). */
+  setupNetwork: boolean;
+}
+
+export interface RepoInput {
+  /** The repository's top-level folder (the user's working tree). */
+  path: string;
+  /** The commit the run starts from, resolved when the run was requested. */
+  baseCommit: string;
+}
+
+/** Where a run's files and commits live, as decided when its workspace was prepared. */
+export interface RunGit {
+  /** The git directory aca runs git with for this run (a worktree's own, or the fresh repository's). */
+  gitDir: string;
+  /** The git directory shared by the repository and its worktrees: where branches and objects are. */
+  commonDir: string;
+  workTree: string;
+}
+
+export interface ChangedFile {
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+  added: number;
+  removed: number;
+}
+
+export interface AttemptRecord {
+  iteration: number;
+  /** The commit whose tests were run. */
+  commit: string;
+  passRate: number;
+}
+
+/** What the test command gave on the base commit, before any agent ran. */
+export interface BaselineSummary {
+  passed: number;
+  failed: number;
+}
+
+/** How the run's tests are run, decided at INIT; see test-command.ts. */
+export interface RunTestSetup {
+  command: TestCommandSpec;
+  dependencies: DependencyFolder[];
+  limits: ProjectLimits;
 }
 
 export interface RunSnapshot {
@@ -41,6 +98,21 @@ export interface RunSnapshot {
   warning: string | null;
   lastAnalysis: Analysis | null;
   error: string | null;
+  repo: string | null;
+  branch: string | null;
+  baseCommit: string | null;
+  headCommit: string | null;
+  changedFiles: ChangedFile[];
+  baseline: BaselineSummary | null;
+  /** Tests that passed at the baseline and now fail or have disappeared. */
+  regressions: string[];
+  attempts: AttemptRecord[];
+  cost: { usd: number } | null;
+  parentRun: string | null;
+  /** The run's git directories and work tree, once prepared (for `aca diff`, `apply`, `discard`). */
+  git: RunGit | null;
+  /** What runs the tests, once decided (its label, for people). */
+  testCommand: string | null;
 }
 
 export type RunResult = Omit<RunSnapshot, 'paused'>;

@@ -37,6 +37,12 @@ export function runActivities(options: RunOptions) {
         nonRetryableErrorTypes: ['MemoryQueryError'],
       },
     }),
+    /** Making the run's worktree or repository and deciding its test command: seconds on a large repository. */
+    repository: proxyActivities<Activities>({
+      startToCloseTimeout: '10m',
+      heartbeatTimeout: '30s',
+      retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['BadRunInput'] },
+    }),
     testing: proxyActivities<Activities>({
       startToCloseTimeout: '15m',
       heartbeatTimeout: '30s',

@@ -37,6 +37,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       attempt: Math.max(1, run.record.iterations),
       maxIterations: input.options.maxIterations,
       protectedPaths: run.work.protectedPaths,
+      ...(run.input.repo && run.record.testCommand ? { testCommand: run.record.testCommand } : {}),
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),

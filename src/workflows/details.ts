@@ -9,6 +9,21 @@ export function renderDetails(snapshot: RunSnapshot): string {
     `- **Pass rate:** ${passRate} (${snapshot.tests.passed} passed, ${snapshot.tests.failed} failed, ${snapshot.tests.errors} errors)`,
     `- **Tokens:** ${snapshot.tokens.prompt} prompt, ${snapshot.tokens.completion} completion`,
   ];
+  if (snapshot.branch) {
+    lines.push(
+      `- **Branch:** ${snapshot.branch}${snapshot.repo ? ` of ${snapshot.repo}` : ''} (head ${(snapshot.headCommit ?? '-').slice(0, 10)})`,
+    );
+  }
+  if (snapshot.testCommand) lines.push(`- **Tests run with:** ${snapshot.testCommand}`);
+  if (snapshot.baseline) {
+    lines.push(`- **Baseline:** ${snapshot.baseline.passed} passed, ${snapshot.baseline.failed} failing`);
+  }
+  if (snapshot.regressions.length) lines.push(`- **Regressions:** ${snapshot.regressions.join(', ')}`);
+  if (snapshot.changedFiles.length) {
+    const shown = snapshot.changedFiles.slice(0, 20).map((f) => `${f.path} (+${f.added} -${f.removed})`);
+    const more = snapshot.changedFiles.length > 20 ? ` and ${snapshot.changedFiles.length - 20} more` : '';
+    lines.push(`- **Changed files:** ${shown.join(', ')}${more}`);
+  }
   if (snapshot.warning) lines.push(`- **Warning:** ${snapshot.warning}`);
   if (snapshot.error) lines.push(`- **Last error:** ${snapshot.error}`);
   if (snapshot.lastAnalysis) {

@@ -2,7 +2,7 @@ import { ApplicationFailure, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { TurnFinish } from '../shared/types';
 import { runAgentTurn, type TurnResult } from './agent-turn';
-import type { RunContext } from './run-context';
+import { RunStopped, type RunContext } from './run-context';
 import type { RunEnding } from './run-ending';
 import type { RunPhase, WorkingPhase } from './state-machine';
 import { countIterationStarted } from './visibility';
@@ -19,13 +19,83 @@ export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<P
   REFLECTING: reflect,
 };
 
+/**
+ * The run's branch and work tree, its setup command, the baseline (the tests on the base commit,
+ * for `--repo` runs) and then the user's acceptance tests, committed on the branch.
+ */
 async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
+  const { input, record, work } = run;
+  const prepared = await run.activities.repository.prepareRun.executeWithOptions(
+    { summary: input.repo ? `git · worktree of ${input.repo.path}` : 'git · repository of the run' },
+    [
+      {
+        workflowId: run.workflowId,
+        workspace: input.workspace,
+        language: input.language,
+        repo: input.repo,
+        gitDir: input.gitDir,
+        testCommand: input.testCommand,
+        setupCommand: input.setupCommand,
+      },
+    ],
+  );
+  record.git = prepared.git;
+  record.branch = prepared.branch;
+  record.baseCommit = prepared.baseCommit;
+  record.headCommit = prepared.baseCommit;
+  record.testCommand = prepared.testSetup.command.label;
+  work.testSetup = prepared.testSetup;
+  run.publish();
+  if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);
+  if (input.repo) {
+    await run.whenNotPaused();
+    const baseline = await run.activities.testing.runTests.executeWithOptions(
+      { summary: `tester · baseline: ${prepared.testSetup.command.label}` },
+      [
+        {
+          runKey: run.runKey,
+          attempt: 0,
+          workspace: input.workspace,
+          language: input.language,
+          setup: prepared.testSetup,
+        },
+      ],
+    );
+    record.baseline = { passed: baseline.passed, failed: baseline.failed + baseline.errors };
+    work.baselineRef = baseline.reportRef;
+    run.publish();
+  }
   const { protectedPaths } = await run.activities.workspace.prepareWorkspace.executeWithOptions(
     { summary: 'prepare workspace' },
-    [{ workspace: run.input.workspace, testsDir: run.input.testsDir }],
+    [{ workspace: input.workspace, testsDir: input.testsDir }],
   );
-  run.work.protectedPaths = protectedPaths;
+  work.protectedPaths = protectedPaths;
+  if (protectedPaths.length > 0) await run.commitWork('aca: acceptance tests given with --tests');
   return { next: 'PLANNING' };
+}
+
+async function runSetupCommand(run: RunContext, command: string): Promise<void> {
+  const { input, work } = run;
+  await run.whenNotPaused();
+  const setup = await run.activities.testing.runSetup.executeWithOptions(
+    { summary: `setup · ${command.slice(0, 80)}` },
+    [
+      {
+        workspace: input.workspace,
+        language: input.language,
+        command,
+        setup: work.testSetup!,
+        network: input.setupNetwork,
+      },
+    ],
+  );
+  if (!setup.ok) {
+    throw new RunStopped(
+      'error',
+      `the setup command "${command}" failed (${setup.outcome}${setup.message ? `: ${setup.message}` : ''}); last output:\n${setup.outputTail}`,
+    );
+  }
+  await run.commitWork('aca: setup command output');
 }
 
 async function plan(run: RunContext): Promise<PhaseOutcome> {
@@ -41,6 +111,7 @@ async function plan(run: RunContext): Promise<PhaseOutcome> {
     // The first memory write, queued whatever the turn's fate. Not before the turn: on the
     // embedded database's single connection, the Planner's lookup would wait behind it.
     const { workflowId, input } = run;
+    run.work.taskRemembered = true;
     run.memory.add('task', () =>
       run.activities.memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
         { workflowId, task: input.task, language: input.language },
@@ -68,10 +139,11 @@ async function code(run: RunContext): Promise<PhaseOutcome> {
   const coded = await runAgentTurn(run, {
     role: 'coder',
     turnKey: `coder-${iteration}`,
-    context: { plan: work.plan, analysis: record.lastAnalysis, feedback },
+    context: { plan: work.plan, analysis: record.lastAnalysis, feedback, regressions: record.regressions },
   });
   const finish = finishedWith(run, coded, 'finish');
   if (finish) work.lastCoderSummary = finish.summary.trim().slice(0, 500) || null;
+  await run.commitWork(commitMessage(iteration, 'coder', finish?.summary));
   return { next: 'TESTING' };
 }
 
@@ -85,8 +157,9 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
       turnKey: `tester-${work.testPass}`,
       context: { testPass: work.testPass, analysis: record.lastAnalysis },
     });
-    finishedWith(run, tested, 'finish');
+    const finish = finishedWith(run, tested, 'finish');
     work.testsNeeded = false;
+    await run.commitWork(commitMessage(iteration, 'tester', finish?.summary));
   }
   await run.whenNotPaused();
   const report = await run.activities.testing.runTests.executeWithOptions(
@@ -99,9 +172,15 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
         language: input.language,
         testsDir: input.testsDir,
         protectedPaths: work.protectedPaths,
+        setup: work.testSetup,
+        baselineRef: work.baselineRef,
       },
     ],
   );
+  record.regressions = report.regressions;
+  if (record.headCommit) {
+    record.attempts.push({ iteration, commit: record.headCommit, passRate: report.passRate });
+  }
   if (report.sandboxWarning) record.warning = report.sandboxWarning;
   record.passRate = report.passRate;
   record.tests = { passed: report.passed, failed: report.failed, errors: report.errors };
@@ -116,8 +195,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     analysis: null,
     analysisError: null,
   };
-  const allPassed = report.passRate >= 1 && report.failed === 0 && report.errors === 0 && report.passed > 0;
-  if (allPassed) {
+  if (report.success) {
     return { end: { state: 'SUCCESS', reason: null, lastAttempt: { ...attempt, reportRef: null } } };
   }
   work.failedAttempt = attempt;
@@ -131,7 +209,7 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
   const reflected = await runAgentTurn(run, {
     role: 'reflector',
     turnKey: `reflector-${record.iterations}`,
-    context: { testReportRef: failed.reportRef },
+    context: { testReportRef: failed.reportRef, regressions: record.regressions },
   });
   const finish = finishedWith(run, reflected, 'submit_analysis');
   if (finish) {
@@ -174,4 +252,15 @@ function isFinish<T extends TurnFinish['tool']>(
   tool: T,
 ): finish is Extract<TurnFinish, { tool: T }> {
   return finish.tool === tool;
+}
+
+/** `aca: attempt 2, coder: <the turn's summary>`: one line, as git log shows it. */
+function commitMessage(iteration: number, role: 'coder' | 'tester', summary: string | undefined): string {
+  const line =
+    (summary ?? '')
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '';
+  const text = line ? line.slice(0, 120) : `${role} turn without a summary`;
+  return `aca: attempt ${iteration}, ${role}: ${text}`;
 }

@@ -1,6 +1,6 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
-import type { RunInput, RunSnapshot } from '../shared/run-types';
+import type { RunInput, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { FailureReason, Plan, TokenUsage } from '../shared/types';
 import { runActivities, type RunActivities } from './activity-options';
@@ -24,6 +24,12 @@ export interface RunWork {
   lastCoderSummary: string | null;
   /** The attempt whose tests just failed, for the Reflector and failure memory. */
   failedAttempt: RememberAttemptInput | null;
+  /** How the tests run (decided at INIT); null until then. */
+  testSetup: RunTestSetup | null;
+  /** The stored report of the test command on the base commit, for `--repo` runs. */
+  baselineRef: string | null;
+  /** Failure memory holds the task (stored with the Planner's turn); outcomes need it. */
+  taskRemembered: boolean;
 }
 
 /** Everything a run hands to its next execution at continue-as-new. */
@@ -77,6 +83,18 @@ export class RunContext {
       warning: null,
       lastAnalysis: null,
       error: null,
+      repo: input.repo?.path ?? null,
+      branch: null,
+      baseCommit: null,
+      headCommit: null,
+      changedFiles: [],
+      baseline: null,
+      regressions: [],
+      attempts: [],
+      cost: null,
+      parentRun: null,
+      git: null,
+      testCommand: null,
     };
     this.work = carried?.work ?? {
       plan: null,
@@ -86,6 +104,9 @@ export class RunContext {
       pendingFeedback: [],
       lastCoderSummary: null,
       failedAttempt: null,
+      testSetup: null,
+      baselineRef: null,
+      taskRemembered: false,
     };
   }
 
@@ -117,6 +138,20 @@ export class RunContext {
     if (budget !== null && total > budget) {
       throw new RunStopped('budget', `token budget exceeded: ${total} tokens used, the budget is ${budget}`);
     }
+  }
+
+  /**
+   * Commits what the last turn changed on the run's branch; the commit id goes into history (the
+   * activity's result), so any later step can name the files of any attempt.
+   */
+  async commitWork(message: string): Promise<void> {
+    const { git, branch } = this.record;
+    if (!git || !branch) return;
+    const commit = await this.activities.workspace.commitWork.executeWithOptions(
+      { summary: `git · ${message.slice(0, 80)}` },
+      [{ git, branch, message }],
+    );
+    if (commit) this.record.headCommit = commit;
   }
 
   carry(): CarriedState {

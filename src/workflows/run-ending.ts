@@ -1,5 +1,5 @@
 import { CancellationScope, log } from '@temporalio/workflow';
-import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { RememberAttemptInput, RememberOutcomeInput } from '../activities/memory-activities';
 import type { RunResult } from '../shared/run-types';
 import type { FailureReason } from '../shared/types';
 import type { RunContext } from './run-context';
@@ -27,29 +27,28 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
     reason: ending.reason,
     fix: describeFix(run, ending.state),
   } as const;
-  const { memoryWrites, workspace } = run.activities;
-  if ('lastAttempt' in ending) {
-    const lastAttempt = ending.lastAttempt;
-    run.memory.add('outcome', () =>
-      memoryWrites.rememberOutcome.executeWithOptions(
-        { summary: `memory · store attempt ${lastAttempt.iteration} and outcome` },
-        [{ ...outcome, lastAttempt }],
-      ),
-    );
-  } else {
-    run.memory.add('outcome', () =>
-      memoryWrites.rememberOutcome.executeWithOptions({ summary: 'memory · store outcome' }, [outcome]),
-    );
-  }
+  const { workspace } = run.activities;
+  // A run that ended before planning (a failed setup command) left nothing in memory to learn from.
+  if (run.work.taskRemembered) storeOutcome(run, ending, outcome);
   await CancellationScope.nonCancellable(async () => {
     run.publish('Saving failure memory before the run ends…');
-    const [files] = await Promise.all([
-      workspace.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
-        { workspace: run.input.workspace },
-      ]),
+    const { git, baseCommit, headCommit } = run.record;
+    // A repository's own files are not news: a --repo run lists what it changed.
+    const [files, changedFiles] = await Promise.all([
+      run.input.repo
+        ? Promise.resolve(null)
+        : workspace.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
+            { workspace: run.input.workspace },
+          ]),
+      git && baseCommit && headCommit
+        ? workspace.describeChanges.executeWithOptions({ summary: 'git · changed files' }, [
+            { git, from: baseCommit, to: headCommit },
+          ])
+        : Promise.resolve([]),
       run.memory.drained(),
     ]);
-    run.record.files = files;
+    run.record.changedFiles = changedFiles;
+    run.record.files = files ?? changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);
   });
   if (run.memory.lost > 0)
     log.error('failure memory records lost after retrying for an hour', { count: run.memory.lost });
@@ -72,4 +71,25 @@ function describeFix(run: RunContext, state: EndState): { iteration: number; sum
     .filter(Boolean)
     .join(' ');
   return { iteration: iterations, summary };
+}
+
+function storeOutcome(
+  run: RunContext,
+  ending: RunEnding,
+  outcome: Omit<RememberOutcomeInput, 'lastAttempt'>,
+): void {
+  const { memoryWrites } = run.activities;
+  if ('lastAttempt' in ending) {
+    const lastAttempt = ending.lastAttempt;
+    run.memory.add('outcome', () =>
+      memoryWrites.rememberOutcome.executeWithOptions(
+        { summary: `memory · store attempt ${lastAttempt.iteration} and outcome` },
+        [{ ...outcome, lastAttempt }],
+      ),
+    );
+  } else {
+    run.memory.add('outcome', () =>
+      memoryWrites.rememberOutcome.executeWithOptions({ summary: 'memory · store outcome' }, [outcome]),
+    );
+  }
 }

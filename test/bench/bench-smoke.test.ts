@@ -12,6 +12,7 @@ import type { ConcurrencyResult } from '../../src/bench/concurrency-bench';
 import type { HistoryResult } from '../../src/bench/history-bench';
 import type { HumanEvalResult } from '../../src/bench/humaneval-bench';
 import type { OverheadResult } from '../../src/bench/overhead-bench';
+import type { RepoBenchResult } from '../../src/bench/repo-bench';
 import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
 import type { SearchBenchResult } from '../../src/bench/search-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
@@ -76,6 +77,8 @@ describe('aca bench (smoke: every part, tiny)', () => {
         '2',
         '--search-files',
         '300',
+        '--repo-files',
+        '200',
         '--history',
         'demo',
         '--dataset',
@@ -188,5 +191,18 @@ describe('aca bench (smoke: every part, tiny)', () => {
     expect(r.gitGrepMs).toHaveLength(2);
     expect(r.searchFilesMs).toHaveLength(2);
     expect(r.ratio).toBeGreaterThan(0);
+  });
+
+  test('repo: both sides of preparing and of the baseline were timed, the same tests passed', () => {
+    const r = readJson<RepoBenchResult>(outDir, 'repo.json');
+    expect(r.files).toBe(200);
+    expect(r.tests).toBe(25);
+    expect(r.testCommand).toContain('pytest');
+    for (const side of [r.prepare, r.baseline]) {
+      expect(side.bareMs).toHaveLength(2);
+      expect(side.acaMs).toHaveLength(2);
+      expect(side.ratio).toBeGreaterThan(0);
+    }
+    expect(r.prepare.resolveMs).toHaveLength(2);
   });
 });

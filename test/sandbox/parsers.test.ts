@@ -1,4 +1,7 @@
 import { parseJestReport } from '../../src/sandbox/jest-runner';
+import { parseJunitReport } from '../../src/sandbox/junit-cases';
+import { mochaCaseId } from '../../src/sandbox/mocha-runner';
+import { nodeTestCaseId } from '../../src/sandbox/node-test-runner';
 import { OutputTail } from '../../src/sandbox/output-tail';
 import { parseJunit } from '../../src/sandbox/pytest-runner';
 
@@ -101,5 +104,60 @@ describe('parseJestReport', () => {
       { name: 'b.test.ts', status: 'error', message: 'SyntaxError: nope' },
     ]);
     expect(parsed.collectionError).toMatch(/b\.test\.ts: SyntaxError: nope/);
+  });
+});
+
+describe('JUnit reports of project runners', () => {
+  const names = (xml: string, id?: Parameters<typeof parseJunitReport>[2]): string[] =>
+    parseJunitReport(xml, '/workspace', id).cases.map((c) => c.name);
+
+  test('<classname>::<name>, with absolute paths inside the workspace made relative', () => {
+    expect(
+      names(
+        '<testsuites><testsuite name="s">' +
+          '<testcase classname="/workspace/src/a.test.js" name="adds"/>' +
+          '<testcase classname="/elsewhere/b.js" name="x"/>' +
+          '<testcase classname="pkg.module" name="y"/>' +
+          '<testcase name="/workspace/loose.js"/>' +
+          '</testsuite></testsuites>',
+      ),
+    ).toEqual(['src/a.test.js::adds', '/elsewhere/b.js::x', 'pkg.module::y', 'loose.js']);
+  });
+
+  test("node's report: cases beside suites and nested suites, named by their suites", () => {
+    const xml =
+      '<testsuites>' +
+      '<testcase name="top" classname="test"/>' +
+      '<testsuite name="outer"><testcase name="a" classname="test"/>' +
+      '<testsuite name="inner"><testcase name="b" classname="test"><skipped type="todo"/></testcase></testsuite>' +
+      '</testsuite>' +
+      '<testcase name="/workspace/test/broken.test.js" classname="test"><failure message="test failed"/></testcase>' +
+      '</testsuites>';
+    expect(names(xml, nodeTestCaseId)).toEqual([
+      'test::top',
+      'test::test/broken.test.js',
+      'test::outer > a',
+      'test::outer > inner > b',
+    ]);
+    expect(parseJunitReport(xml, '/workspace', nodeTestCaseId).cases.map((c) => c.status)).toEqual([
+      'passed',
+      'failed',
+      'passed',
+      'skipped',
+    ]);
+  });
+
+  test("mocha's report: the file and the full title", () => {
+    const xml =
+      '<testsuite name="Mocha Tests">' +
+      '<testcase classname="" name="top" file="/workspace/test/a.spec.js"/>' +
+      '<testcase classname="math inner" name="deep" file="/workspace/test/a.spec.js"/>' +
+      '<testcase classname="no file" name="x"/>' +
+      '</testsuite>';
+    expect(names(xml, mochaCaseId)).toEqual([
+      'test/a.spec.js::top',
+      'test/a.spec.js::math inner deep',
+      'no file::x',
+    ]);
   });
 });

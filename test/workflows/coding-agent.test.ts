@@ -12,6 +12,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import type { Activities } from '../../src/activities';
 import type { AgentStepInput } from '../../src/activities/agent-activities';
 import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { CommitWorkInput, PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import type { StepDecision } from '../../src/agents/conversation-store';
 import {
   DEFAULT_RUN_OPTIONS,
@@ -104,6 +105,20 @@ const memoryStub = (kind: string) => async (input: unknown) => {
 const stubActivities = {
   prepareWorkspace: async () => ({ protectedPaths: [] }),
   listRunFiles: async () => ['a.py'],
+  prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
+    git: { gitDir: '/nonexistent/git', commonDir: '/nonexistent/git', workTree: input.workspace },
+    branch: `aca/${input.workflowId}`,
+    baseCommit: 'base',
+    testSetup: {
+      command: { kind: 'pytest', command: null, source: 'detected', label: 'pytest' },
+      dependencies: [],
+      limits: {},
+    },
+    setupCommand: null,
+  }),
+  commitWork: async (input: CommitWorkInput) => `commit of ${input.message}`,
+  describeChanges: async () => [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
+  runSetup: async () => ({ ok: true, outcome: 'completed', message: null, outputTail: '' }),
   async agentStep(input: AgentStepInput): Promise<StepDecision> {
     const { script, log } = current();
     const turnKey = input.ref.split('/').pop()!;
@@ -136,6 +151,9 @@ const stubActivities = {
       reportRef: `report-${input.attempt}`,
       durationMs: 1,
       sandboxWarning: null,
+      success: failed === 0 && passed > 0,
+      regressions: [],
+      regressionCount: 0,
       ...outcome,
     };
   },
@@ -164,6 +182,11 @@ function runInput(options: Partial<RunOptions> = {}): RunInput {
     testsDir: null,
     model: 'stub',
     options: { ...DEFAULT_RUN_OPTIONS, maxIterations: 3, warnAt: 3, ...options },
+    repo: null,
+    gitDir: '/nonexistent/git',
+    testCommand: null,
+    setupCommand: null,
+    setupNetwork: false,
   };
 }
 
@@ -531,6 +554,18 @@ describe('the run state machine with stub activities', () => {
         warning: null,
         lastAnalysis: null,
         error: null,
+        repo: null,
+        branch: null,
+        baseCommit: null,
+        headCommit: null,
+        changedFiles: [],
+        baseline: null,
+        regressions: [],
+        attempts: [],
+        cost: null,
+        parentRun: null,
+        git: null,
+        testCommand: null,
       },
       work: {
         plan: null,
@@ -540,6 +575,9 @@ describe('the run state machine with stub activities', () => {
         pendingFeedback: [],
         lastCoderSummary: null,
         failedAttempt: null,
+        testSetup: null,
+        baselineRef: null,
+        taskRemembered: true,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {

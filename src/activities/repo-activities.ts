@@ -1,0 +1,149 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { discoverRepository, GitError } from '../repo/git';
+import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
+import {
+  changedFilesBetween,
+  createFreshRunRepository,
+  readProjectConfigAt,
+  runBranch,
+} from '../repo/run-repository';
+import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
+import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
+import { UserInputError } from '../shared/errors';
+import type { ChangedFile, RepoInput, RunGit, RunTestSetup } from '../shared/run-types';
+import type { Language } from '../shared/types';
+import { withHeartbeats } from './heartbeats';
+
+export interface RepoActivityDeps {
+  /** The identity of the run's commits. */
+  gitAuthor: { name: string; email: string };
+}
+
+export interface PrepareRunInput {
+  workflowId: string;
+  workspace: string;
+  language: Language;
+  repo: RepoInput | null;
+  gitDir: string | null;
+  testCommand: string | null;
+  setupCommand: string | null;
+}
+
+export interface PreparedRun {
+  git: RunGit;
+  branch: string;
+  baseCommit: string;
+  testSetup: RunTestSetup;
+  setupCommand: string | null;
+}
+
+export interface CommitWorkInput {
+  git: RunGit;
+  branch: string;
+  message: string;
+}
+
+function badInput(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, 'BadRunInput');
+}
+
+export function createRepoActivities(deps: RepoActivityDeps) {
+  return {
+    async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
+      return withHeartbeats(5_000, () => prepareRunRepository(input));
+    },
+
+    /** Commits whatever the last step changed; the new commit, or null when nothing changed. */
+    async commitWork(input: CommitWorkInput): Promise<string | null> {
+      return withHeartbeats(5_000, () =>
+        commitAll({ ...input.git, branch: input.branch, baseCommit: '' }, input.message, deps.gitAuthor),
+      );
+    },
+
+    async describeChanges(input: { git: RunGit; from: string; to: string }): Promise<ChangedFile[]> {
+      return changedFilesBetween(input.git, input.from, input.to);
+    },
+  };
+}
+
+/**
+ * Makes the run's work tree and branch (a worktree of the user's repository, or a repository of
+ * its own) and decides how its tests run, before any code of the run exists: `.aca.json` and the
+ * dependency folders are read from the base commit and the user's repository.
+ */
+export async function prepareRunRepository(input: PrepareRunInput): Promise<PreparedRun> {
+  const branch = runBranch(input.workflowId);
+  let runGit: RunGit;
+  let baseCommit: string;
+  let config: ProjectConfig = NO_PROJECT_CONFIG;
+  try {
+    if (input.repo) {
+      const worktree = await freshWorktree(input.repo, input.workspace, branch);
+      runGit = { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree: worktree.workTree };
+      baseCommit = worktree.baseCommit;
+      config = await readProjectConfigAt({ gitDir: runGit.commonDir }, baseCommit, input.repo.path);
+    } else {
+      if (!input.gitDir) throw badInput('a run without --repo needs a git directory of its own');
+      ({ git: runGit, baseCommit } = await createFreshRunRepository({
+        gitDir: input.gitDir,
+        workTree: input.workspace,
+        branch,
+      }));
+    }
+  } catch (err) {
+    if (err instanceof UserInputError) throw badInput(err.message);
+    throw err;
+  }
+  const dependencies = input.repo ? findDependencyFolders(input.repo.path) : [];
+  const testCommandLine = input.testCommand ?? config.testCommand;
+  const command = testCommandLine
+    ? {
+        kind: 'command' as const,
+        command: testCommandLine,
+        source: input.testCommand ? ('option' as const) : ('config' as const),
+        label: testCommandLine,
+      }
+    : detectTestCommand(runGit.workTree, input.language, dependencies);
+  return {
+    git: runGit,
+    branch,
+    baseCommit,
+    testSetup: { command, dependencies, limits: config.limits },
+    setupCommand: input.setupCommand ?? config.setupCommand,
+  };
+}
+
+/**
+ * A worktree on a new branch at the base commit. A retry of this step finds the worktree of its
+ * first try (no code has run in it yet) and makes it again; anything else at the path is refused.
+ */
+async function freshWorktree(repo: RepoInput, workspace: string, branch: string) {
+  if (fs.existsSync(workspace)) {
+    const entries = fs.readdirSync(workspace);
+    const ownEarlierTry = entries.includes('.git') && fs.lstatSync(path.join(workspace, '.git')).isFile();
+    if (entries.length > 0 && !ownEarlierTry) {
+      throw badInput(`the run's worktree path ${workspace} already holds files`);
+    }
+    if (ownEarlierTry) {
+      const { commonDir } = await discoverRepository(repo.path);
+      await removeRunWorktree({ commonDir, gitDir: '', workTree: workspace, branch, baseCommit: '' });
+    }
+  }
+  try {
+    return await createRunWorktree({
+      repoDir: repo.path,
+      workTree: workspace,
+      branch,
+      base: repo.baseCommit,
+    });
+  } catch (err) {
+    if (err instanceof GitError && /already exists/.test(err.stderr)) {
+      throw badInput(
+        `branch ${branch} already exists in ${repo.path}: pick another --id or aca discard that run`,
+      );
+    }
+    throw err;
+  }
+}

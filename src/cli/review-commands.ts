@@ -1,0 +1,76 @@
+/**
+ * `aca diff`, `aca apply` and `aca discard`: looking at a run's changes, taking them, or throwing
+ * them away. Refusals are typed errors (RunNotFoundError, RunStateError, UserInputError: exit 2;
+ * ApplyConflictError: exit 1) that main() prints as one line.
+ */
+import type { AcaClient } from '../api/aca-client';
+import { EXIT, type CliIO } from './cli-context';
+
+export const DIFF_HELP = `
+Prints the run's changes against the commit it started from, as a unified diff (pipe it to
+\`git apply\` or a pager). With --stat, one line per changed file with its counts, then a total.
+Works on a running run too, up to its last commit.`;
+
+export const APPLY_HELP = `
+Brings the changes of an ended --repo run onto the branch checked out in its repository, as one
+commit whose message is the task's first line and the run's id and branch. The run's branch and
+worktree stay (aca discard removes them).
+
+Refused (exit 2), changing nothing: tracked files with uncommitted changes (untracked files are
+fine), a detached HEAD (check out the branch to apply to first), a merge or rebase in progress,
+a run still going, a run without --repo.
+Conflicts (exit 1), changing nothing: the run and the branch changed the same lines, or an
+untracked or ignored file is where the run adds one. A run that changed nothing applies nothing.
+No hook, filter or merge driver of the repository runs.`;
+
+export const DISCARD_HELP = `
+Removes what an ended run left: for a --repo run its worktree and its branch aca/<id> (your
+checkout and other branches stay as they are); for a run without --repo its workspace folder and
+its own git directory. Already removed parts are skipped.`;
+
+/** Prints text that ends in a newline without adding an empty line. */
+function printBlock(io: CliIO, text: string): void {
+  if (text) io.out(text.replace(/\n$/, ''));
+}
+
+export async function diffCommand(
+  aca: AcaClient,
+  id: string,
+  flags: { stat?: boolean },
+  io: CliIO,
+): Promise<number> {
+  const diff = await aca.run(id).diff({ stat: flags.stat === true });
+  if (diff) printBlock(io, diff);
+  else io.err(`run ${id} has changed nothing yet`);
+  return EXIT.success;
+}
+
+export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
+  const result = await aca.run(id).apply();
+  if (!result.applied) {
+    io.out(
+      result.reason === 'run-changed-nothing'
+        ? `Run ${id} changed nothing; nothing applied.`
+        : `The changes of run ${id} are already on ${result.branch}; nothing applied.`,
+    );
+    return EXIT.success;
+  }
+  const count = result.files.length;
+  io.out(
+    `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
+  );
+  return EXIT.success;
+}
+
+export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
+  const removed = await aca.run(id).discard();
+  const parts = [
+    removed.workTree && `workspace ${removed.workTree}`,
+    removed.branch && `branch ${removed.branch}`,
+    removed.gitDir && `git directory ${removed.gitDir}`,
+  ].filter((part): part is string => Boolean(part));
+  io.out(
+    parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,
+  );
+  return EXIT.success;
+}

@@ -1,0 +1,37 @@
+import type { RunGit } from '../shared/run-types';
+import { UserInputError } from '../shared/errors';
+import { git, type GitTarget } from './git';
+import { isCommit } from './objects';
+
+/**
+ * The changes a run made, `base`..`head`, as a unified diff, or with `stat` one line per file
+ * with its counts and a total. Read from the shared git directory, so it works while the run's
+ * worktree exists and after it is gone, as long as the commits are there.
+ */
+export async function diffRun(
+  runGit: RunGit,
+  base: string,
+  head: string,
+  options: { stat?: boolean } = {},
+): Promise<string> {
+  const target: GitTarget = { gitDir: runGit.commonDir };
+  for (const commit of [base, head]) {
+    if (!(await isCommit(target, commit))) {
+      throw new UserInputError(
+        `the run's commit ${commit} is not in ${runGit.commonDir} (was the run discarded?)`,
+      );
+    }
+  }
+  return git(target, [
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--ignore-submodules=all',
+    // Wide enough that git does not shorten paths; the bars stay short.
+    ...(options.stat ? ['--stat=1000,900', '--stat-graph-width=40'] : []),
+    base,
+    head,
+    '--',
+  ]);
+}

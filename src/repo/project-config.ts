@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { UserInputError } from '../shared/errors';
+import type { ProjectLimits } from '../shared/test-command';
+
+/** The file at a repository's root where a project tells aca how to test it. */
+export const PROJECT_CONFIG_FILE = '.aca.json';
+
+/** Larger than any sensible `.aca.json`; a bigger file is refused before it is parsed. */
+export const MAX_PROJECT_CONFIG_BYTES = 64 * 1024;
+
+const commandLine = z
+  .string()
+  .refine((text) => text.trim() !== '', 'must not be empty')
+  .refine((text) => !text.includes('\0'), 'must not contain a NUL character');
+
+const ProjectConfig = z.strictObject({
+  testCommand: commandLine.optional(),
+  setupCommand: commandLine.optional(),
+  limits: z
+    .strictObject({
+      wallTimeSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 3600)
+        .optional(),
+      memoryMiB: z
+        .number()
+        .int()
+        .min(256)
+        .max(1024 * 1024)
+        .optional(),
+      cpuSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(24 * 3600)
+        .optional(),
+    })
+    .optional(),
+});
+
+export interface ProjectConfig {
+  testCommand: string | null;
+  setupCommand: string | null;
+  limits: ProjectLimits;
+}
+
+export const NO_PROJECT_CONFIG: ProjectConfig = { testCommand: null, setupCommand: null, limits: {} };
+
+/** Reads `.aca.json`'s text; a UserInputError names the file and the first thing wrong with it. */
+export function parseProjectConfig(text: string, source: string): ProjectConfig {
+  if (Buffer.byteLength(text) > MAX_PROJECT_CONFIG_BYTES) {
+    throw new UserInputError(`${source} is larger than ${MAX_PROJECT_CONFIG_BYTES} bytes`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UserInputError(`${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ProjectConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? issue.path.join('.') : 'the file';
+    const detail =
+      issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
+    throw new UserInputError(
+      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds})`,
+    );
+  }
+  const { testCommand, setupCommand, limits } = parsed.data;
+  return { testCommand: testCommand ?? null, setupCommand: setupCommand ?? null, limits: limits ?? {} };
+}

@@ -1,0 +1,174 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UserInputError } from '../shared/errors';
+import type { ChangedFile, RunGit } from '../shared/run-types';
+import { discoverRepository, git, GitError, type GitTarget } from './git';
+import {
+  NO_PROJECT_CONFIG,
+  parseProjectConfig,
+  PROJECT_CONFIG_FILE,
+  type ProjectConfig,
+} from './project-config';
+
+/** The branch a run's commits go on. */
+export function runBranch(workflowId: string): string {
+  return `aca/${workflowId}`;
+}
+
+/** A `--repo` folder as the request sees it: the repository, the base commit, what is left out. */
+export interface ResolvedRepository {
+  topLevel: string;
+  commonDir: string;
+  baseCommit: string;
+  /** One line when tracked files have uncommitted changes, which the run does not see. */
+  uncommittedWarning: string | null;
+  config: ProjectConfig;
+}
+
+/**
+ * Checks `--repo DIR` and `--base REF` before anything starts, reading only: DIR must lie in a
+ * git work tree with at least one commit, REF must name a commit, `.aca.json` at that commit (if
+ * any) must be valid. Git's optional locks are off, so not even the index is refreshed.
+ */
+export async function resolveRepository(dir: string, base: string): Promise<ResolvedRepository> {
+  const absolute = path.resolve(dir);
+  if (!fs.existsSync(absolute) || !fs.statSync(absolute).isDirectory()) {
+    throw new UserInputError(`--repo ${absolute} is not a folder`);
+  }
+  let found;
+  try {
+    found = await discoverRepository(absolute);
+  } catch {
+    throw new UserInputError(
+      `--repo ${absolute} is not in a git work tree (git init, or pick another folder)`,
+    );
+  }
+  if (!found.topLevel) throw new UserInputError(`--repo ${absolute} is inside a bare repository`);
+  const common: GitTarget = { gitDir: found.commonDir };
+  const checkout: GitTarget = { gitDir: found.gitDir, workTree: found.topLevel };
+  const head = await git(checkout, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
+    allowExitCodes: [1],
+  });
+  if (head.trim() === '') {
+    throw new UserInputError(`the repository at ${found.topLevel} has no commit yet; commit something first`);
+  }
+  if (base.trim() === '' || base.startsWith('-'))
+    throw new UserInputError(`--base "${base}" is not a revision`);
+  const resolved = await git(
+    base === 'HEAD' ? checkout : common,
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`],
+    { allowExitCodes: [1] },
+  );
+  if (resolved.trim() === '') {
+    throw new UserInputError(`--base ${base} names no commit in the repository at ${found.topLevel}`);
+  }
+  const baseCommit = resolved.trim();
+  const status = await git(checkout, [
+    'status',
+    '--porcelain',
+    '--untracked-files=no',
+    '--ignore-submodules=all',
+  ]);
+  const dirty = status.split('\n').filter(Boolean).length;
+  return {
+    topLevel: found.topLevel,
+    commonDir: found.commonDir,
+    baseCommit,
+    uncommittedWarning:
+      dirty > 0
+        ? `warning: ${dirty} tracked file(s) in ${found.topLevel} have uncommitted changes; the run starts from ${base === 'HEAD' ? 'the last commit' : base} without them`
+        : null,
+    config: await readProjectConfigAt(common, baseCommit, found.topLevel),
+  };
+}
+
+/** `.aca.json` as committed at `commit`; the defaults when there is none. */
+export async function readProjectConfigAt(
+  target: GitTarget,
+  commit: string,
+  topLevel: string,
+): Promise<ProjectConfig> {
+  const spec = `${commit}:${PROJECT_CONFIG_FILE}`;
+  const kind = (await git(target, ['cat-file', '-t', spec], { allowExitCodes: [128] })).trim();
+  if (kind === '') return NO_PROJECT_CONFIG;
+  const source = path.join(topLevel, PROJECT_CONFIG_FILE);
+  if (kind !== 'blob') throw new UserInputError(`${source} is not a file`);
+  return parseProjectConfig(await git(target, ['cat-file', 'blob', spec]), source);
+}
+
+/** Whether `branch` is a name git accepts for a branch. */
+export async function isValidBranchName(branch: string): Promise<boolean> {
+  try {
+    await git({ gitDir: '/nonexistent' }, ['check-ref-format', '--branch', branch]);
+    return true;
+  } catch (err) {
+    if (err instanceof GitError) return false;
+    throw err;
+  }
+}
+
+/**
+ * A repository of the run's own for a run without `--repo`: its git directory outside the
+ * workspace (code under test never reaches it), the branch starting at an empty commit, so the
+ * run has a base, commits and a diff like any other. Idempotent: a retry finds it made.
+ */
+export async function createFreshRunRepository(options: {
+  gitDir: string;
+  workTree: string;
+  branch: string;
+}): Promise<{ git: RunGit; baseCommit: string }> {
+  const target: GitTarget = { gitDir: options.gitDir, workTree: options.workTree };
+  const runGit: RunGit = { gitDir: options.gitDir, commonDir: options.gitDir, workTree: options.workTree };
+  fs.mkdirSync(options.workTree, { recursive: true });
+  const ref = `refs/heads/${options.branch}`;
+  if (fs.existsSync(path.join(options.gitDir, 'HEAD'))) {
+    const existing = await git(target, ['rev-list', '--max-parents=0', '--end-of-options', ref], {
+      allowExitCodes: [128],
+    });
+    const baseCommit = existing.trim().split('\n')[0];
+    if (baseCommit) return { git: runGit, baseCommit };
+  }
+  fs.mkdirSync(path.dirname(options.gitDir), { recursive: true, mode: 0o700 });
+  await git({ gitDir: options.gitDir }, ['init', '--quiet', `--initial-branch=${options.branch}`]);
+  // The new repository has no index yet: what it writes is the empty tree.
+  const emptyTree = (await git({ gitDir: options.gitDir }, ['write-tree'])).trim();
+  const baseCommit = (
+    await git(target, ['commit-tree', emptyTree, '-m', 'aca: empty base of a run without --repo'])
+  ).trim();
+  await git(target, ['update-ref', ref, baseCommit]);
+  return { git: runGit, baseCommit };
+}
+
+/** Files changed between two commits, with their line counts (binary files count 0). */
+export async function changedFilesBetween(
+  runGit: RunGit,
+  from: string,
+  to: string,
+  limit = 1000,
+): Promise<ChangedFile[]> {
+  const target: GitTarget = { gitDir: runGit.commonDir };
+  const common = ['diff', '--no-ext-diff', '--no-textconv', '--no-renames', '--ignore-submodules=all', '-z'];
+  const statusText = await git(target, [...common, '--name-status', from, to, '--']);
+  const countText = await git(target, [...common, '--numstat', from, to, '--']);
+  const statuses = new Map<string, ChangedFile['status']>();
+  const statusParts = statusText.split('\0');
+  for (let i = 0; i + 1 < statusParts.length; i += 2) {
+    const letter = statusParts[i];
+    statuses.set(statusParts[i + 1]!, letter === 'A' ? 'added' : letter === 'D' ? 'deleted' : 'modified');
+  }
+  const files: ChangedFile[] = [];
+  // -z numstat: "<added>\t<removed>\t<path>\0" per file.
+  for (const record of countText.split('\0')) {
+    const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(record);
+    if (!match) continue;
+    const file = match[3]!;
+    files.push({
+      path: file,
+      status: statuses.get(file) ?? 'modified',
+      added: match[1] === '-' ? 0 : Number(match[1]),
+      removed: match[2] === '-' ? 0 : Number(match[2]),
+    });
+    if (files.length >= limit) break;
+  }
+  return files;
+}

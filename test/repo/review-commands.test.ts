@@ -1,0 +1,152 @@
+/**
+ * AcaRun.diff/apply/discard and the `aca diff|apply|discard` commands on real git, with a
+ * stand-in for Temporal that answers for one run: its status, its static summary (the task's
+ * first line) and its result. The exit codes follow from the error classes (see main.ts).
+ */
+import type { Client } from '@temporalio/client';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AcaClient, RUN_WORKFLOW_TYPE } from '../../src/api/aca-client';
+import { applyCommand, diffCommand, discardCommand } from '../../src/cli/review-commands';
+import type { CliIO } from '../../src/cli/cli-context';
+import { loadConfig } from '../../src/config';
+import { ApplyConflictError } from '../../src/repo/apply-errors';
+import { RunStateError, UserInputError } from '../../src/shared/errors';
+import type { RunSnapshot } from '../../src/shared/run-types';
+import { commitAsUser, makeRun, makeUserRepo, userGit, type MadeRun } from './run-fixture';
+
+interface FakeRun {
+  status: string;
+  summary: string | undefined;
+  snapshot: RunSnapshot;
+}
+
+/** Just enough of Temporal's client for AcaRun: describe, result and (for a running run) query. */
+function fakeTemporal(runs: Map<string, FakeRun>): Client {
+  const getHandle = (id: string) => {
+    const run = runs.get(id)!;
+    return {
+      describe: async () => ({
+        type: RUN_WORKFLOW_TYPE,
+        status: { name: run.status },
+        staticSummary: async () => run.summary,
+      }),
+      result: async () => run.snapshot,
+      query: async () => ({ ...run.snapshot, paused: false }),
+    };
+  };
+  return { workflow: { getHandle, list: async function* () {} } } as unknown as Client;
+}
+
+function snapshotOf(id: string, repo: string | null, made: MadeRun): RunSnapshot {
+  return {
+    workflowId: id,
+    repo,
+    branch: made.worktree.branch,
+    baseCommit: made.base,
+    headCommit: made.head,
+    git: made.git,
+    workspace: made.git.workTree,
+  } as Partial<RunSnapshot> as RunSnapshot;
+}
+
+function captureIO(): CliIO & { lines: string[]; errors: string[] } {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  return { lines, errors, out: (l) => lines.push(l), err: (l) => errors.push(l), isTTY: false };
+}
+
+describe('reviewing a run through AcaRun and the command line', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-review-cli-'));
+  const runs = new Map<string, FakeRun>();
+  const aca = new AcaClient(fakeTemporal(runs), loadConfig({ ACA_HOME: root }));
+  let counter = 0;
+  let repo: string;
+  let id: string;
+  let made: MadeRun;
+
+  beforeEach(async () => {
+    counter += 1;
+    id = `run-${counter}`;
+    repo = makeUserRepo(path.join(root, `repo-${counter}`), {
+      'calc.py': 'def add(a, b):\n    return a - b\n',
+    });
+    made = await makeRun(repo, path.join(root, `ws-${counter}`), `aca/${id}`, {
+      'calc.py': 'def add(a, b):\n    return a + b\n',
+    });
+    runs.set(id, {
+      status: 'COMPLETED',
+      summary: 'Fix add in calc.py',
+      snapshot: snapshotOf(id, repo, made),
+    });
+  });
+
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  test('aca diff prints the diff, --stat one line per file', async () => {
+    const io = captureIO();
+    expect(await diffCommand(aca, id, {}, io)).toBe(0);
+    expect(io.lines.join('\n')).toContain('+    return a + b');
+    const stat = captureIO();
+    expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+    expect(stat.lines[0]).toMatch(/^ calc\.py\s+\| 2 \+-\n 1 file changed/);
+  });
+
+  test('aca apply commits with the task line as the message, then reports what was done', async () => {
+    const io = captureIO();
+    expect(await applyCommand(aca, id, io)).toBe(0);
+    expect(io.lines).toEqual([
+      expect.stringMatching(new RegExp(`^Applied run ${id} to main as [0-9a-f]{12} \\(1 file\\)\\.$`)),
+    ]);
+    expect(userGit(repo, 'log', '-1', '--format=%B')).toBe(
+      `Fix add in calc.py\n\nApplied from aca run ${id} (branch aca/${id}).\n\n`,
+    );
+    const again = captureIO();
+    expect(await applyCommand(aca, id, again)).toBe(0);
+    expect(again.lines).toEqual([`The changes of run ${id} are already on main; nothing applied.`]);
+  });
+
+  test('without a static summary (an old or continued run) the message names the run', async () => {
+    runs.get(id)!.summary = undefined;
+    expect((await aca.run(id).apply()).applied).toBe(true);
+    expect(userGit(repo, 'log', '-1', '--format=%s')).toBe(`aca run ${id}\n`);
+  });
+
+  test('apply refuses a running run and a run without --repo (exit 2 errors)', async () => {
+    runs.get(id)!.status = 'RUNNING';
+    const running = aca.run(id).apply();
+    await expect(running).rejects.toThrow(RunStateError);
+    await expect(running).rejects.toThrow(/is still running/);
+    await expect(aca.run(id).discard()).rejects.toThrow(RunStateError);
+    expect(fs.existsSync(made.git.workTree)).toBe(true);
+
+    runs.set(id, { ...runs.get(id)!, status: 'COMPLETED', snapshot: snapshotOf(id, null, made) });
+    await expect(aca.run(id).apply()).rejects.toThrow(/not started with --repo/);
+    await expect(aca.run(id).apply()).rejects.toBeInstanceOf(UserInputError);
+  });
+
+  test('a conflict is an ApplyConflictError (exit 1), not bad input', async () => {
+    commitAsUser(repo, { 'calc.py': 'def add(a, b):\n    return b + a\n' });
+    const error = await aca
+      .run(id)
+      .apply()
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ApplyConflictError);
+    expect(error).not.toBeInstanceOf(UserInputError);
+    expect((error as ApplyConflictError).files).toEqual(['calc.py']);
+  });
+
+  test('aca discard removes the worktree and branch', async () => {
+    const io = captureIO();
+    expect(await discardCommand(aca, id, io)).toBe(0);
+    expect(io.lines).toEqual([
+      `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}.`,
+    ]);
+    expect(fs.existsSync(made.git.workTree)).toBe(false);
+    expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\n');
+    const again = captureIO();
+    expect(await discardCommand(aca, id, again)).toBe(0);
+    expect(again.lines).toEqual([`Run ${id} was discarded already.`]);
+  });
+});

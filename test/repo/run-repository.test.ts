@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import {
+  changedFilesBetween,
+  createFreshRunRepository,
+  isValidBranchName,
+  resolveRepository,
+} from '../../src/repo/run-repository';
+import { commitAll } from '../../src/repo/run-worktree';
+import { UserInputError } from '../../src/shared/errors';
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-repo-test-'));
+  roots.push(dir);
+  return dir;
+}
+
+function sh(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
+}
+
+function userRepo(files: Record<string, string>): string {
+  const dir = tempDir();
+  sh(dir, 'init', '--quiet', '--initial-branch=main');
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
+  sh(dir, 'add', '-A');
+  sh(dir, 'commit', '--quiet', '-m', 'first');
+  return dir;
+}
+
+describe('a run without --repo', () => {
+  test('gets a repository of its own, outside the workspace, based on an empty commit', async () => {
+    const root = tempDir();
+    const options = {
+      gitDir: path.join(root, 'git', 'run.git'),
+      workTree: path.join(root, 'ws'),
+      branch: 'aca/run-1',
+    };
+    const made = await createFreshRunRepository(options);
+    expect(fs.existsSync(path.join(options.workTree, '.git'))).toBe(false);
+    expect(sh(root, '--git-dir', options.gitDir, 'ls-tree', '-r', made.baseCommit)).toBe('');
+    // A retry finds the same base.
+    expect((await createFreshRunRepository(options)).baseCommit).toBe(made.baseCommit);
+
+    fs.writeFileSync(path.join(options.workTree, 'a.py'), 'x = 1\ny = 2\n');
+    const head = await commitAll(
+      { ...made.git, branch: options.branch, baseCommit: made.baseCommit },
+      'aca: attempt 1',
+    );
+    expect(head).toMatch(/^[0-9a-f]{40}$/);
+    expect(await changedFilesBetween(made.git, made.baseCommit, head!)).toEqual([
+      { path: 'a.py', status: 'added', added: 2, removed: 0 },
+    ]);
+  });
+});
+
+describe('--repo checks', () => {
+  test('a repository, its base commit, the uncommitted-changes warning and .aca.json', async () => {
+    const repo = userRepo({ 'a.py': 'x = 1\n', '.aca.json': '{"testCommand": "make test"}' });
+    fs.writeFileSync(path.join(repo, 'a.py'), 'x = 2\n');
+    fs.mkdirSync(path.join(repo, 'sub'));
+    const found = await resolveRepository(path.join(repo, 'sub'), 'HEAD');
+    expect(found.topLevel).toBe(fs.realpathSync(repo));
+    expect(found.baseCommit).toBe(sh(repo, 'rev-parse', 'HEAD').trim());
+    expect(found.uncommittedWarning).toMatch(/1 tracked file\(s\).*uncommitted/);
+    expect(found.config.testCommand).toBe('make test');
+  });
+
+  test.each([
+    ['a folder outside any repository', () => tempDir(), 'HEAD', /not in a git work tree/],
+    ['an unknown base', () => userRepo({ 'a.txt': 'a' }), 'no-such-branch', /names no commit/],
+    [
+      'a repository without commits',
+      () => {
+        const dir = tempDir();
+        sh(dir, 'init', '--quiet');
+        return dir;
+      },
+      'HEAD',
+      /no commit yet/,
+    ],
+    [
+      'a .aca.json that does not parse',
+      () => userRepo({ '.aca.json': '{ testCommand: ' }),
+      'HEAD',
+      /\.aca\.json is not valid JSON/,
+    ],
+    [
+      'a .aca.json with unknown keys',
+      () => userRepo({ '.aca.json': '{"testCmd": "x"}' }),
+      'HEAD',
+      /unknown key\(s\) testCmd/,
+    ],
+    [
+      'an empty test command in .aca.json',
+      () => userRepo({ '.aca.json': '{"testCommand": "  "}' }),
+      'HEAD',
+      /testCommand: must not be empty/,
+    ],
+  ])('%s is refused with one clear line', async (_name, make, base, message) => {
+    const dir = make();
+    const before = fs.existsSync(path.join(dir, '.git')) ? sh(dir, 'status', '--porcelain', '--ignored') : '';
+    const error = await resolveRepository(dir, base).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(UserInputError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+    if (before) expect(sh(dir, 'status', '--porcelain', '--ignored')).toBe(before);
+  });
+
+  test('branch names git refuses are told apart', async () => {
+    expect(await isValidBranchName('aca/run-1')).toBe(true);
+    expect(await isValidBranchName('aca/bad..name')).toBe(false);
+    expect(await isValidBranchName('aca/with space')).toBe(false);
+  });
+});
