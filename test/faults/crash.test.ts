@@ -133,6 +133,11 @@ describe('the Temporal server killed and restarted from its state file', () => {
               maxStepsPerTurn: 12,
               modelTimeoutMs: 60_000,
             },
+            repo: null,
+            gitDir: path.join(home, 'git', 'restart-run.git'),
+            testCommand: null,
+            setupCommand: null,
+            setupNetwork: false,
           },
         ],
       });

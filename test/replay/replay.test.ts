@@ -70,6 +70,8 @@ describe('replay of saved histories', () => {
         'memory-outage',
         'crash-model-call',
         'continue-as-new',
+        'repo-python-fix',
+        'repo-setup-failed',
       ]),
     );
   });
