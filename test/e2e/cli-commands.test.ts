@@ -67,6 +67,15 @@ describe('aca commands on a live run', () => {
     expect(result.tokens.prompt).toBeGreaterThan(0);
     expect(result.transitions[0]).toMatchObject({ from: 'INIT', to: 'PLANNING' });
     expect(result.transitions.at(-1)).toMatchObject({ to: 'SUCCESS' });
+    // A run without --repo has a repository of its own: a base, a commit per attempt, a diff.
+    expect(result).toMatchObject({ repo: null, branch: `aca/${id}`, baseline: null });
+    expect(result.attempts.map((a) => a.iteration)).toEqual([1, 2]);
+    expect(result.headCommit).toBe(result.attempts[1]!.commit);
+    expect(result.changedFiles.map((f) => f.path)).toContain('fizzbuzz.py');
+    expect(fs.existsSync(path.join(result.workspace, '.git'))).toBe(false);
+    const diff = await runCli(['diff', id], env);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('+++ b/fizzbuzz.py');
     ids.succeeded = id;
   });
 
