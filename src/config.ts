@@ -45,6 +45,8 @@ export interface AcaConfig {
   uiUrl: string;
   /** The author and committer of runs' commits (ACA_GIT_AUTHOR_NAME, ACA_GIT_AUTHOR_EMAIL). */
   gitAuthor: { name: string; email: string };
+  /** ACA_PRICES: a JSON file of model prices over the built-in table (see llm/model-prices.ts). */
+  pricesFile: string | null;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -111,6 +113,7 @@ export function loadConfig(
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
     gitAuthor: gitAuthorOf(env),
+    pricesFile: env.ACA_PRICES ? path.resolve(env.ACA_PRICES) : null,
   };
 }
 

@@ -13,6 +13,7 @@ import { RunFiles } from './activities/run-files';
 import { FileConversationStore } from './agents/conversation-store';
 import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel } from './llm/chat-model';
+import { loadPriceTable } from './llm/model-prices';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
@@ -62,6 +63,7 @@ export function createAcaActivities(
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
+    prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({
       baseURL: options.openaiBaseUrl ?? config.openaiBaseUrl,

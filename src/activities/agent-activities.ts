@@ -11,6 +11,7 @@ import type { ConversationStore, StepDecision } from '../agents/conversation-sto
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
+import { costOf, priceOf, type PriceTable } from '../llm/model-prices';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
@@ -30,17 +31,24 @@ export interface AgentActivityDeps {
    * prompts carry the user's task and file contents, which do not belong in shared logs.
    */
   logPrompts: boolean;
+  /** Model prices (built-in, with ACA_PRICES over them): each step's cost in dollars. */
+  prices: PriceTable;
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
 
 export interface AgentStepInput {
   ref: string;
+  /** The run's model, whose price the step's cost comes from. */
+  model: string;
   stepIndex: number;
   timeoutMs: number;
   /** On a turn's first step: the conversation to open first (idempotent), saving a separate step. */
   open?: OpenTurnInput;
 }
+
+/** A step's decision and what it cost: null when the model has no known price. */
+export type AgentStepOutcome = StepDecision & { usd: number | null };
 
 export interface ToolCallInput {
   ref: string;
@@ -56,7 +64,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     recallLessons: deps.recallLessons,
   };
   return {
-    async agentStep(input: AgentStepInput): Promise<StepDecision> {
+    async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const ctx = Context.current();
       const model: ChatModel = {
         complete: (request) => deps.chatModel.complete({ ...request, timeoutMs: input.timeoutMs }),
@@ -77,6 +85,16 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       );
       tokens.add(decision.usage.prompt, { kind: 'prompt' });
       tokens.add(decision.usage.completion, { kind: 'completion' });
+      if (decision.usage.cached) tokens.add(decision.usage.cached, { kind: 'cached_prompt' });
+      if (decision.usage.reasoning) tokens.add(decision.usage.reasoning, { kind: 'reasoning' });
+      const price = priceOf(deps.prices, input.model);
+      const usd = price ? costOf(decision.usage, price) : null;
+      // Prometheus counters count whole numbers: dollars are counted in millionths.
+      if (usd !== null && usd > 0) {
+        ctx.metricMeter
+          .createCounter('aca_cost_microdollars', 'microdollars', 'Model cost in millionths of a US dollar')
+          .add(Math.round(usd * 1_000_000), { model: input.model });
+      }
       log.info('model step', {
         ref: input.ref,
         step: input.stepIndex,
@@ -84,6 +102,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         finished: decision.finished !== null,
         promptTokens: decision.usage.prompt,
         completionTokens: decision.usage.completion,
+        usd,
       });
       if (deps.logPrompts) {
         const conversation = await deps.store.load(input.ref);
@@ -93,7 +112,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           messages: JSON.stringify(toChatMessages(conversation)).slice(-MAX_LOGGED_PROMPT_CHARS),
         });
       }
-      return decision;
+      return { ...decision, usd };
     },
 
     // One activity per workspace tool, named after it, so each call is retried and shown on its own

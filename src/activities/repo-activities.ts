@@ -13,12 +13,15 @@ import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-wor
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunTestSetup } from '../shared/run-types';
-import type { Language } from '../shared/types';
+import type { Language, SandboxMode } from '../shared/types';
+import { lendWorkspace } from '../sandbox';
+import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
   gitAuthor: { name: string; email: string };
+  sandboxMode: SandboxMode;
 }
 
 export interface PrepareRunInput {
@@ -52,7 +55,7 @@ function badInput(message: string): ApplicationFailure {
 export function createRepoActivities(deps: RepoActivityDeps) {
   return {
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, () => prepareRunRepository(input));
+      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode));
     },
 
     /** Commits whatever the last step changed; the new commit, or null when nothing changed. */
@@ -66,6 +69,17 @@ export function createRepoActivities(deps: RepoActivityDeps) {
       return changedFilesBetween(input.git, input.from, input.to);
     },
   };
+}
+
+/**
+ * The prepareRun activity's work: the run's repository, and a root worker's sandbox user given
+ * the work tree. That sandbox runs as a uid of the run's own, which the work tree is lent to for
+ * the run's life: lent here, as it is made, each test run then only lends what is new.
+ */
+export async function prepareRun(input: PrepareRunInput, sandboxMode: SandboxMode): Promise<PreparedRun> {
+  const prepared = await prepareRunRepository(input);
+  if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspace(input.workspace);
+  return prepared;
 }
 
 /**

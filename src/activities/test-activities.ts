@@ -1,6 +1,8 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { checkSandboxAvailable, runTestSuite } from '../sandbox';
+import * as fs from 'node:fs';
+import { checkSandboxAvailable, releaseWorkspace, runTestSuite } from '../sandbox';
+import { isRoot } from '../sandbox/tools';
 import { Semaphore } from '../shared/semaphore';
 import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
@@ -82,6 +84,15 @@ export function sandboxLimitsOf(limits: ProjectLimits | undefined): Partial<Sand
 export function createTestActivities(deps: TestActivityDeps) {
   const slots = new Semaphore(deps.maxConcurrentTestRuns);
   return {
+    /**
+     * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
+     * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
+     */
+    async releaseWorkspace(input: { workspace: string }): Promise<void> {
+      if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(input.workspace)) return;
+      await releaseWorkspace(input.workspace);
+    },
+
     /**
      * The project's setup command, once, in the sandbox like the tests (no network unless the
      * user opted in). Its exit status is what counts; the output tail explains a failure.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import type { AgentRole, Language, TurnFinish } from '../shared/types';
+import type { AgentRole, Language, TokenUsage, TurnFinish } from '../shared/types';
 import type { FileToolName, ToolResult } from '../tools/file-tools';
 
 export interface ToolCallRecord {
@@ -21,7 +21,7 @@ export interface StepDecision {
   toolCalls: Array<{ id: string; name: FileToolName; target: string }>;
   finished: TurnFinish | null;
   progress: boolean;
-  usage: { prompt: number; completion: number };
+  usage: TokenUsage;
   note: string | null;
 }
 

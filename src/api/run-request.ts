@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AcaConfig } from '../config';
+import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
@@ -20,6 +21,8 @@ export interface StartRunRequest {
   warnAt?: number;
   /** A token budget; a run over it ends FAILED `budget`. */
   maxTokens?: number;
+  /** A budget in dollars at the model's prices; a run over it ends FAILED `budget`. */
+  maxCostUsd?: number;
   model?: string;
   modelTimeoutSeconds?: number;
   /** Model calls one agent turn may make. */
@@ -69,6 +72,8 @@ export async function validateRunRequest(
   const warnAt =
     wholeNumber(request.warnAt, 'warn-at') ?? Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations);
   const maxTokens = wholeNumber(request.maxTokens, 'max-tokens') ?? null;
+  const model = request.model ?? config.model;
+  const maxCostUsd = costBudget(request.maxCostUsd, model, config);
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
@@ -107,12 +112,13 @@ export async function validateRunRequest(
       language,
       workspace,
       testsDir,
-      model: request.model ?? config.model,
+      model,
       options: {
         ...DEFAULT_RUN_OPTIONS,
         maxIterations,
         warnAt,
         maxTokens,
+        maxCostUsd,
         ...(modelTimeoutSeconds ? { modelTimeoutMs: modelTimeoutSeconds * 1000 } : {}),
         ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
       },
@@ -123,6 +129,20 @@ export async function validateRunRequest(
       setupNetwork: request.setupNetwork === true,
     },
   };
+}
+
+/** `--max-cost`: a positive number of dollars, for a model whose price is known. */
+function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);
+  }
+  if (!priceOf(loadPriceTable(config.pricesFile), model)) {
+    throw new UserInputError(
+      `--max-cost needs the price of model "${model}", which aca does not know; give it in the JSON file ACA_PRICES names ({"${model}": {"input": N, "output": N}}, dollars per million tokens)`,
+    );
+  }
+  return value;
 }
 
 function commandOption(value: string | undefined, name: string): string | null {

@@ -2,9 +2,10 @@
  * What a `--repo` run costs before its agents start, on a generated, committed repository of
  * 20,000 files by default (a Python test suite among them), interleaved repetitions, medians:
  *
- * - Preparing: `resolveRepository` + `prepareRunRepository` (what `aca run --repo` and the
- *   prepareRun activity do: check the repository, make the run's worktree and branch, decide the
- *   test command) against a bare `git worktree add -b`. Goal: at most 1.2x the bare worktree.
+ * - Preparing: `resolveRepository` + `prepareRun` (what `aca run --repo` and the prepareRun
+ *   activity do: check the repository, make the run's worktree and branch, decide the test
+ *   command, and on a root worker lend the worktree to the run's sandbox user) against a bare
+ *   `git worktree add -b`. Goal: at most 1.2x the bare worktree.
  * - Baseline: the baseline test run in that worktree (`runTestSuite` in bubblewrap with the
  *   decided command) against a bare `python3 -m pytest` there. Goal: at most 1.10x.
  *
@@ -15,7 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { prepareRunRepository, type PreparedRun } from '../activities/repo-activities';
+import { prepareRun, type PreparedRun } from '../activities/repo-activities';
 import { resolveRepository } from '../repo/run-repository';
 import { removeRunWorktree } from '../repo/run-worktree';
 import { runTestSuite } from '../sandbox';
@@ -222,15 +223,18 @@ export async function runRepoBench(
       resolveMs.push(round(performance.now() - started));
       const workflowId = `bench-${n}`;
       const workTree = path.join(worktrees, workflowId);
-      const prepared = await prepareRunRepository({
-        workflowId,
-        workspace: workTree,
-        language: 'python',
-        repo: { path: resolved.topLevel, baseCommit: resolved.baseCommit },
-        gitDir: null,
-        testCommand: null,
-        setupCommand: null,
-      });
+      const prepared = await prepareRun(
+        {
+          workflowId,
+          workspace: workTree,
+          language: 'python',
+          repo: { path: resolved.topLevel, baseCommit: resolved.baseCommit },
+          gitDir: null,
+          testCommand: null,
+          setupCommand: null,
+        },
+        'bwrap',
+      );
       return { workTree, branch: prepared.branch, prepared };
     };
 

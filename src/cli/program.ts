@@ -76,6 +76,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--max-iterations <n>', 'attempts before the run fails (15)')
     .option('--warn-at <n>', 'attempt at which a warning is shown (12)')
     .option('--max-tokens <n>', 'token budget; a run over it ends FAILED budget')
+    .option('--max-cost <usd>', "budget in dollars at the model's prices; a run over it ends FAILED budget")
     .option('--model <name>', 'model name (ACA_MODEL)')
     .option('--model-timeout <seconds>', 'time one model call may take (120)')
     .option('--max-steps <n>', 'model calls one agent turn may make (12)')

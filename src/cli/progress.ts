@@ -1,4 +1,5 @@
-import type { ChangedFile, RunResult, RunSnapshot } from '../shared/run-types';
+import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
+import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
@@ -11,7 +12,7 @@ export function formatPassRate(rate: number | null): string {
   return rate === null ? '-' : `${Math.round(rate * 100)}%`;
 }
 
-/** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens. */
+/** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens, cost. */
 export function progressLine(s: RunSnapshot, elapsedMs: number): string {
   const state = s.paused ? 'PAUSED' : s.state;
   const tokens = s.tokens.prompt + s.tokens.completion;
@@ -21,6 +22,7 @@ export function progressLine(s: RunSnapshot, elapsedMs: number): string {
     `pass ${formatPassRate(s.passRate)}`,
     formatDuration(elapsedMs),
     `${tokens} tokens`,
+    ...(s.cost ? [formatUsd(s.cost.usd)] : []),
   ].join('  ');
 }
 
@@ -29,7 +31,8 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   const lines = [
     `${outcome} after ${r.iterations} iteration${r.iterations === 1 ? '' : 's'} of at most ${r.maxIterations}`,
     `  tests:     ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.errors} errors (pass rate ${formatPassRate(r.passRate)})`,
-    `  tokens:    ${r.tokens.prompt} prompt + ${r.tokens.completion} completion`,
+    `  tokens:    ${tokenText(r.tokens)}`,
+    `  cost:      ${costText(r.cost)}`,
     `  workspace: ${r.workspace}`,
   ];
   if (r.repo) lines.push(`  repo:      ${r.repo}`);
@@ -49,6 +52,28 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
     lines.push(`  files:     ${r.files.join(', ')}`);
   }
   return lines;
+}
+
+/** Dollars with enough digits for the cents of a small run: $0.0123. */
+export function formatUsd(usd: number): string {
+  return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
+export function tokenText(t: TokenUsage): string {
+  const parts = [`${t.prompt} prompt`];
+  if (t.cached) parts.push(`(${t.cached} cached)`);
+  parts.push(`+ ${t.completion} completion`);
+  if (t.reasoning) parts.push(`(${t.reasoning} reasoning)`);
+  return parts.join(' ');
+}
+
+/** The run's cost and its share per agent, or why there is none. */
+export function costText(cost: RunCost | null): string {
+  if (!cost) return 'unknown (no price for this model; ACA_PRICES can give one)';
+  const agents = (Object.entries(cost.byAgent) as Array<[string, number]>)
+    .filter(([, usd]) => usd > 0)
+    .map(([agent, usd]) => `${agent} ${formatUsd(usd)}`);
+  return `${formatUsd(cost.usd)}${agents.length ? ` (${agents.join(', ')})` : ''}`;
 }
 
 function shortSha(sha: string | null): string {

@@ -1,6 +1,7 @@
 import type { AcaClient } from '../api/aca-client';
 import { validateRunRequest, type StartRunRequest, type ValidRunRequest } from '../api/run-request';
 import type { AcaConfig } from '../config';
+import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import type { Language } from '../shared/types';
 import { positiveInteger } from './args';
@@ -17,6 +18,7 @@ export interface RunFlags {
   maxIterations?: string;
   warnAt?: string;
   maxTokens?: string;
+  maxCost?: string;
   model?: string;
   id?: string;
   detach?: boolean;
@@ -62,6 +64,7 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     const n = positiveInteger(value, name);
     if (n !== undefined) Object.assign(request, { [key]: n });
   }
+  if (flags.maxCost !== undefined) request.maxCostUsd = dollars(flags.maxCost);
   return {
     ...(await validateRunRequest(request, config)),
     detach: flags.detach === true,
@@ -112,4 +115,13 @@ export async function attachToRun(
     else for (const line of summaryLines(result, aca.webUrl(workflowId))) io.out(line);
     return exitCodeFor(result);
   }
+}
+
+/** A dollar amount as typed: `0.50`, `2`, `$1.25`. */
+function dollars(text: string): number {
+  const trimmed = text.trim().replace(/^\$/, '');
+  const value = /^\d+(\.\d+)?$|^\.\d+$/.test(trimmed) ? Number(trimmed) : NaN;
+  if (!(value > 0))
+    throw new UserInputError(`--max-cost must be a positive number of dollars, got "${text}"`);
+  return value;
 }

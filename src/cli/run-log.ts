@@ -1,7 +1,8 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { RunSnapshot } from '../shared/run-types';
-import type { Analysis, Plan, TurnFinish } from '../shared/types';
+import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
+import { costText, formatUsd, tokenText } from './progress';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payload = temporal.api.common.v1.IPayload;
@@ -31,11 +32,16 @@ function describeOutcome(type: string, result: unknown): string {
       toolCalls?: Array<{ name: string; target: string }>;
       finished?: TurnFinish | null;
       note?: string | null;
+      usage?: TokenUsage;
+      usd?: number | null;
     };
-    if (step?.finished) return describeFinish(step.finished);
+    const spent = step?.usage
+      ? ` (${step.usage.prompt}+${step.usage.completion} tokens${typeof step.usd === 'number' ? `, ${formatUsd(step.usd)}` : ''})`
+      : '';
+    if (step?.finished) return `${describeFinish(step.finished)}${spent}`;
     const calls = (step?.toolCalls ?? []).map((c) => (c.target ? `${c.name} ${c.target}` : c.name));
-    if (calls.length) return `asks for ${calls.join(', ')}`;
-    return step?.note ? short(step.note) : 'no tool calls';
+    if (calls.length) return `asks for ${calls.join(', ')}${spent}`;
+    return `${step?.note ? short(step.note) : 'no tool calls'}${spent}`;
   }
   if (type === 'runTests') {
     const r = result as {
@@ -127,8 +133,9 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
     lines.push('');
     lines.push(`moves: ${snapshot.transitions.map((t) => `${t.from} → ${t.to}`).join(', ') || '-'}`);
     lines.push(
-      `state: ${snapshot.state}${snapshot.reason ? ` (${snapshot.reason})` : ''}, iteration ${snapshot.iterations}/${snapshot.maxIterations}, tokens ${snapshot.tokens.prompt} prompt + ${snapshot.tokens.completion} completion`,
+      `state: ${snapshot.state}${snapshot.reason ? ` (${snapshot.reason})` : ''}, iteration ${snapshot.iterations}/${snapshot.maxIterations}, tokens ${tokenText(snapshot.tokens)}`,
     );
+    lines.push(`cost: ${costText(snapshot.cost)}`);
     if (snapshot.error) lines.push(`last error: ${snapshot.error}`);
   }
   return lines;

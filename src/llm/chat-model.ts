@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { TokenUsage } from '../shared/types';
 
 export interface ChatRequest {
   model: string;
@@ -13,7 +14,7 @@ export interface ChatAnswer {
   content: string | null;
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
   finishReason: string | null;
-  usage: { prompt: number; completion: number };
+  usage: TokenUsage;
 }
 
 export interface ChatModel {
@@ -62,11 +63,20 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         content: message?.content ?? null,
         toolCalls,
         finishReason: choice?.finish_reason ?? null,
-        usage: {
-          prompt: response.usage?.prompt_tokens ?? 0,
-          completion: response.usage?.completion_tokens ?? 0,
-        },
+        usage: usageOf(response.usage),
       };
     },
+  };
+}
+
+/** The endpoint's usage; the cached and reasoning details only where the endpoint reports them. */
+function usageOf(usage: OpenAI.CompletionUsage | undefined): TokenUsage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return {
+    prompt: usage?.prompt_tokens ?? 0,
+    completion: usage?.completion_tokens ?? 0,
+    ...(typeof cached === 'number' && cached > 0 ? { cached } : {}),
+    ...(typeof reasoning === 'number' && reasoning > 0 ? { reasoning } : {}),
   };
 }

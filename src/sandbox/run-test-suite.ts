@@ -20,14 +20,8 @@ import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { withRlimits } from './rlimits';
 import type { TestRunner } from './runner';
-import { killUidProcesses, pickSandboxUid } from './sandbox-user';
-import {
-  lendWorkspaceTo,
-  takeWorkspaceBack,
-  workspaceOwner,
-  workspaceUsage,
-  type Usage,
-} from './workspace-ownership';
+import { killUidProcesses } from './sandbox-user';
+import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from './workspace-ownership';
 import { isRoot } from './tools';
 import { failureReport } from './report';
 import { judgeRun, throwIfAborted } from './run-verdict';
@@ -94,10 +88,10 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   fs.chmodSync(runDir, 0o755);
   const outputDir = path.join(runDir, 'output');
   fs.mkdirSync(outputDir, { mode: 0o755 });
-  const usageBefore = await workspaceUsage(workspace);
   const judge = async (
     result: ProcessRunResult,
     seenWorkspace: string,
+    usageBefore: Usage,
     handedBack?: Usage,
   ): Promise<TestRunReport> => {
     const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
@@ -124,16 +118,20 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         const message = availability.ok ? 'bubblewrap is unavailable' : availability.message;
         return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
       }
-      const uid = isRoot() ? pickSandboxUid() : undefined;
-      if (uid !== undefined) fs.chownSync(outputDir, uid, uid);
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      const launcher =
-        uid === undefined ? null : acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
-      const owner = uid === undefined ? undefined : workspaceOwner(workspace);
-      if (uid !== undefined) await lendWorkspaceTo(workspace, uid);
+      let lease: Lease | undefined;
+      let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
+      let usageBefore: Usage;
       let result: ProcessRunResult;
-      let handedBack: Usage | undefined;
+      let usageAfter: Usage | undefined;
       try {
+        if (isRoot()) {
+          lease = await lendWorkspace(workspace);
+          fs.chownSync(outputDir, lease.uid, lease.uid);
+          launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
+        }
+        const uid = lease?.uid;
+        usageBefore = lease?.before ?? (await workspaceUsage(workspace));
         const { argv, env } = runner.command({
           paths: SANDBOX_PATHS,
           limits,
@@ -169,16 +167,17 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
           ...(launcher ? { spawn: launcher.spawn } : {}),
         });
       } finally {
-        // Only hand the workspace back once nothing of the sandbox uid runs, so nothing can race the chown.
-        if (uid !== undefined && owner) {
-          await killUidProcesses(uid);
+        // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
+        if (lease) {
+          await killUidProcesses(lease.uid);
           launcher?.release();
-          handedBack = await takeWorkspaceBack(workspace, owner);
+          usageAfter = await endLease(workspace, lease);
         }
       }
-      return await judge(result, SANDBOX_PATHS.workspace, handedBack);
+      return await judge(result, SANDBOX_PATHS.workspace, usageBefore, usageAfter);
     }
 
+    const usageBefore = await workspaceUsage(workspace);
     const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
     try {
       const runId = randomBytes(8).toString('hex');
@@ -204,7 +203,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         sweepTag,
         ...pick(opts, 'heartbeat', 'signal'),
       });
-      return await judge(result, workspace);
+      return await judge(result, workspace, usageBefore);
     } finally {
       cleanup();
     }

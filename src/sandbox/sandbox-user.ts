@@ -57,6 +57,11 @@ export async function killUidProcesses(uid: number, timeoutMs = 5000): Promise<v
   }
 }
 
+/** Whether any process of `uid` runs (zombies aside). */
+export function hasLiveProcesses(uid: number): boolean {
+  return livePidsOf(uid).length > 0;
+}
+
 function livePidsOf(uid: number): number[] {
   const pids: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {

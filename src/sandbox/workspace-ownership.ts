@@ -1,24 +1,37 @@
 /**
- * Lending the workspace to the sandbox uid and taking it back, for workers that run as root.
+ * Lending the workspace to the sandbox uid, for workers that run as root.
+ *
+ * A workspace is lent once and stays lent between its test runs: its contents belong to one
+ * sandbox uid for as long as this worker serves the run, and each test run only gives that uid
+ * what it does not own yet (files the agents wrote, as root, since the last run). Taking all of a
+ * 20,000-file repository back after every run and lending it again before the next cost two
+ * writing walks over the whole tree per test run, more than the rest of the sandbox together.
+ * Between runs no process of the uid is alive (the run kills them all before it ends), so nothing
+ * can change the tree while the worker reads it or runs git in it.
+ *
+ * The workspace folder itself goes back to its owner after every run: it records who the
+ * workspace belongs to, and `releaseWorkspace` (at the end of the run) gives everything back to
+ * that owner. After every run, modes lose group and other write and the setuid, setgid and sticky
+ * bits, so a 0777 or setuid file a test made does not outlive the run.
  *
  * A small tree is walked in the worker with asynchronous calls (lstat, lchown: links are changed,
- * never followed); past 2,000 entries the work goes to `chown -R -P` and `chmod -R` child
- * processes, because a workspace of 300,000 files that tests may have created takes seconds to
- * walk, and a synchronous walk stopped the worker's only thread (and the heartbeats of every
- * activity on it) for all of that time. The hand-back happens only once no process of the
- * sandbox uid is left, so nothing can move files under the walk.
- *
- * Taking back normalises rather than restores: everything belongs to the workspace's owner again
- * (the worker's own uid if a crashed worker left the workspace to a dead run's uid), and modes lose
- * group and other write and the setuid, setgid and sticky bits, so a 0777 or setuid file a test
- * made does not outlive the run.
+ * never followed); past 2,000 entries the work goes to `find` and `du` child processes run side by
+ * side, because a workspace of 300,000 files that tests may have created takes seconds to walk,
+ * and a synchronous walk stopped the worker's only thread (and the heartbeats of every activity
+ * on it) for all of that time. A tree once found large skips the in-process attempt next time.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { HOST_TOOL_ENV } from './availability';
-import { isSandboxUid } from './sandbox-user';
+import {
+  hasLiveProcesses,
+  isSandboxUid,
+  pickSandboxUid,
+  SANDBOX_UID_MIN,
+  SANDBOX_UID_SPAN,
+} from './sandbox-user';
 
 const exec = promisify(execFile);
 
@@ -41,6 +54,19 @@ export function workspaceOwner(workspace: string): Owner {
 /** Entries a tree may have for the in-process walk; larger trees go to child processes. */
 const IN_PROCESS_ENTRIES = 2_000;
 
+/** Workspaces found too large for the in-process walk, oldest first, bounded. */
+const knownLarge = new Set<string>();
+/** The uid each workspace is lent to while this worker serves its run, oldest first, bounded. */
+const lentTo = new Map<string, number>();
+const REMEMBERED_WORKSPACES = 1_000;
+
+function remember<K, V>(map: Map<K, V> | Set<K>, key: K, value?: V): void {
+  map.delete(key);
+  if (map instanceof Map) map.set(key, value as V);
+  else map.add(key);
+  if (map.size > REMEMBERED_WORKSPACES) map.delete(map.keys().next().value as K);
+}
+
 interface Entry {
   path: string;
   stat: fs.Stats;
@@ -51,6 +77,7 @@ interface Entry {
  * worker's thread stays free), giving up past `budget` entries: null then means "large".
  */
 async function scanTree(root: string, budget = IN_PROCESS_ENTRIES): Promise<Entry[] | null> {
+  if (knownLarge.has(root)) return null;
   const entries: Entry[] = [];
   const stack = [root];
   while (stack.length > 0) {
@@ -62,7 +89,10 @@ async function scanTree(root: string, budget = IN_PROCESS_ENTRIES): Promise<Entr
       continue;
     }
     entries.push({ path: file, stat });
-    if (entries.length > budget) return null;
+    if (entries.length > budget) {
+      remember(knownLarge, root);
+      return null;
+    }
     if (stat.isDirectory()) {
       const names = await fs.promises.readdir(file).catch(() => [] as string[]);
       for (const name of names) stack.push(path.join(file, name));
@@ -80,39 +110,131 @@ function usageOf(entries: Entry[]): Usage {
   return { files: entries.length, bytes: entries.reduce((sum, e) => sum + e.stat.size, 0) };
 }
 
-export async function lendWorkspaceTo(workspace: string, uid: number): Promise<void> {
-  const entries = await scanTree(workspace);
-  if (entries === null) {
-    await run('chown', ['-R', '-P', `${uid}:${uid}`, '--', workspace]);
-    return;
-  }
-  for (const entry of entries) await fs.promises.lchown(entry.path, uid, uid).catch(() => undefined);
+/** A workspace lent for one test run: to whom, who gets the folder back, and what it held before. */
+export interface Lease {
+  uid: number;
+  owner: Owner;
+  before: Usage;
 }
 
-/** Gives the workspace back and says what it holds now (a pass over it either way). */
-export async function takeWorkspaceBack(workspace: string, owner: Owner): Promise<Usage> {
+/**
+ * Lends the workspace to its run's sandbox uid: the uid it was lent to before, unless this worker
+ * has not lent it yet or a process of that uid is still alive (then a fresh one, and all of it).
+ */
+export async function lendWorkspace(workspace: string): Promise<Lease> {
+  const owner = workspaceOwner(workspace);
+  let uid = lentTo.get(workspace);
+  if (uid === undefined || hasLiveProcesses(uid)) uid = pickSandboxUid();
+  remember(lentTo, workspace, uid);
   const entries = await scanTree(workspace);
   if (entries === null) {
-    await run('chown', ['-R', '-P', `${owner.uid}:${owner.gid}`, '--', workspace]);
-    await run('chmod', ['-R', 'go-w,ug-s,-t', '--', workspace]);
-    return workspaceUsage(workspace);
+    const [, before] = await Promise.all([
+      run('find', [
+        '-P',
+        workspace,
+        '!',
+        '-uid',
+        String(uid),
+        '-exec',
+        'chown',
+        '-h',
+        `${uid}:${uid}`,
+        '--',
+        '{}',
+        '+',
+      ]),
+      usageByDu(workspace),
+    ]);
+    return { uid, owner, before };
   }
   for (const { path: file, stat } of entries) {
-    if (stat.uid !== owner.uid || stat.gid !== owner.gid) {
-      await fs.promises.lchown(file, owner.uid, owner.gid).catch(() => undefined);
+    if (stat.uid !== uid || stat.gid !== uid) await fs.promises.lchown(file, uid, uid).catch(() => undefined);
+  }
+  return { uid, owner, before: usageOf(entries) };
+}
+
+/**
+ * Ends a test run's lease, once no process of its uid is left: strips the modes a test may have
+ * set, gives the folder itself back to its owner, and says what the workspace holds now.
+ */
+export async function endLease(workspace: string, lease: Lease): Promise<Usage> {
+  const entries = await scanTree(workspace);
+  let after: Usage;
+  if (entries === null) {
+    const [, usage] = await Promise.all([
+      run('find', [
+        '-P',
+        workspace,
+        '!',
+        '-type',
+        'l',
+        '-perm',
+        '/7022',
+        '-exec',
+        'chmod',
+        'go-w,ug-s,-t',
+        '--',
+        '{}',
+        '+',
+      ]),
+      usageByDu(workspace),
+    ]);
+    after = usage;
+  } else {
+    for (const { path: file, stat } of entries) {
+      // Links have no mode of their own; chmod would follow them.
+      if (!stat.isSymbolicLink() && (stat.mode & 0o7022) !== 0) {
+        await fs.promises.chmod(file, stat.mode & 0o7777 & ~0o7022).catch(() => undefined);
+      }
     }
-    // Links have no mode of their own; chmod would follow them.
-    if (!stat.isSymbolicLink() && (stat.mode & 0o7022) !== 0) {
-      await fs.promises.chmod(file, stat.mode & 0o7777 & ~0o7022).catch(() => undefined);
+    after = usageOf(entries);
+  }
+  await fs.promises.lchown(workspace, lease.owner.uid, lease.owner.gid);
+  return after;
+}
+
+/**
+ * Gives every entry a sandbox uid owns back to the workspace's owner: at the end of a run, or for
+ * a workspace a crashed worker left lent. Entries of other owners are left as they are.
+ */
+export async function releaseWorkspace(workspace: string): Promise<void> {
+  const owner = workspaceOwner(workspace);
+  lentTo.delete(workspace);
+  const entries = await scanTree(workspace);
+  if (entries === null) {
+    // find's -uid +N / -N are "greater than" and "less than".
+    await run('find', [
+      '-P',
+      workspace,
+      '-uid',
+      `+${SANDBOX_UID_MIN - 1}`,
+      '-uid',
+      `-${SANDBOX_UID_MIN + SANDBOX_UID_SPAN}`,
+      '-exec',
+      'chown',
+      '-h',
+      `${owner.uid}:${owner.gid}`,
+      '--',
+      '{}',
+      '+',
+    ]);
+  } else {
+    for (const { path: file, stat } of entries) {
+      if (isSandboxUid(stat.uid) || isSandboxUid(stat.gid)) {
+        await fs.promises.lchown(file, owner.uid, owner.gid).catch(() => undefined);
+      }
     }
   }
-  return usageOf(entries);
+  await fs.promises.lchown(workspace, owner.uid, owner.gid);
 }
 
 /** Files (inodes, folders included) and apparent bytes under a folder. */
 export async function workspaceUsage(workspace: string): Promise<Usage> {
   const entries = await scanTree(workspace);
-  if (entries !== null) return usageOf(entries);
+  return entries === null ? usageByDu(workspace) : usageOf(entries);
+}
+
+async function usageByDu(workspace: string): Promise<Usage> {
   const [inodes, bytes] = await Promise.all([
     exec('du', ['-s', '--inodes', '--', workspace], { env: HOST_TOOL_ENV, timeout: 10 * 60_000 }),
     exec('du', ['-s', '-b', '--apparent-size', '--', workspace], {

@@ -3,12 +3,22 @@
  * module shared by the workflow, the activities and the command line.
  */
 import type { DependencyFolder, ProjectLimits, TestCommandSpec } from './test-command';
-import type { AgentState, Analysis, FailureReason, Language, TokenUsage, Transition } from './types';
+import type {
+  AgentRole,
+  AgentState,
+  Analysis,
+  FailureReason,
+  Language,
+  TokenUsage,
+  Transition,
+} from './types';
 
 export interface RunOptions {
   maxIterations: number;
   warnAt: number;
   maxTokens: number | null;
+  /** `--max-cost`: dollars the run's model calls may cost, at the model's prices. */
+  maxCostUsd: number | null;
   /** Model calls one agent turn may make before the turn fails. */
   maxStepsPerTurn: number;
   /** Time one model call may take before the activity attempt times out. */
@@ -82,6 +92,11 @@ export interface RunTestSetup {
   limits: ProjectLimits;
 }
 
+export interface RunCost {
+  usd: number;
+  byAgent: Record<AgentRole, number>;
+}
+
 export interface RunSnapshot {
   workflowId: string;
   state: AgentState;
@@ -107,7 +122,8 @@ export interface RunSnapshot {
   /** Tests that passed at the baseline and now fail or have disappeared. */
   regressions: string[];
   attempts: AttemptRecord[];
-  cost: { usd: number } | null;
+  /** What the model calls cost, in all and per agent; null while the model has no known price. */
+  cost: RunCost | null;
   parentRun: string | null;
   /** The run's git directories and work tree, once prepared (for `aca diff`, `apply`, `discard`). */
   git: RunGit | null;
@@ -121,6 +137,7 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = {
   maxIterations: 15,
   warnAt: 12,
   maxTokens: null,
+  maxCostUsd: null,
   maxStepsPerTurn: 12,
   modelTimeoutMs: 120_000,
 };

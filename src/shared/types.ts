@@ -33,6 +33,10 @@ export interface Transition {
 export interface TokenUsage {
   prompt: number;
   completion: number;
+  /** Of the prompt tokens, those the provider served from its prompt cache (cheaper). */
+  cached?: number;
+  /** Of the completion tokens, those a reasoning model spent thinking (billed as completion). */
+  reasoning?: number;
 }
 
 /** One test case as reported by the runner's structured report. */

@@ -51,9 +51,15 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         ? `${role} · recall similar failures, model step 1`
         : `${role} · model step ${step + 1}`;
     const decision = await activities.agents.agentStep.executeWithOptions({ summary }, [
-      { ref, stepIndex: step, timeoutMs: input.options.modelTimeoutMs, ...(step === 0 ? { open } : {}) },
+      {
+        ref,
+        model: input.model,
+        stepIndex: step,
+        timeoutMs: input.options.modelTimeoutMs,
+        ...(step === 0 ? { open } : {}),
+      },
     ]);
-    run.countTokens(decision.usage);
+    run.countUsage(role, decision.usage, decision.usd);
     let anyToolWorked = false;
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();

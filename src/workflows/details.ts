@@ -7,8 +7,16 @@ export function renderDetails(snapshot: RunSnapshot): string {
     `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
     `- **Pass rate:** ${passRate} (${snapshot.tests.passed} passed, ${snapshot.tests.failed} failed, ${snapshot.tests.errors} errors)`,
-    `- **Tokens:** ${snapshot.tokens.prompt} prompt, ${snapshot.tokens.completion} completion`,
+    `- **Tokens:** ${snapshot.tokens.prompt} prompt${snapshot.tokens.cached ? ` (${snapshot.tokens.cached} cached)` : ''}, ${snapshot.tokens.completion} completion${snapshot.tokens.reasoning ? ` (${snapshot.tokens.reasoning} reasoning)` : ''}`,
   ];
+  if (snapshot.cost) {
+    const agents = Object.entries(snapshot.cost.byAgent)
+      .filter(([, usd]) => usd > 0)
+      .map(([agent, usd]) => `${agent} $${usd.toFixed(4)}`);
+    lines.push(
+      `- **Cost:** $${snapshot.cost.usd.toFixed(4)}${agents.length ? ` (${agents.join(', ')})` : ''}`,
+    );
+  }
   if (snapshot.branch) {
     lines.push(
       `- **Branch:** ${snapshot.branch}${snapshot.repo ? ` of ${snapshot.repo}` : ''} (head ${(snapshot.headCommit ?? '-').slice(0, 10)})`,

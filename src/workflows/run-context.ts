@@ -2,7 +2,7 @@ import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
-import type { FailureReason, Plan, TokenUsage } from '../shared/types';
+import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
 import { runActivities, type RunActivities } from './activity-options';
 import { MemoryQueue } from './memory-queue';
 import { RunStateMachine, type MachineState } from './state-machine';
@@ -79,7 +79,7 @@ export class RunContext {
       tests: { passed: 0, failed: 0, errors: 0 },
       workspace: input.workspace,
       files: [],
-      tokens: { prompt: 0, completion: 0 },
+      tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
       warning: null,
       lastAnalysis: null,
       error: null,
@@ -130,13 +130,33 @@ export class RunContext {
     await condition(() => !this.machine.paused);
   }
 
-  countTokens(usage: TokenUsage): void {
-    this.record.tokens.prompt += usage.prompt;
-    this.record.tokens.completion += usage.completion;
-    const total = this.record.tokens.prompt + this.record.tokens.completion;
+  /** Adds one model step's tokens and cost (null: the model has no price), then checks the budgets. */
+  countUsage(role: AgentRole, usage: TokenUsage, usd: number | null): void {
+    const tokens = this.record.tokens;
+    tokens.prompt += usage.prompt;
+    tokens.completion += usage.completion;
+    tokens.cached = (tokens.cached ?? 0) + (usage.cached ?? 0);
+    tokens.reasoning = (tokens.reasoning ?? 0) + (usage.reasoning ?? 0);
+    if (typeof usd === 'number') {
+      const cost = (this.record.cost ??= {
+        usd: 0,
+        byAgent: { planner: 0, coder: 0, tester: 0, reflector: 0 },
+      });
+      cost.usd += usd;
+      cost.byAgent[role] += usd;
+    }
+    const total = tokens.prompt + tokens.completion;
     const budget = this.input.options.maxTokens;
     if (budget !== null && total > budget) {
       throw new RunStopped('budget', `token budget exceeded: ${total} tokens used, the budget is ${budget}`);
+    }
+    const maxCost = this.input.options.maxCostUsd;
+    const spent = this.record.cost?.usd ?? 0;
+    if (maxCost !== null && spent > maxCost) {
+      throw new RunStopped(
+        'budget',
+        `cost budget exceeded: $${spent.toFixed(4)} spent, the budget is $${maxCost}`,
+      );
     }
   }
 

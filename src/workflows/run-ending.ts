@@ -46,6 +46,10 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
           ])
         : Promise.resolve([]),
       run.memory.drained(),
+      run.activities.testing.releaseWorkspace.executeWithOptions(
+        { summary: 'give the workspace back from the sandbox user' },
+        [{ workspace: run.input.workspace }],
+      ),
     ]);
     run.record.changedFiles = changedFiles;
     run.record.files = files ?? changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);

@@ -48,6 +48,9 @@ function total(samples: Sample[], name: string, labels: Record<string, string> =
   return matching.reduce((sum, s) => sum + s.value, 0);
 }
 
+/** Dollars per million tokens of the scripted model, given the worker in an ACA_PRICES file. */
+const PRICE = { input: 3, output: 15 };
+
 describe('the worker exports Prometheus metrics', () => {
   const temporal = getTestTemporal();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-metrics-'));
@@ -61,6 +64,8 @@ describe('the worker exports Prometheus metrics', () => {
   let samples: Sample[];
 
   beforeAll(async () => {
+    const pricesFile = path.join(home, 'prices.json');
+    fs.writeFileSync(pricesFile, JSON.stringify({ [`scripted:${scenario.name}`]: PRICE }));
     llm = await new ScriptedLlmServer().start();
     metricsPort = await getFreePort();
     worker = await spawnWorker({
@@ -72,6 +77,7 @@ describe('the worker exports Prometheus metrics', () => {
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'sk-scripted',
       ACA_LOG_PROMPTS: '',
+      ACA_PRICES: pricesFile,
     });
     connection = await Connection.connect({ address: temporal.address });
     const client = new Client({ connection, namespace: temporal.namespace });
@@ -120,7 +126,19 @@ describe('the worker exports Prometheus metrics', () => {
     expect(served.completion).toBeGreaterThan(0);
     expect(total(samples, 'aca_tokens', { kind: 'prompt' })).toBe(served.prompt);
     expect(total(samples, 'aca_tokens', { kind: 'completion' })).toBe(served.completion);
-    expect(result.tokens).toEqual(served);
+    expect(result.tokens).toEqual({ ...served, cached: 0, reasoning: 0 });
+  });
+
+  test('aca_cost_microdollars and the result count what the served tokens cost at the given prices', () => {
+    const answered = llm.requests.filter((r) => r.status === 200 && r.usage);
+    const perStep = answered.map(
+      (r) => (r.usage!.prompt * PRICE.input + r.usage!.completion * PRICE.output) / 1e6,
+    );
+    const usd = perStep.reduce((a, b) => a + b, 0);
+    expect(result.cost!.usd).toBeCloseTo(usd, 9);
+    expect(total(samples, 'aca_cost_microdollars')).toBe(
+      perStep.reduce((sum, step) => sum + Math.round(step * 1e6), 0),
+    );
   });
 
   test('aca_test_run_duration records one observation per test run', () => {

@@ -25,12 +25,18 @@ function rejectedRequestScenarios(): Scenario[] {
   });
 }
 
+/** Dollars per million tokens of the scripted demo model, as a user's ACA_PRICES file gives them. */
+const DEMO_PRICE = { input: 100, cached_input: 50, output: 400 };
+
 describe('model faults injected by the scripted server', () => {
   let h: Harness;
 
   beforeAll(async () => {
+    const prices = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aca-prices-')), 'prices.json');
+    fs.writeFileSync(prices, JSON.stringify({ 'scripted:demo-fizzbuzz': DEMO_PRICE }));
     h = await createHarness({
       scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS), ...rejectedRequestScenarios()],
+      env: { ACA_PRICES: prices },
     });
     await h.startWorker();
   });
@@ -152,5 +158,29 @@ describe('model faults injected by the scripted server', () => {
     await h.recordHistory(handle, 'budget');
     expect(result.tokens.prompt + result.tokens.completion).toBeGreaterThan(1500);
     expect(result.error).toMatch(/token budget exceeded/);
+  });
+
+  test('the cost budget ends the run FAILED with reason budget, its cost what the served usage costs', async () => {
+    const earlier = h.llm.requests.length;
+    const handle = await h.start('demo-fizzbuzz', { maxCostUsd: 0.5 });
+    const result = await h.result(handle);
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'budget' });
+    expect(result.error).toMatch(/^cost budget exceeded: \$0\.\d{4} spent, the budget is \$0\.5$/);
+    const served = h.llm.requests
+      .slice(earlier)
+      .filter((r) => r.scenario === 'demo-fizzbuzz' && r.status === 200);
+    const usd = served.reduce(
+      (sum, r) => sum + (r.usage!.prompt * DEMO_PRICE.input + r.usage!.completion * DEMO_PRICE.output) / 1e6,
+      0,
+    );
+    expect(result.cost!.usd).toBeCloseTo(usd, 9);
+    expect(result.cost!.usd).toBeGreaterThan(0.5);
+    // The step before the last one was still within the budget: the run stopped at the first step over it.
+    const last = served.at(-1)!;
+    const before =
+      usd - (last.usage!.prompt * DEMO_PRICE.input + last.usage!.completion * DEMO_PRICE.output) / 1e6;
+    expect(before).toBeLessThanOrEqual(0.5);
+    const byAgent = Object.values(result.cost!.byAgent).reduce((a, b) => a + b, 0);
+    expect(byAgent).toBeCloseTo(result.cost!.usd, 9);
   });
 });

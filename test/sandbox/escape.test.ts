@@ -12,7 +12,7 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTestSuite } from '../../src/sandbox';
+import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import { executeFileTool } from '../../src/tools/file-tools';
 import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
 import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
@@ -141,7 +141,9 @@ def test_become_root():
     ]) {
       expect(fs.existsSync(file)).toBe(false);
     }
-    // The workspace was lent to the sandbox uid and handed back unchanged.
+    // The folder itself went back to its owner after the run; the run's end gives back the rest.
+    expect(snapshotOwners(ws)['.']).toBe(owners['.']);
+    await releaseWorkspace(ws);
     expect(snapshotOwners(ws)).toEqual(owners);
   });
 
@@ -1004,8 +1006,57 @@ def test_modes():
     await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
     expect(fs.statSync(path.join(ws, 'tool.sh')).mode & 0o7022).toBe(0);
     expect(fs.statSync(path.join(ws, 'shared')).mode & 0o7022).toBe(0);
+    await releaseWorkspace(ws);
     expect(fs.statSync(path.join(ws, 'tool.sh')).uid).toBe(process.getuid!());
+    expect(fs.statSync(path.join(ws, 'tool.sh')).mode & 0o7022).toBe(0);
   });
+
+  rootOnly(
+    'between test runs the files stay lent to one uid; what the agents wrote is lent too',
+    async () => {
+      const ws = makeWorkspace({ 'test_ok.py': 'def test_ok():\n    assert True\n' });
+      await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+      const lentUid = fs.lstatSync(path.join(ws, 'test_ok.py')).uid;
+      expect(lentUid).not.toBe(process.getuid!());
+      expect(fs.lstatSync(ws).uid).toBe(process.getuid!());
+      // The Coder, as the worker's user, adds a test that writes beside itself.
+      fs.writeFileSync(
+        path.join(ws, 'test_write.py'),
+        'def test_write():\n    with open("out.txt", "w") as f:\n        f.write("x")\n',
+      );
+      const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+      expect(report.passed).toBe(2);
+      for (const name of ['test_ok.py', 'test_write.py', 'out.txt'])
+        expect(fs.lstatSync(path.join(ws, name)).uid).toBe(lentUid);
+      await releaseWorkspace(ws);
+      for (const name of ['.', 'test_ok.py', 'test_write.py', 'out.txt'])
+        expect(fs.lstatSync(path.join(ws, name)).uid).toBe(process.getuid!());
+    },
+  );
+
+  rootOnly(
+    'a workspace of 2,500 files (walked by child processes) is lent, kept lent and given back the same way',
+    async () => {
+      const files: Record<string, string> = {
+        'test_ok.py': 'def test_ok():\n    import os\n    os.chmod("data/7.txt", 0o4777)\n',
+      };
+      for (let i = 0; i < 2_500; i++) files[`data/${i}.txt`] = `${i}\n`;
+      const ws = makeWorkspace(files);
+      const first = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+      expect(first.passed).toBe(1);
+      const lentUid = fs.lstatSync(path.join(ws, 'data/0.txt')).uid;
+      expect(lentUid).not.toBe(process.getuid!());
+      expect(fs.lstatSync(ws).uid).toBe(process.getuid!());
+      expect(fs.statSync(path.join(ws, 'data/7.txt')).mode & 0o7022).toBe(0);
+      fs.writeFileSync(path.join(ws, 'data/new.txt'), 'written by the Coder\n');
+      const second = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
+      expect(second.passed).toBe(1);
+      expect(fs.lstatSync(path.join(ws, 'data/new.txt')).uid).toBe(lentUid);
+      await releaseWorkspace(ws);
+      const owners = new Set(Object.values(snapshotOwners(ws)).map((o) => o.split(':')[0]));
+      expect([...owners]).toEqual([String(process.getuid!())]);
+    },
+  );
 
   rootOnly("a workspace a crashed worker left to a dead run's uid comes back to the worker", async () => {
     const ws = makeWorkspace({ 'test_ok.py': 'def test_ok():\n    assert True\n' });
@@ -1013,6 +1064,8 @@ def test_modes():
     spawnSync('chown', ['-R', `${deadRunUid}:${deadRunUid}`, ws]);
     const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
     expect(report.passRate).toBe(1);
+    expect(fs.lstatSync(ws).uid).toBe(process.getuid!());
+    await releaseWorkspace(ws);
     for (const entry of [ws, path.join(ws, 'test_ok.py')])
       expect(fs.lstatSync(entry).uid).toBe(process.getuid!());
   });

@@ -9,6 +9,7 @@ import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createAgentActivities } from '../../src/activities/agent-activities';
+import { BUILTIN_PRICES } from '../../src/llm/model-prices';
 import { RunFiles } from '../../src/activities/run-files';
 import { createLessonRecall } from '../../src/activities/memory-activities';
 import type { FailureMemory } from '../../src/memory/failure-repository';
@@ -127,6 +128,7 @@ describe('an agent turn against the scripted model', () => {
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts,
+      prices: BUILTIN_PRICES,
     });
     const lines: string[] = [];
     const logger = new DefaultLogger('TRACE', (entry) =>
@@ -138,7 +140,7 @@ describe('an agent turn against the scripted model', () => {
       coderTurn(`run-log-${logPrompts}/coder-1`, workspace, 'Write hello.py for the secret project'),
       noSources,
     );
-    await env.run(activities.agentStep, { ref, stepIndex: 0, timeoutMs: 5000 });
+    await env.run(activities.agentStep, { ref, model: 'scripted:any', stepIndex: 0, timeoutMs: 5000 });
     const log = lines.join('\n');
     expect(log).toMatch(/model step .*"toolCalls":\["create_file","create_file","create_file"\]/);
     if (logPrompts) {

@@ -10,10 +10,9 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
-import type { AgentStepInput } from '../../src/activities/agent-activities';
+import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agent-activities';
 import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
 import type { CommitWorkInput, PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
-import type { StepDecision } from '../../src/agents/conversation-store';
 import {
   DEFAULT_RUN_OPTIONS,
   type RunInput,
@@ -33,7 +32,7 @@ const noop = (): void => undefined;
 const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
 /** What a stub model step answers: finish the turn, call tools, or do nothing. */
-type StepAnswer = Partial<StepDecision>;
+type StepAnswer = Partial<AgentStepOutcome>;
 
 interface RunScript {
   /** Answers for a turn (`planner`, `coder-2`, `tester-1`, `reflector-1`) by step index. */
@@ -81,13 +80,15 @@ const FINISHES: Record<string, TurnFinish> = {
   },
 };
 
-function decision(answer: StepAnswer): StepDecision {
+/** Every step costs 10 + 5 tokens and $0.002 unless its answer says otherwise. */
+function decision(answer: StepAnswer): AgentStepOutcome {
   return {
     toolCalls: [],
     finished: null,
     progress: true,
     usage: { prompt: 10, completion: 5 },
     note: null,
+    usd: 0.002,
     ...answer,
   };
 }
@@ -119,7 +120,8 @@ const stubActivities = {
   commitWork: async (input: CommitWorkInput) => `commit of ${input.message}`,
   describeChanges: async () => [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
   runSetup: async () => ({ ok: true, outcome: 'completed', message: null, outputTail: '' }),
-  async agentStep(input: AgentStepInput): Promise<StepDecision> {
+  releaseWorkspace: async () => undefined,
+  async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
     const { script, log } = current();
     const turnKey = input.ref.split('/').pop()!;
     log.steps.push({ turnKey, stepIndex: input.stepIndex, input });
@@ -399,6 +401,29 @@ describe('the run state machine with stub activities', () => {
     expect(result.error).toBe('token budget exceeded: 45 tokens used, the budget is 40');
     expect(logOf(handle.workflowId).steps).toHaveLength(3);
     expect(result.transitions.at(-1)).toMatchObject({ from: 'TESTING', to: 'FAILED' });
+  });
+
+  test('the cost budget stops the run in the step that crosses it, with the cost per agent', async () => {
+    const handle = await started({}, { maxCostUsd: 0.005 });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
+    expect(result.error).toBe('cost budget exceeded: $0.0060 spent, the budget is $0.005');
+    expect(logOf(handle.workflowId).steps.map((s) => s.input.model)).toEqual(['stub', 'stub', 'stub']);
+    expect(result.cost!.usd).toBeCloseTo(0.006, 10);
+    expect(result.cost!.byAgent.planner).toBeCloseTo(0.002, 10);
+    expect(result.cost!.byAgent.coder).toBeCloseTo(0.002, 10);
+    expect(result.cost!.byAgent.tester).toBeCloseTo(0.002, 10);
+    expect(result.cost!.byAgent.reflector).toBe(0);
+  });
+
+  test('a model without a price gives no cost, and cached and reasoning tokens are counted apart', async () => {
+    const handle = await started({
+      step: () => ({ usd: null, usage: { prompt: 10, completion: 5, cached: 4, reasoning: 2 } }),
+    });
+    const result = await handle.result();
+    expect(result.state).toBe('SUCCESS');
+    expect(result.cost).toBeNull();
+    expect(result.tokens).toEqual({ prompt: 30, completion: 15, cached: 12, reasoning: 6 });
   });
 
   test('a turn without its finishing call is recorded and the run goes on', async () => {
