@@ -311,7 +311,7 @@ describe('the run state machine with stub activities', () => {
       lastAttempt: { iteration: 1, passRate: 1 },
     });
     // Four model steps of 10 + 5 tokens: the Planner, two of the Coder, the Tester.
-    expect(result.tokens).toEqual({ prompt: 40, completion: 20 });
+    expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
   });
 
   test('a failed attempt is reflected on, and the next one passes with the analysis in hand', async () => {
