@@ -11,6 +11,8 @@ import type { ConversationStore, StepDecision } from '../agents/conversation-sto
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
+import { contextBudgetFor } from '../llm/context-window';
+import { optionsForModel, type ModelOptionsTable } from '../llm/model-options';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
@@ -30,6 +32,8 @@ export interface AgentActivityDeps {
    * prompts carry the user's task and file contents, which do not belong in shared logs.
    */
   logPrompts: boolean;
+  /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
+  modelOptions?: ModelOptionsTable;
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -65,7 +69,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       try {
         decision = await withHeartbeats(HEARTBEAT_EVERY_MS, async () => {
           if (input.open) await openTurn(deps.store, input.open, sources);
-          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal);
+          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal, (name) =>
+            contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
+          );
         });
       } catch (err) {
         throw toActivityFailure(err);
