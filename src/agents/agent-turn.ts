@@ -122,7 +122,8 @@ async function completeWithinBudget(
 ): Promise<ChatAnswer> {
   const window = Math.min(budget.contextTokens, conversation.contextTokens ?? Infinity);
   const fitted = (contextTokens: number) => {
-    const promptTokens = contextTokens - Math.min(budget.answerTokens, Math.floor(contextTokens / 4));
+    // The answer's room as configured, but never more than half of a window a server cut down.
+    const promptTokens = contextTokens - Math.min(budget.answerTokens, Math.floor(contextTokens / 2));
     const whole = toChatMessages(conversation);
     const trimmed = chooseTrimmed(conversation, estimateTokens(whole, tools), promptTokens);
     return { trimmed, messages: trimmed.size ? toChatMessages(conversation, trimmed) : whole };
