@@ -4,6 +4,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import type { SandboxMode } from './shared/types';
 import { UserInputError } from './shared/errors';
+import { ModelOptionsFileError, parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AcaLogLevel = (typeof LOG_LEVELS)[number];
@@ -32,6 +33,8 @@ export interface AcaConfig {
   openaiBaseUrl: string | undefined;
   openaiApiKey: string | undefined;
   model: string;
+  /** ACA_MODEL_OPTIONS: the file it names, parsed; empty when unset. */
+  modelOptions: ModelOptionsTable;
   /** ACA_LOG_LEVEL; undefined when unset, so each command keeps its own default. */
   logLevel: AcaLogLevel | undefined;
   home: string;
@@ -104,6 +107,7 @@ export function loadConfig(
     openaiBaseUrl: env.OPENAI_BASE_URL || undefined,
     openaiApiKey: env.OPENAI_API_KEY || undefined,
     model: env.ACA_MODEL || DEFAULT_MODEL,
+    modelOptions: modelOptionsOf(env),
     logLevel,
     home,
     workspacesRoot: path.resolve(env.ACA_WORKSPACES || path.join(home, 'workspaces')),
@@ -115,6 +119,17 @@ export function loadConfig(
     gitAuthor: gitAuthorOf(env),
     pricesFile: env.ACA_PRICES ? path.resolve(env.ACA_PRICES) : null,
   };
+}
+
+function modelOptionsOf(env: NodeJS.ProcessEnv): ModelOptionsTable {
+  const file = env.ACA_MODEL_OPTIONS?.trim();
+  if (!file) return {};
+  try {
+    return parseModelOptionsFile(path.resolve(file));
+  } catch (err) {
+    if (err instanceof ModelOptionsFileError) throw new UserInputError(err.message);
+    throw err;
+  }
 }
 
 function gitAuthorOf(env: NodeJS.ProcessEnv): { name: string; email: string } {

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { log as activityLog } from '@temporalio/activity';
 import {
   DefaultLogger,
   NativeConnection,
@@ -68,9 +69,21 @@ export function createAcaActivities(
     chatModel: createOpenAIChatModel({
       baseURL: options.openaiBaseUrl ?? config.openaiBaseUrl,
       apiKey: config.openaiApiKey,
+      modelOptions: config.modelOptions,
+      warn: warnFromActivity,
     }),
+    modelOptions: config.modelOptions,
   });
   return { activities, close: () => memory.close() };
+}
+
+/** Model calls run inside activities, whose logger carries the run's ids; outside one, stderr. */
+function warnFromActivity(message: string): void {
+  try {
+    activityLog.warn(message);
+  } catch {
+    process.stderr.write(`aca: warning: ${message}\n`);
+  }
 }
 
 export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {

@@ -12,6 +12,8 @@ import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
 import { costOf, priceOf, type PriceTable } from '../llm/model-prices';
+import { contextBudgetFor } from '../llm/context-window';
+import { optionsForModel, type ModelOptionsTable } from '../llm/model-options';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
@@ -33,6 +35,8 @@ export interface AgentActivityDeps {
   logPrompts: boolean;
   /** Model prices (built-in, with ACA_PRICES over them): each step's cost in dollars. */
   prices: PriceTable;
+  /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
+  modelOptions?: ModelOptionsTable;
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -73,7 +77,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       try {
         decision = await withHeartbeats(HEARTBEAT_EVERY_MS, async () => {
           if (input.open) await openTurn(deps.store, input.open, sources);
-          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal);
+          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal, (name) =>
+            contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
+          );
         });
       } catch (err) {
         throw toActivityFailure(err);

@@ -1,10 +1,14 @@
 import type OpenAI from 'openai';
 import type { Lesson, TestRunReport } from '../shared/types';
-import type { ChatModel } from '../llm/chat-model';
+import type { ChatAnswer, ChatModel } from '../llm/chat-model';
+import { contextBudgetFor, type ContextBudget } from '../llm/context-window';
+import { contextLengthExceeded } from '../llm/model-errors';
+import { parseTextToolCalls } from '../llm/text-tool-calls';
 import { executeFileTool, isFileToolName, type ToolResult } from '../tools/file-tools';
 import { isToolName, parseToolArguments, toolDefinition, TOOLS } from '../tools/registry';
 import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
+import { chooseTrimmed, estimateTokens, trimmedResult } from './context-trim';
 import type { Conversation, ConversationStore, StepDecision } from './conversation-store';
 import type { TurnContext } from './turn-context';
 import { buildUserMessage } from './user-message';
@@ -57,8 +61,14 @@ export async function openTurn(
   return input.ref;
 }
 
-/** The chat messages of a conversation, every tool call followed by its answer in call order. */
-export function toChatMessages(conversation: Conversation): OpenAI.Chat.ChatCompletionMessageParam[] {
+/**
+ * The chat messages of a conversation, every tool call followed by its answer in call order. The
+ * answers of `trimmed` calls are sent as stubs (see chooseTrimmed); the stored ones stay whole.
+ */
+export function toChatMessages(
+  conversation: Conversation,
+  trimmed: ReadonlySet<string> = new Set(),
+): OpenAI.Chat.ChatCompletionMessageParam[] {
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [];
   for (const entry of conversation.entries) {
     if (entry.kind === 'system' || entry.kind === 'user') {
@@ -79,14 +89,65 @@ export function toChatMessages(conversation: Conversation): OpenAI.Chat.ChatComp
         : {}),
     });
     for (const call of entry.toolCalls) {
-      const result: ToolResult = conversation.toolResults[call.id] ?? {
+      const stored: ToolResult = conversation.toolResults[call.id] ?? {
         ok: false,
         error: 'this call was not executed',
       };
+      const result = trimmed.has(call.id) ? trimmedResult(call, stored) : stored;
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
     }
   }
   return messages;
+}
+
+/** Told to the model for a call its cut answer left incomplete; never executed. */
+const CUT_CALL_ERROR =
+  'not executed: your answer was cut at its output limit (finish_reason "length") before this call\'s arguments were complete. Change existing files with edit_file, and write a large file in smaller pieces: create_file with the first part, then edit_file to add the rest.';
+
+function cutAnswerMessage(finishTool: string): string {
+  return `Your last answer was cut at its output limit before it was complete; what was cut off was not executed. Keep each answer short: change existing files with edit_file, and write a large file in smaller pieces (create_file with the first part, then edit_file to add the rest). Your turn ends when you call ${finishTool}.`;
+}
+
+/**
+ * Sends the conversation, trimmed to the budget. A server that still finds it too long gets one
+ * more try, trimmed to the window it states (or half the budget), within this same attempt: the
+ * request is not wrong, only too big, so failing the run for it would be wrong.
+ */
+async function completeWithinBudget(
+  model: ChatModel,
+  conversation: Conversation,
+  tools: OpenAI.Chat.ChatCompletionTool[],
+  budget: ContextBudget,
+  signal: AbortSignal | undefined,
+): Promise<ChatAnswer> {
+  const window = Math.min(budget.contextTokens, conversation.contextTokens ?? Infinity);
+  const fitted = (contextTokens: number) => {
+    // The answer's room as configured, but never more than half of a window a server cut down.
+    const promptTokens = contextTokens - Math.min(budget.answerTokens, Math.floor(contextTokens / 2));
+    const whole = toChatMessages(conversation);
+    const trimmed = chooseTrimmed(conversation, estimateTokens(whole, tools), promptTokens);
+    return { trimmed, messages: trimmed.size ? toChatMessages(conversation, trimmed) : whole };
+  };
+  const first = fitted(window);
+  const ask = (messages: OpenAI.Chat.ChatCompletionMessageParam[]) =>
+    model.complete({ model: conversation.model, messages, tools, signal });
+  try {
+    return await ask(first.messages);
+  } catch (err) {
+    const exceeded = contextLengthExceeded(err);
+    if (!exceeded) throw err;
+    // A stated window is the server's own count; ours is an estimate, so keep a tenth spare.
+    const smaller =
+      exceeded.statedLimit !== null && exceeded.statedLimit < window
+        ? Math.floor(exceeded.statedLimit * 0.9)
+        : Math.floor(window / 2);
+    const second = fitted(smaller);
+    // Nothing more to trim: the same request would be refused the same way.
+    if (second.trimmed.size === first.trimmed.size) throw err;
+    const answer = await ask(second.messages);
+    conversation.contextTokens = smaller;
+    return answer;
+  }
 }
 
 /**
@@ -100,6 +161,7 @@ export async function runAgentStep(
   ref: string,
   stepIndex: number,
   signal?: AbortSignal,
+  budgetFor: (model: string) => ContextBudget = (name) => contextBudgetFor(name),
 ): Promise<StepDecision> {
   const conversation = await store.load(ref);
   const recorded = conversation.steps[stepIndex];
@@ -110,12 +172,13 @@ export async function runAgentStep(
     );
   }
   const spec = AGENT_SPECS[conversation.role];
-  const answer = await model.complete({
-    model: conversation.model,
-    messages: toChatMessages(conversation),
-    tools: spec.tools.map(toolDefinition),
+  const answer = await completeWithinBudget(
+    model,
+    conversation,
+    spec.tools.map(toolDefinition),
+    budgetFor(conversation.model),
     signal,
-  });
+  );
 
   const decision: StepDecision = {
     toolCalls: [],
@@ -124,16 +187,29 @@ export async function runAgentStep(
     usage: answer.usage,
     note: null,
   };
+  // A cut answer may end inside a call: nothing of it is repaired, so nothing cut is guessed at.
+  const cut = answer.finishReason === 'length';
+  const json = { repair: !cut };
+  let content = answer.content;
+  let received: Array<{ id: string; name: string; arguments: string }> = answer.toolCalls;
+  if (received.length === 0 && content) {
+    const written = parseTextToolCalls(content, spec.tools, json);
+    if (written.calls.length) {
+      received = written.calls.map((call, index) => ({ id: `call_text_${stepIndex}_${index}`, ...call }));
+      content = written.rest;
+    }
+  }
   const seenIds = new Set<string>();
-  const calls = answer.toolCalls.map((call, index) => {
+  const calls = received.map((call, index) => {
     // Some servers reuse or omit ids; the id is our key for the answer, so make it unique.
     let id = call.id || `call_${stepIndex}_${index}`;
     if (seenIds.has(id)) id = `${id}_${index}`;
     seenIds.add(id);
     return { ...call, id };
   });
-  conversation.entries.push({ kind: 'assistant', content: answer.content, toolCalls: calls });
+  conversation.entries.push({ kind: 'assistant', content, toolCalls: calls });
 
+  let cutCalls = 0;
   for (const call of calls) {
     if (decision.finished !== null) {
       conversation.toolResults[call.id] = {
@@ -149,11 +225,15 @@ export async function runAgentStep(
       };
       continue;
     }
-    const parsed = parseToolArguments(call.name, call.arguments);
+    const parsed = parseToolArguments(call.name, call.arguments, json);
     if (!parsed.ok) {
-      conversation.toolResults[call.id] = { ok: false, error: parsed.error };
+      const wasCut = cut && parsed.kind === 'json';
+      if (wasCut) cutCalls += 1;
+      conversation.toolResults[call.id] = { ok: false, error: wasCut ? CUT_CALL_ERROR : parsed.error };
       continue;
     }
+    // Stored as repaired, so the call's activity and the model's next request see valid JSON.
+    if (parsed.repaired !== undefined) call.arguments = parsed.repaired;
     decision.progress = true;
     const tool = TOOLS[call.name] as Tool;
     if (tool.kind === 'finishing') {
@@ -164,7 +244,11 @@ export async function runAgentStep(
     }
   }
 
-  if (calls.length === 0) {
+  if (cut) decision.note = 'the answer was cut at the output limit';
+  if (cut && cutCalls === 0 && decision.finished === null) {
+    // The cut fell in the text or in a call written as text: no tool answer says so, this does.
+    conversation.entries.push({ kind: 'user', content: cutAnswerMessage(spec.finishTool) });
+  } else if (calls.length === 0) {
     decision.note = 'the model answered without calling a tool';
     conversation.entries.push({
       kind: 'user',

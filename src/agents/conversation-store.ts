@@ -39,6 +39,11 @@ export interface Conversation {
   entries: ConversationEntry[];
   toolResults: Record<string, ToolResult>;
   steps: StepDecision[];
+  /**
+   * The context window a server's context-length error taught this turn, when smaller than the
+   * model's configured one; later steps trim to it at once instead of being refused again.
+   */
+  contextTokens?: number;
 }
 
 export interface ConversationStore {

@@ -49,3 +49,41 @@ export function toActivityFailure(err: unknown): Error {
   }
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/** How OpenAI, vLLM, llama.cpp and others say a request does not fit the model's context. */
+const CONTEXT_TOO_LONG =
+  /context_length_exceeded|maximum context length|exceeds? the (?:available )?context (?:size|window|length)|context window of \d+|exceeds limit of \d+|prompt is too long|input is too long|too many (?:input )?tokens/i;
+
+/** The window a context-length error states, in tokens. */
+const STATED_LIMIT = [
+  /maximum context length is (\d+)/i,
+  /exceeds limit of (\d+)/i,
+  /context window of (\d+)/i,
+];
+
+export interface ContextLengthExceeded {
+  /** The model's window when the server said it (OpenAI, vLLM, llama.cpp's n_ctx), else null. */
+  statedLimit: number | null;
+}
+
+/** Whether a failed model call was refused because the prompt does not fit, and the limit it names. */
+export function contextLengthExceeded(err: unknown): ContextLengthExceeded | null {
+  if (!(err instanceof OpenAI.APIError)) return null;
+  const body = (typeof err.error === 'object' && err.error !== null ? err.error : {}) as Record<
+    string,
+    unknown
+  >;
+  // llama.cpp has answered this with 500 in some versions; its error type is unambiguous.
+  const llamaCpp = body.type === 'exceed_context_size_error';
+  if (!llamaCpp && err.status !== 400 && err.status !== 413) return null;
+  const text = `${err.code ?? ''} ${err.message}`;
+  if (!llamaCpp && !CONTEXT_TOO_LONG.test(text)) return null;
+  const fromBody = typeof body.n_ctx === 'number' && body.n_ctx > 0 ? body.n_ctx : null;
+  const fromText = STATED_LIMIT.map((pattern) => pattern.exec(text)?.[1]).find((n) => n !== undefined);
+  return { statedLimit: fromBody ?? (fromText ? Number(fromText) : null) };
+}
+
+/** A request the server refused because of `tool_choice` (llama.cpp, some vLLM versions). */
+export function rejectsToolChoice(err: unknown): boolean {
+  return err instanceof OpenAI.BadRequestError && /tool[_ ]choice/i.test(err.message);
+}

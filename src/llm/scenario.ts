@@ -29,9 +29,32 @@ const scriptedToolCallSchema = z.strictObject({
 export const scenarioStepSchema = z.strictObject({
   content: z.string().optional(),
   tool_calls: z.array(scriptedToolCallSchema).optional(),
+  /**
+   * `length`: the answer hit its output limit. The last call's arguments (given as an object) are
+   * sent cut to half their JSON, as a real cut answer ends mid-call; a string is sent as written.
+   */
+  finish_reason: z.literal('length').optional(),
+  /**
+   * The calls are written into `content` instead of `tool_calls`, as local servers without a tool
+   * parser answer: one bare JSON object (or an array), ```json fences, or <tool_call> tags.
+   */
+  tool_calls_as_text: z.enum(['json', 'fenced', 'tags']).optional(),
+  /**
+   * A server whose context holds this many characters of messages: a longer request is answered
+   * 400 `context_length_exceeded` (OpenAI's body), a shorter one gets the step's answer.
+   */
+  context_limit_chars: z.number().int().positive().optional(),
   delayMs: z.number().int().min(0).optional(),
   fault: faultSchema.optional(),
-  usage: z.strictObject({ prompt: z.number().int(), completion: z.number().int() }).optional(),
+  /** Reported usage; `cached` and `reasoning` appear as the prompt and completion token details. */
+  usage: z
+    .strictObject({
+      prompt: z.number().int().optional(),
+      completion: z.number().int().optional(),
+      cached: z.number().int().min(0).optional(),
+      reasoning: z.number().int().min(0).optional(),
+    })
+    .optional(),
 });
 
 const turnsSchema = z.array(z.array(scenarioStepSchema));
@@ -44,6 +67,8 @@ export const scenarioSchema = z.strictObject({
   language: z.enum(['python', 'typescript', 'javascript']).optional(),
   /** A scenario answers any request whose task contains this text (when not chosen by model name). */
   match: z.string().optional(),
+  /** A server that refuses `tool_choice` with a 400, as llama.cpp and some vLLM versions do. */
+  rejects_tool_choice: z.boolean().optional(),
   /** Acceptance tests to pass with `--tests`, as path -> content. */
   acceptanceTests: z.record(z.string(), z.string()).optional(),
   agents: z.strictObject({

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DOCTOR_PROBE_TOOL } from '../preflight/model-checks';
-import { completionBody, errorBody, type ScriptedToolCall } from './chat-completion-body';
+import { completionBody, contextLengthBody, errorBody, type ScriptedToolCall } from './chat-completion-body';
 import type { AgentRole } from '../shared/types';
 import { loadScenarios, parseScenario, type Scenario, type ScenarioStep } from './scenario';
 
@@ -20,6 +20,10 @@ export interface RecordedRequest {
   model: string;
   tools: string[];
   messages: Array<{ role: string; content: unknown }>;
+  /** The request's other parameters (tool_choice, max_completion_tokens, temperature, …). */
+  params: Record<string, unknown>;
+  /** Characters of the messages as sent, what a scenario's context_limit_chars is checked against. */
+  chars: number;
   /** 'pending' until answered; 'dropped' when the connection closed before an answer. */
   status: number | 'pending' | 'dropped';
   usage: { prompt: number; completion: number } | null;
@@ -37,6 +41,7 @@ interface ChatBody {
   model?: string;
   messages?: Array<{ role: string; content?: unknown; tool_calls?: unknown }>;
   tools?: Array<{ type: string; function?: { name?: string } }>;
+  [param: string]: unknown;
 }
 
 const TURN_PATTERNS: Record<AgentRole, RegExp | null> = {
@@ -145,8 +150,7 @@ export class ScriptedLlmServer {
     } catch {
       return this.json(res, 400, errorBody('request body is not JSON'));
     }
-    const messages = body.messages ?? [];
-    const model = body.model ?? '';
+    const { messages = [], model = '', tools: _tools, ...params } = body;
     const tools = (body.tools ?? []).map((t) => t.function?.name ?? '').filter(Boolean);
     const agent = identifyAgent(tools);
     const firstUser = messages.find((m) => m.role === 'user');
@@ -171,6 +175,8 @@ export class ScriptedLlmServer {
       model,
       tools,
       messages: messages.map((m) => ({ role: m.role, content: m.content ?? null })),
+      params,
+      chars: JSON.stringify(messages).length,
       status: 'pending',
       usage: null,
     };
@@ -208,6 +214,10 @@ export class ScriptedLlmServer {
       record.status = 400;
       return this.json(res, 400, errorBody(`cannot tell the agent from tools [${tools.join(', ')}]`));
     }
+    if (scenario.rejects_tool_choice && params.tool_choice !== undefined) {
+      record.status = 400;
+      return this.json(res, 400, errorBody('tool_choice is not supported by this server'));
+    }
     const turns = scenario.agents[agent] ?? [];
     const steps = turns.length ? turns[Math.min(turn, turns.length - 1)] : [];
     const planned: ScenarioStep | undefined = steps[step];
@@ -236,6 +246,17 @@ export class ScriptedLlmServer {
         }
       }
     }
+    if (planned?.context_limit_chars !== undefined && record.chars > planned.context_limit_chars) {
+      record.status = 400;
+      return this.json(
+        res,
+        400,
+        contextLengthBody(
+          Math.floor(planned.context_limit_chars / 4),
+          estimateTokens(JSON.stringify(messages)),
+        ),
+      );
+    }
     // The delay is the model's whole latency, counted from the request's arrival, so parsing it
     // here is part of d rather than added to it.
     const delay = (planned?.delayMs ?? 0) + this.delayMs - (performance.now() - arrived);
@@ -245,23 +266,24 @@ export class ScriptedLlmServer {
       return;
     }
 
-    const toolCalls = (planned?.tool_calls ?? []).map((call, i): ScriptedToolCall => ({
-      id: `call_${agent}_${turn}_${step}_${i}`,
-      type: 'function',
-      function: {
-        name: call.name,
-        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-      },
-    }));
-    const content = planned ? (planned.content ?? null) : 'I have nothing more to do.';
-    const completionText = JSON.stringify({ content, toolCalls });
-    const usage = planned?.usage ?? {
-      prompt: estimateTokens(JSON.stringify(messages)),
-      completion: estimateTokens(completionText),
+    const answer = plannedAnswer(planned, `${agent}_${turn}_${step}`);
+    const completionText = JSON.stringify(answer);
+    const usage = {
+      prompt: planned?.usage?.prompt ?? estimateTokens(JSON.stringify(messages)),
+      completion: planned?.usage?.completion ?? estimateTokens(completionText),
     };
     record.usage = usage;
     record.status = 200;
-    return this.json(res, 200, completionBody({ seq: record.seq, model, content, toolCalls, usage }));
+    return this.json(
+      res,
+      200,
+      completionBody({
+        seq: record.seq,
+        model,
+        ...answer,
+        usage: { ...usage, cached: planned?.usage?.cached, reasoning: planned?.usage?.reasoning },
+      }),
+    );
   }
 
   private chooseScenario(model: string, userText: string): Scenario | undefined {
@@ -286,5 +308,54 @@ export class ScriptedLlmServer {
       ...headers,
     });
     res.end(text);
+  }
+}
+
+/** A cut answer ends half-way through what it was writing. */
+const cutHalf = (text: string): string => text.slice(0, Math.ceil(text.length / 2));
+
+/** What a step answers: its calls as `tool_calls` or written into the content, cut when it says so. */
+function plannedAnswer(
+  planned: ScenarioStep | undefined,
+  idPrefix: string,
+): { content: string | null; toolCalls: ScriptedToolCall[]; finishReason?: string } {
+  if (!planned) return { content: 'I have nothing more to do.', toolCalls: [] };
+  const cut = planned.finish_reason === 'length';
+  const calls = (planned.tool_calls ?? []).map((call, i, all) => {
+    const written = typeof call.arguments === 'string';
+    const args = written ? (call.arguments as string) : JSON.stringify(call.arguments);
+    return { name: call.name, arguments: cut && !written && i === all.length - 1 ? cutHalf(args) : args };
+  });
+  const finishReason = cut ? 'length' : undefined;
+  if (planned.tool_calls_as_text) {
+    const rendered = renderAsText(planned.tool_calls ?? [], planned.tool_calls_as_text);
+    const text = [planned.content, cut ? cutHalf(rendered) : rendered].filter(Boolean).join('\n');
+    return { content: text, toolCalls: [], finishReason: finishReason ?? 'stop' };
+  }
+  return {
+    content: planned.content ?? null,
+    toolCalls: calls.map((call, i) => ({
+      id: `call_${idPrefix}_${i}`,
+      type: 'function',
+      function: call,
+    })),
+    finishReason,
+  };
+}
+
+/** Calls as local models write them when no tool parser turns them into `tool_calls`. */
+function renderAsText(
+  calls: NonNullable<ScenarioStep['tool_calls']>,
+  format: 'json' | 'fenced' | 'tags',
+): string {
+  // A string's arguments stay a JSON string value, as some templates write them.
+  const objects = calls.map((call) => ({ name: call.name, arguments: call.arguments }));
+  switch (format) {
+    case 'json':
+      return JSON.stringify(objects.length === 1 ? objects[0] : objects);
+    case 'fenced':
+      return objects.map((o) => '```json\n' + JSON.stringify(o, null, 2) + '\n```').join('\n');
+    case 'tags':
+      return objects.map((o) => `<tool_call>\n${JSON.stringify(o)}\n</tool_call>`).join('\n');
   }
 }

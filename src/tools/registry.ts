@@ -1,3 +1,4 @@
+import type { ModelJsonOptions } from '../llm/model-json';
 import { FILE_TOOLS } from './file-tools';
 import { finishTool, submitAnalysisTool, submitPlanTool } from './finishing-tools';
 import { functionDefinition, parseArguments, type FunctionToolDefinition, type Tool } from './tool';
@@ -20,6 +21,6 @@ export function toolDefinition(name: ToolName): FunctionToolDefinition {
   return functionDefinition(TOOLS[name] as Tool);
 }
 
-export function parseToolArguments(name: ToolName, rawArguments: string) {
-  return parseArguments<Tool['parameters']>(TOOLS[name] as Tool, rawArguments);
+export function parseToolArguments(name: ToolName, rawArguments: string, options?: ModelJsonOptions) {
+  return parseArguments<Tool['parameters']>(TOOLS[name] as Tool, rawArguments, options);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseModelJson, type ModelJsonOptions } from '../llm/model-json';
 import type { TurnFinish } from '../shared/types';
 
 export interface ToolContext {
@@ -73,23 +74,33 @@ export function functionDefinition(tool: Tool): FunctionToolDefinition {
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
 }
 
-/** Parses a call's raw JSON arguments with the tool's schema; the error text goes back to the model. */
+/**
+ * Parses a call's raw JSON arguments with the tool's schema; the error text goes back to the model.
+ * With `repair`, syntax a model commonly gets wrong is fixed when the text was written whole (see
+ * parseModelJson); `repaired` then holds the JSON that was accepted, to store in place of the original.
+ */
 export function parseArguments<P extends Parameters>(
   tool: { name: string; parameters: P },
   rawArguments: string,
-): { ok: true; args: z.infer<P> } | { ok: false; error: string } {
-  let candidate: unknown;
-  try {
-    candidate = rawArguments.trim() === '' ? {} : JSON.parse(rawArguments);
-  } catch (err) {
-    return { ok: false, error: `arguments are not valid JSON: ${(err as Error).message}` };
-  }
-  const parsed = tool.parameters.safeParse(candidate);
+  options: ModelJsonOptions = { repair: false },
+): { ok: true; args: z.infer<P>; repaired?: string } | { ok: false; error: string; kind: 'json' | 'schema' } {
+  const json =
+    rawArguments.trim() === '' ? { ok: true as const, value: {} } : parseModelJson(rawArguments, options);
+  if (!json.ok) return { ok: false, error: `arguments are ${json.error}`, kind: 'json' };
+  const parsed = tool.parameters.safeParse(json.value);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
       .join('; ');
-    return { ok: false, error: `arguments do not match the schema of ${tool.name}: ${issues}` };
+    return {
+      ok: false,
+      error: `arguments do not match the schema of ${tool.name}: ${issues}`,
+      kind: 'schema',
+    };
   }
-  return { ok: true, args: parsed.data };
+  return {
+    ok: true,
+    args: parsed.data,
+    ...('repaired' in json && json.repaired ? { repaired: json.repaired } : {}),
+  };
 }
