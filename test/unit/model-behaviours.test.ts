@@ -178,7 +178,7 @@ describe('models as they behave', () => {
     expect(Object.keys(plain).sort()).toEqual(['stream', 'tool_choice']);
   });
 
-  test('cached and reasoning tokens are read into the usage; the step records only prompt and completion', async () => {
+  test('cached and reasoning tokens are read into the usage and the step records them for the cost', async () => {
     const answer = await model().complete({
       model: 'scripted:usage-details',
       messages: [{ role: 'user', content: 'x' }],
@@ -186,7 +186,7 @@ describe('models as they behave', () => {
     });
     expect(answer.usage).toEqual({ prompt: 100, completion: 20, cached: 64, reasoning: 12 });
     const decision = await runAgentStep(store, model(), await open('usage-details'), 0);
-    expect(decision.usage).toEqual({ prompt: 100, completion: 20 });
+    expect(decision.usage).toEqual({ prompt: 100, completion: 20, cached: 64, reasoning: 12 });
   });
 
   test('Ollama: one warning per model that its OpenAI endpoint ignores num_ctx, none once context_tokens is set', async () => {
