@@ -35,6 +35,17 @@ describe('the aca command line', () => {
     ],
     ['--warn-at -3', ['run', 'write code', '--warn-at', '-3'], /--warn-at must be a whole number/],
     ['--max-tokens abc', ['run', 'write code', '--max-tokens', 'abc'], /--max-tokens must be a whole number/],
+    [
+      '--max-cost 0',
+      ['run', 'write code', '--max-cost', '0'],
+      /--max-cost must be a positive number of dollars/,
+    ],
+    ['--max-cost 1e3', ['run', 'write code', '--max-cost', '1e3'], /--max-cost must be a positive number/],
+    [
+      '--max-cost for a model without a price',
+      ['run', 'write code', '--max-cost', '2', '--model', 'my-local-llama'],
+      /--max-cost needs the price of model "my-local-llama"/,
+    ],
     ['an unknown option', ['run', 'write code', '--frobnicate'], /^aca: unknown option '--frobnicate'$/],
     ['an unknown command', ['fly'], /^aca: unknown command 'fly'$/],
     ['a missing task', ['run'], /^aca: missing required argument 'task'$/],
