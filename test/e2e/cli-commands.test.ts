@@ -35,7 +35,13 @@ describe('aca commands on a live run', () => {
   ];
 
   beforeAll(async () => {
-    h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
+    // A price for the demo model, as a user's ACA_PRICES file gives one, so runs have a cost.
+    const prices = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aca-prices-')), 'prices.json');
+    fs.writeFileSync(prices, JSON.stringify({ 'scripted:demo-fizzbuzz': { input: 10, output: 30 } }));
+    h = await createHarness({
+      scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)],
+      env: { ACA_PRICES: prices },
+    });
     await h.startWorker();
     env = h.cliEnv();
   });
@@ -219,7 +225,9 @@ describe('aca commands on a live run', () => {
     };
     const order = [
       at(/prepare workspace: done$/),
-      at(/planner · recall similar failures, model step 1: asks for list_files \.$/),
+      at(
+        /planner · recall similar failures, model step 1: asks for list_files \. \(\d+\+\d+ tokens, \$0\.\d{4}\)$/,
+      ),
       at(/planner · list_files \.: ok$/),
       at(/planner · model step 2: plan: /),
       at(/coder · create_file fizzbuzz\.py: ok$/),
@@ -231,6 +239,9 @@ describe('aca commands on a live run', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(log.stdout).toMatch(/^moves: INIT → PLANNING, PLANNING → CODING, .* TESTING → SUCCESS$/m);
     expect(log.stdout).toMatch(/^state: SUCCESS, iteration 2\/15/m);
+    expect(log.stdout).toMatch(
+      /^cost: \$0\.\d{4} \(planner \$0\.\d{4}, coder \$0\.\d{4}, tester \$0\.\d{4}, reflector \$0\.\d{4}\)$/m,
+    );
     const unknown = await runCli(['log', 'no-such-run'], env);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([2, 'aca: unknown run id "no-such-run"']);
   });
