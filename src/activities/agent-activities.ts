@@ -11,6 +11,13 @@ import type { ConversationStore, StepDecision } from '../agents/conversation-sto
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import { toActivityFailure } from '../llm/model-errors';
+import { estimateTokens } from '../repo-map/repo-map';
+import {
+  buildTurnMap,
+  DEFAULT_TURN_MAP_BUDGETS,
+  type TurnMapBudgets,
+  type TurnMapRequest,
+} from '../repo-map/turn-map';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
@@ -30,6 +37,11 @@ export interface AgentActivityDeps {
    * prompts carry the user's task and file contents, which do not belong in shared logs.
    */
   logPrompts: boolean;
+  /**
+   * Token budgets of the repository map in each turn's first message (the Planner's, the others');
+   * `false` leaves the map out.
+   */
+  repositoryMap?: TurnMapBudgets | false;
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -51,9 +63,30 @@ const HEARTBEAT_EVERY_MS = 5_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+  const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {
     loadReport: (ref) => deps.runFiles.loadReport(ref),
     recallLessons: deps.recallLessons,
+    ...(mapBudgets
+      ? {
+          async repositoryMap(request: TurnMapRequest) {
+            const started = performance.now();
+            try {
+              const map = await buildTurnMap(request, mapBudgets);
+              log.info('repository map', {
+                role: request.role,
+                ms: Math.round(performance.now() - started),
+                tokens: map ? estimateTokens(map) : 0,
+              });
+              return map;
+            } catch (err) {
+              // A hint, not a requirement: the turn opens without it rather than fail.
+              log.warn('repository map failed; the turn opens without one', { error: String(err) });
+              return null;
+            }
+          },
+        }
+      : {}),
   };
   return {
     async agentStep(input: AgentStepInput): Promise<StepDecision> {

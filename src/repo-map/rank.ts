@@ -17,8 +17,11 @@ export interface MapQuery {
 
 export interface RankedFile extends MappedFile {
   score: number;
-  /** Definitions whose names share a word with the query, shown before the others. */
-  matching: Set<string>;
+  /**
+   * Definitions the query points at, shown before the others: 2 for a name the query spells out
+   * (`parse_invoice`), 1 for a name that shares a word with it (`Invoice`).
+   */
+  matching: Map<string, 1 | 2>;
 }
 
 const NAMED_FILE_SCORE = 1000;
@@ -97,7 +100,7 @@ export function rankFiles(files: readonly MappedFile[], query: MapQuery): Ranked
   );
   const ranked = files.map((file, i): RankedFile => {
     const w = words[i];
-    if (!w) return { ...file, score: 0, matching: new Set() };
+    if (!w) return { ...file, score: 0, matching: new Map() };
     let score = 0;
     for (const term of terms) {
       const idf = weight.get(term) ?? 0;
@@ -108,12 +111,11 @@ export function rankFiles(files: readonly MappedFile[], query: MapQuery): Ranked
     for (const name of names) if (w.names.has(name)) score += EXACT_NAME_SCORE;
     if (named.has(file.path)) score += NAMED_FILE_SCORE;
     if (score > 0 && isTestPath(file.path)) score += MATCHING_TEST_BONUS;
-    const matching = new Set<string>();
+    const matching = new Map<string, 1 | 2>();
     for (const definition of score > 0 ? (file.definitions ?? []) : []) {
       const lower = definition.name.toLowerCase();
-      if (names.has(lower) || splitWords(definition.name).some((word) => weight.has(word))) {
-        matching.add(definition.name);
-      }
+      if (names.has(lower)) matching.set(definition.name, 2);
+      else if (splitWords(definition.name).some((word) => weight.has(word))) matching.set(definition.name, 1);
     }
     return { ...file, score, matching };
   });

@@ -83,10 +83,10 @@ function fileLine(file: RankedFile, detailed: boolean): string {
   const name = safeName(file.path.slice(file.path.lastIndexOf('/') + 1));
   const definitions = file.definitions ?? [];
   if (!detailed || definitions.length === 0) return name;
-  const ordered = [
-    ...definitions.filter((d) => file.matching.has(d.name)),
-    ...definitions.filter((d) => !file.matching.has(d.name)),
-  ];
+  // A stable sort: within each group, the order of the file.
+  const ordered = [...definitions].sort(
+    (a, b) => (file.matching.get(b.name) ?? 0) - (file.matching.get(a.name) ?? 0),
+  );
   const shown = ordered.slice(0, MAX_SHOWN_DEFINITIONS).map(describeDefinition);
   const more = ordered.length - shown.length;
   return `${name}: ${shown.join(', ')}${more > 0 ? `, … ${more} more` : ''}`;

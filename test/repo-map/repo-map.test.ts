@@ -68,8 +68,9 @@ describe('ranking', () => {
       'shop/cart.py',
     ]);
     expect(ranked[3].score).toBe(0);
-    // The map shows the relevant file's definitions, the matching one included.
-    expect(lineOf(map!, 'invoice.py')).toBe('  invoice.py: class Invoice, def parse_invoice');
+    // The map shows the relevant file's definitions: the one the task names first, then the one
+    // that shares a word with it, then the rest in file order.
+    expect(lineOf(map!, 'invoice.py')).toBe('  invoice.py: def parse_invoice, class Invoice');
   });
 
   test('words meet across camelCase, snake_case, plurals and prose', () => {
