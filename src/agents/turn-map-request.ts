@@ -18,6 +18,7 @@ export async function turnMapRequest(
     role,
     task,
     plan: role === 'planner' ? null : (input.context.plan ?? (await storedPlan(store, input.ref))),
+    analysis: input.context.analysis ?? null,
     failingTests: (report?.cases ?? [])
       .filter((c) => c.status === 'failed' || c.status === 'error')
       .slice(0, MAX_FAILING_TESTS)

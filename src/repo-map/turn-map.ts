@@ -1,4 +1,4 @@
-import type { AgentRole, Plan } from '../shared/types';
+import type { AgentRole, Analysis, Plan } from '../shared/types';
 import { buildRepositoryMap, FOLLOWER_MAP_TOKENS, PLANNER_MAP_TOKENS } from './repo-map';
 
 /** What an opening turn knows that the map is ranked against. */
@@ -10,6 +10,8 @@ export interface TurnMapRequest {
   plan: Plan | null;
   /** For the Reflector: the failing tests' names, which often name the code at fault. */
   failingTests?: readonly string[];
+  /** The latest analysis, from attempt 2 on: the files it names rank with the plan's. */
+  analysis?: Analysis | null;
 }
 
 export interface TurnMapBudgets {
@@ -34,15 +36,16 @@ export function buildTurnMap(
   if (request.role === 'planner') {
     return buildRepositoryMap(request.workspace, { text: request.task }, { maxTokens: budgets.planner });
   }
-  const plan = request.plan;
+  const { plan, analysis } = request;
   const text = [
     request.task,
     ...(plan ? [plan.summary, ...plan.steps, ...plan.files] : []),
+    ...(analysis ? [analysis.rootCause, analysis.fixHypothesis, ...analysis.filesToChange] : []),
     ...(request.failingTests ?? []),
   ].join('\n');
   return buildRepositoryMap(
     request.workspace,
-    { text, files: plan?.files ?? [] },
+    { text, files: [...(plan?.files ?? []), ...(analysis?.filesToChange ?? [])] },
     { maxTokens: budgets.others, onlyRelevant: true },
   );
 }

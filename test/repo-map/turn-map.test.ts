@@ -204,6 +204,20 @@ describe('the repository map in an opening turn, on a repository of 20,000 files
     expect(map.split('\n').find((l) => l.includes('module_300.py'))).toMatch(
       /^\s+module_300\.py: def function_0_300/,
     );
+    // From attempt 2, the files the analysis names rank with the plan's.
+    const analysis = {
+      rootCause: 'rounding happens before the sum',
+      fixHypothesis: 'round once',
+      filesToChange: ['src/pkg7/module_777.py'],
+      testsWrong: false,
+    };
+    const second = turnInput('run-3/coder-2', workspace, 'coder', { plan, analysis, attempt: 2 });
+    await openTurn(store, second, { ...noSources, repositoryMap: (r) => buildTurnMap(r) });
+    const next = (await store.load(second.ref)).entries[1];
+    const nextMap = mapSection(next.kind === 'user' ? next.content : '')!;
+    expect(nextMap).toMatch(/\n\s+module_300\.py: def function_0_300/);
+    expect(nextMap).toMatch(/\n\s+module_777\.py: def function_0_777/);
+    expect(map).not.toContain('module_777.py');
 
     const activities = createAgentActivities({
       store,
