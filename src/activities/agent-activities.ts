@@ -14,6 +14,13 @@ import { toActivityFailure } from '../llm/model-errors';
 import { costOf, priceOf, type PriceTable } from '../llm/model-prices';
 import { contextBudgetFor } from '../llm/context-window';
 import { optionsForModel, type ModelOptionsTable } from '../llm/model-options';
+import { estimateTokens } from '../repo-map/repo-map';
+import {
+  buildTurnMap,
+  DEFAULT_TURN_MAP_BUDGETS,
+  type TurnMapBudgets,
+  type TurnMapRequest,
+} from '../repo-map/turn-map';
 import { withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
@@ -37,6 +44,11 @@ export interface AgentActivityDeps {
   prices: PriceTable;
   /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
   modelOptions?: ModelOptionsTable;
+  /**
+   * Token budgets of the repository map in each turn's first message (the Planner's, the others');
+   * `false` leaves the map out.
+   */
+  repositoryMap?: TurnMapBudgets | false;
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -63,9 +75,30 @@ const HEARTBEAT_EVERY_MS = 5_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+  const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {
     loadReport: (ref) => deps.runFiles.loadReport(ref),
     recallLessons: deps.recallLessons,
+    ...(mapBudgets
+      ? {
+          async repositoryMap(request: TurnMapRequest) {
+            const started = performance.now();
+            try {
+              const map = await buildTurnMap(request, mapBudgets);
+              log.info('repository map', {
+                role: request.role,
+                ms: Math.round(performance.now() - started),
+                tokens: map ? estimateTokens(map) : 0,
+              });
+              return map;
+            } catch (err) {
+              // A hint, not a requirement: the turn opens without it rather than fail.
+              log.warn('repository map failed; the turn opens without one', { error: String(err) });
+              return null;
+            }
+          },
+        }
+      : {}),
   };
   return {
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {

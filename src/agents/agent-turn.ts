@@ -10,6 +10,8 @@ import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
 import { chooseTrimmed, estimateTokens, trimmedResult } from './context-trim';
 import type { Conversation, ConversationStore, StepDecision } from './conversation-store';
+import type { TurnMapRequest } from '../repo-map/turn-map';
+import { turnMapRequest } from './turn-map-request';
 import type { TurnContext } from './turn-context';
 import { buildUserMessage } from './user-message';
 
@@ -30,6 +32,8 @@ export interface TurnSources {
   loadReport(ref: string): Promise<TestRunReport | null>;
   /** Never throws: without an answer from failure memory the turn opens without lessons. */
   recallLessons(query: { workflowId: string; task: string }): Promise<Lesson[]>;
+  /** Never throws: the "Repository map" section of the first message, or null for none. */
+  repositoryMap?(request: TurnMapRequest): Promise<string | null>;
 }
 
 /** Creates the turn's conversation unless a retried activity already did. */
@@ -44,6 +48,11 @@ export async function openTurn(
   const context = input.recallLessons
     ? { ...input.context, lessons: await sources.recallLessons(input.recallLessons) }
     : input.context;
+  // Built here, inside the activity, so the map is stored with the conversation (a retry above
+  // reuses it) and never travels through workflow history.
+  const map = sources.repositoryMap
+    ? await sources.repositoryMap(await turnMapRequest(store, input, report))
+    : null;
   await store.save({
     ref: input.ref,
     role: spec.role,
@@ -53,7 +62,7 @@ export async function openTurn(
     protectedPaths: input.context.protectedPaths,
     entries: [
       { kind: 'system', content: spec.systemPrompt },
-      { kind: 'user', content: buildUserMessage(context, report) },
+      { kind: 'user', content: buildUserMessage(context, report, map) },
     ],
     toolResults: {},
     steps: [],

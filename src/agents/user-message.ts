@@ -28,9 +28,14 @@ export function describeTestReport(report: TestRunReport): string {
 
 /**
  * The first user message of a turn. It always carries the task verbatim; the
- * Coder's carries the latest analysis and any human feedback verbatim too.
+ * Coder's carries the latest analysis and any human feedback verbatim too. A repository map, when
+ * there is one, comes just before the closing instruction.
  */
-export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null): string {
+export function buildUserMessage(
+  ctx: TurnContext,
+  report: TestRunReport | null,
+  repositoryMap: string | null = null,
+): string {
   const runnerNote = ctx.testCommand
     ? `The project's tests run with: ${ctx.testCommand}`
     : RUNNER_NOTES[ctx.language];
@@ -83,6 +88,7 @@ export function buildUserMessage(ctx: TurnContext, report: TestRunReport | null)
       parts.push('Submit your analysis with submit_analysis.');
       break;
   }
+  if (repositoryMap) parts.splice(parts.length - 1, 0, repositoryMap);
   return parts.join('\n\n');
 }
 

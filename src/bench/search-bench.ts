@@ -32,7 +32,7 @@ export interface SearchBenchResult {
 }
 
 /** A repository of `files` Python modules in folders of 100, one in 400 holding the needle. */
-async function generateRepository(dir: string, files: number): Promise<number> {
+export async function generateRepository(dir: string, files: number): Promise<number> {
   let needles = 0;
   for (let i = 0; i < files; i++) {
     const folder = path.join(dir, 'src', `pkg${Math.floor(i / FILES_PER_FOLDER)}`);

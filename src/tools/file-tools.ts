@@ -13,7 +13,14 @@ export const MAX_READ_BYTES = 100_000;
 export const MAX_FILE_BYTES = 16_000_000;
 export const MAX_WRITE_BYTES = 1_000_000;
 export const MAX_LISTED_FILES = 500;
-const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '__pycache__', '.pytest_cache', '.aca']);
+/** Folders list_files never enters (dependencies, caches, git); the repository map skips them too. */
+export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
+  '.git',
+  'node_modules',
+  '__pycache__',
+  '.pytest_cache',
+  '.aca',
+]);
 
 const relativePath = z.string().min(1).describe('A path relative to the workspace root, e.g. "src/app.py".');
 

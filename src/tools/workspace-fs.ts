@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import ignore, { type Ignore } from 'ignore';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { ModelBehaviorError } from '../shared/errors';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
@@ -134,6 +134,27 @@ export class WorkspaceFs {
         await file.close();
       }
     });
+  }
+
+  /**
+   * Reads several regular files of one folder, opening the folder once (the repository map reads
+   * thousands of small files; walking down to each from the root again would triple the opens).
+   * The files are read with blocking calls: for thousands of small files the thread pool's round
+   * trips cost several times the reads themselves, and one folder's worth blocks for milliseconds.
+   * Files larger than `limit` bytes are not read: their entry has `content` null and the size.
+   * A name that is missing, a link or not a regular file yields null.
+   */
+  async readFilesIn(
+    folder: string,
+    names: readonly string[],
+    limit: number,
+  ): Promise<Array<{ content: Buffer | null; size: number } | null>> {
+    const handle = await this.openFolder(folder);
+    try {
+      return names.map((name) => readRegularAtSync(handle, name, limit));
+    } finally {
+      await handle.close();
+    }
   }
 
   /** Replaces (or creates) a file with `content`, creating the folders on the way. */
@@ -275,6 +296,33 @@ async function readAt(folder: fs.FileHandle, name: string): Promise<string | nul
     return content.subarray(0, bytesRead).toString('utf8');
   } finally {
     await file.close();
+  }
+}
+
+function readRegularAtSync(
+  folder: fs.FileHandle,
+  name: string,
+  limit: number,
+): { content: Buffer | null; size: number } | null {
+  if (name === '' || name === '.' || name === '..' || name.includes('/')) return null;
+  let fd: number;
+  try {
+    // O_NONBLOCK: a FIFO planted under the name must not hang the worker.
+    fd = openSync(at(folder, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return null;
+    if (stat.size > limit) return { content: null, size: stat.size };
+    const content = Buffer.alloc(stat.size);
+    const bytesRead = stat.size > 0 ? readSync(fd, content, 0, content.length, 0) : 0;
+    return { content: content.subarray(0, bytesRead), size: stat.size };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 

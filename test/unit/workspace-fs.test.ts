@@ -37,6 +37,33 @@ describe('WorkspaceFs', () => {
     expect([content.length, size]).toEqual([10, 1000]);
   });
 
+  test('reading many files of a folder: regular files only, never through a link, large ones sized only', async () => {
+    fs.mkdirSync(path.join(workspace, 'pkg'));
+    fs.writeFileSync(path.join(workspace, 'pkg', 'a.py'), 'def a(): pass\n');
+    fs.writeFileSync(path.join(workspace, 'pkg', 'big.py'), 'x'.repeat(100));
+    fs.writeFileSync(path.join(workspace, 'pkg', 'empty.py'), '');
+    fs.writeFileSync(path.join(outside, 'secret.py'), 'SECRET');
+    fs.symlinkSync(path.join(outside, 'secret.py'), path.join(workspace, 'pkg', 'link.py'));
+    fs.mkdirSync(path.join(workspace, 'pkg', 'sub'));
+    fs.symlinkSync(outside, path.join(workspace, 'linked'));
+    const read = await withWorkspace(workspace, (ws) =>
+      ws.readFilesIn('pkg', ['a.py', 'big.py', 'empty.py', 'link.py', 'sub', 'missing.py', '../x', '..'], 50),
+    );
+    expect(read.map((r) => (r ? { content: r.content?.toString() ?? null, size: r.size } : null))).toEqual([
+      { content: 'def a(): pass\n', size: 14 },
+      { content: null, size: 100 },
+      { content: '', size: 0 },
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
+    await expect(
+      withWorkspace(workspace, (ws) => ws.readFilesIn('linked', ['secret.py'], 50)),
+    ).rejects.toThrow(/symbolic link/);
+  });
+
   test('listing skips links, the given folders, and stays below the asked folder', async () => {
     fs.mkdirSync(path.join(workspace, 'src'));
     fs.mkdirSync(path.join(workspace, 'node_modules'));
