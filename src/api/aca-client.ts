@@ -21,7 +21,7 @@ import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { codingAgentWorkflow } from '../workflows';
-import { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
+import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 
 /** The workflow type of every aca run, taken from the workflow function. */
@@ -177,7 +177,7 @@ export class AcaRun {
     const status = await this.status();
     if (status === 'RUNNING') return this.handle.query(stateQuery);
     try {
-      return { ...(await this.handle.result()), paused: false };
+      return { ...(await this.handle.result()), paused: false, waiting: null };
     } catch (err) {
       throw new RunStateError(
         this.id,
@@ -218,6 +218,37 @@ export class AcaRun {
           this.id,
           `feedback rejected: ${(err.cause as Error | undefined)?.message ?? err.message}`,
         );
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Gives a run waiting at its iteration limit (`onLimit: 'ask'`) `iterations` more attempts, with
+   * optional feedback for its next Coder turn; resolves with its new limit.
+   */
+  async extend(iterations: number, feedback?: string): Promise<{ maxIterations: number }> {
+    if (!Number.isInteger(iterations) || iterations < 1) {
+      throw new UserInputError('--iterations must be a whole number of at least 1');
+    }
+    if (feedback !== undefined && !feedback.trim()) throw new UserInputError('the feedback text is empty');
+    const notWaiting = (why: string) =>
+      new RunStateError(this.id, `run ${this.id} is not waiting at its iteration limit (${why})`);
+    const status = await this.status();
+    if (status !== 'RUNNING') throw notWaiting(`it has ended: ${status}`);
+    try {
+      return await this.handle.executeUpdate(extendUpdate, {
+        args: [{ iterations, ...(feedback !== undefined ? { feedback } : {}) }],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw notWaiting('it has ended');
+      if (err instanceof WorkflowUpdateFailedError) {
+        const cause = (err.cause as Error | undefined)?.message ?? err.message;
+        if (/not waiting at its iteration limit/.test(cause)) {
+          const snapshot = await this.handle.query(stateQuery).catch(() => null);
+          throw notWaiting(snapshot ? `it is ${snapshot.state}` : cause);
+        }
+        throw new RunStateError(this.id, `extend rejected: ${cause}`);
       }
       throw err;
     }

@@ -39,6 +39,10 @@ export interface StartRunRequest {
   setupCommand?: string;
   /** Lets the setup command reach the network (off by default; warned about). */
   setupNetwork?: boolean;
+  /** At the iteration limit: `fail` (the default) or `ask`, which waits for `extend`. */
+  onLimit?: 'fail' | 'ask';
+  /** How long an `ask` run waits at its limit; 24 hours when omitted. */
+  askTimeoutMs?: number;
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -74,6 +78,16 @@ export async function validateRunRequest(
   const maxTokens = wholeNumber(request.maxTokens, 'max-tokens') ?? null;
   const model = request.model ?? config.model;
   const maxCostUsd = costBudget(request.maxCostUsd, model, config);
+  const onLimit = request.onLimit ?? 'fail';
+  if (onLimit !== 'fail' && onLimit !== 'ask') {
+    throw new UserInputError(`--on-limit must be "fail" or "ask", got "${String(onLimit)}"`);
+  }
+  if (request.askTimeoutMs !== undefined) {
+    if (onLimit !== 'ask') throw new UserInputError('--ask-timeout needs --on-limit ask');
+    if (!Number.isInteger(request.askTimeoutMs) || request.askTimeoutMs < 1_000) {
+      throw new UserInputError('--ask-timeout must be at least one second');
+    }
+  }
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
@@ -119,6 +133,8 @@ export async function validateRunRequest(
         warnAt,
         maxTokens,
         maxCostUsd,
+        onLimit,
+        ...(request.askTimeoutMs !== undefined ? { askTimeoutMs: request.askTimeoutMs } : {}),
         ...(modelTimeoutSeconds ? { modelTimeoutMs: modelTimeoutSeconds * 1000 } : {}),
         ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
       },

@@ -1,5 +1,7 @@
 import type { AcaClient } from '../api/aca-client';
+import { UserInputError } from '../shared/errors';
 import type { AgentState } from '../shared/types';
+import { positiveInteger } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor } from './run-command';
@@ -49,6 +51,19 @@ export async function pauseResumeCommand(
 export async function feedbackCommand(aca: AcaClient, id: string, text: string, io: CliIO): Promise<number> {
   const { pending } = await aca.run(id).feedback(text);
   io.out(`Feedback delivered to ${id}; the next Coder turn receives it (${pending} pending).`);
+  return EXIT.success;
+}
+
+export async function extendCommand(
+  aca: AcaClient,
+  id: string,
+  flags: { iterations?: string; feedback?: string },
+  io: CliIO,
+): Promise<number> {
+  const iterations = positiveInteger(flags.iterations, 'iterations');
+  if (iterations === undefined) throw new UserInputError('--iterations N is needed: how many more attempts');
+  const { maxIterations } = await aca.run(id).extend(iterations, flags.feedback);
+  io.out(`Extended ${id}: ${iterations} more attempts, up to ${maxIterations}.`);
   return EXIT.success;
 }
 

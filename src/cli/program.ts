@@ -6,6 +6,7 @@ import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import {
   cancelCommand,
+  extendCommand,
   feedbackCommand,
   listCommand,
   logCommand,
@@ -77,6 +78,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--warn-at <n>', 'attempt at which a warning is shown (12)')
     .option('--max-tokens <n>', 'token budget; a run over it ends FAILED budget')
     .option('--max-cost <usd>', "budget in dollars at the model's prices; a run over it ends FAILED budget")
+    .option('--on-limit <fail|ask>', 'at the iteration limit: fail (default), or ask: wait for aca extend')
+    .option('--ask-timeout <duration>', 'how long an --on-limit ask run waits for aca extend (default 24h)')
     .option('--model <name>', 'model name (ACA_MODEL)')
     .option('--model-timeout <seconds>', 'time one model call may take (120)')
     .option('--max-steps <n>', 'model calls one agent turn may make (12)')
@@ -153,6 +156,16 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .argument('<text>', 'the guidance, as one quoted argument')
     .action(async (id: string, text: string) => {
       set(await withClient(config(), (aca) => feedbackCommand(aca, id, text, io)));
+    });
+
+  program
+    .command('extend')
+    .description('give a run waiting at its iteration limit (--on-limit ask) more attempts')
+    .argument('<id>', 'run id')
+    .option('--iterations <n>', 'how many more attempts')
+    .option('--feedback <text>', 'guidance for its next Coder turn')
+    .action(async (id: string, flags: { iterations?: string; feedback?: string }) => {
+      set(await withClient(config(), (aca) => extendCommand(aca, id, flags, io)));
     });
 
   program

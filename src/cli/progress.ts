@@ -14,11 +14,12 @@ export function formatPassRate(rate: number | null): string {
 
 /** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens, cost. */
 export function progressLine(s: RunSnapshot, elapsedMs: number): string {
-  const state = s.paused ? 'PAUSED' : s.state;
+  const state = shownState(s);
   const tokens = s.tokens.prompt + s.tokens.completion;
   return [
     state.padEnd(10),
     `iteration ${s.iterations}/${s.maxIterations}`,
+    ...(s.waiting === 'limit' ? [`at its limit: aca extend ${s.workflowId} --iterations N`] : []),
     `pass ${formatPassRate(s.passRate)}`,
     formatDuration(elapsedMs),
     `${tokens} tokens`,
@@ -86,5 +87,10 @@ function changeMark(status: ChangedFile['status']): string {
 
 /** Same key => nothing worth a new line on a non-terminal output. */
 export function progressKey(s: RunSnapshot): string {
-  return `${s.paused ? 'PAUSED' : s.state}|${s.iterations}|${s.passRate}`;
+  return `${shownState(s)}|${s.iterations}|${s.maxIterations}|${s.passRate}`;
+}
+
+function shownState(s: RunSnapshot): string {
+  if (s.paused) return 'PAUSED';
+  return s.waiting === 'limit' ? 'WAITING' : s.state;
 }

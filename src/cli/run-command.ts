@@ -1,6 +1,7 @@
 import type { AcaClient } from '../api/aca-client';
 import { validateRunRequest, type StartRunRequest, type ValidRunRequest } from '../api/run-request';
 import type { AcaConfig } from '../config';
+import { parseDuration } from '../shared/duration';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import type { Language } from '../shared/types';
@@ -30,6 +31,8 @@ export interface RunFlags {
   testCmd?: string;
   setupCmd?: string;
   setupNetwork?: boolean;
+  onLimit?: string;
+  askTimeout?: string;
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -65,6 +68,8 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     if (n !== undefined) Object.assign(request, { [key]: n });
   }
   if (flags.maxCost !== undefined) request.maxCostUsd = dollars(flags.maxCost);
+  if (flags.onLimit !== undefined) request.onLimit = flags.onLimit as 'fail' | 'ask';
+  if (flags.askTimeout !== undefined) request.askTimeoutMs = parseDuration(flags.askTimeout, 'ask-timeout');
   return {
     ...(await validateRunRequest(request, config)),
     detach: flags.detach === true,

@@ -23,6 +23,10 @@ export interface RunOptions {
   maxStepsPerTurn: number;
   /** Time one model call may take before the activity attempt times out. */
   modelTimeoutMs: number;
+  /** At the iteration limit: end FAILED, or wait for `aca extend` (`--on-limit ask`). */
+  onLimit: 'fail' | 'ask';
+  /** How long a run waits at its limit for `aca extend` before it ends FAILED `max_iterations`. */
+  askTimeoutMs: number;
 }
 
 export interface RunInput {
@@ -110,6 +114,8 @@ export interface RunSnapshot {
   tokens: TokenUsage;
   transitions: Transition[];
   paused: boolean;
+  /** `"limit"` while the run waits at its iteration limit for `aca extend` (`--on-limit ask`). */
+  waiting: 'limit' | null;
   warning: string | null;
   lastAnalysis: Analysis | null;
   error: string | null;
@@ -131,7 +137,7 @@ export interface RunSnapshot {
   testCommand: string | null;
 }
 
-export type RunResult = Omit<RunSnapshot, 'paused'>;
+export type RunResult = Omit<RunSnapshot, 'paused' | 'waiting'>;
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
   maxIterations: 15,
@@ -140,4 +146,6 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = {
   maxCostUsd: null,
   maxStepsPerTurn: 12,
   modelTimeoutMs: 120_000,
+  onLimit: 'fail',
+  askTimeoutMs: 24 * 60 * 60_000,
 };

@@ -35,7 +35,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       task: input.task,
       language: input.language,
       attempt: Math.max(1, run.record.iterations),
-      maxIterations: input.options.maxIterations,
+      maxIterations: run.record.maxIterations,
       protectedPaths: run.work.protectedPaths,
       ...(run.input.repo && run.record.testCommand ? { testCommand: run.record.testCommand } : {}),
       ...request.context,

@@ -6,6 +6,11 @@ export function renderDetails(snapshot: RunSnapshot): string {
   const lines = [
     `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
+    ...(snapshot.waiting === 'limit'
+      ? [
+          `- **Waiting:** at its iteration limit; \`aca extend ${snapshot.workflowId} --iterations N\` gives it N more attempts, else it ends FAILED max_iterations when its wait is over`,
+        ]
+      : []),
     `- **Pass rate:** ${passRate} (${snapshot.tests.passed} passed, ${snapshot.tests.failed} failed, ${snapshot.tests.errors} errors)`,
     `- **Tokens:** ${snapshot.tokens.prompt} prompt${snapshot.tokens.cached ? ` (${snapshot.tokens.cached} cached)` : ''}, ${snapshot.tokens.completion} completion${snapshot.tokens.reasoning ? ` (${snapshot.tokens.reasoning} reasoning)` : ''}`,
   ];

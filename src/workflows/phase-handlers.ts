@@ -1,4 +1,4 @@
-import { ApplicationFailure, log } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { TurnFinish } from '../shared/types';
 import { runAgentTurn, type TurnResult } from './agent-turn';
@@ -125,7 +125,8 @@ async function plan(run: RunContext): Promise<PhaseOutcome> {
 
 async function code(run: RunContext): Promise<PhaseOutcome> {
   const { record, input, work } = run;
-  const { maxIterations, warnAt } = input.options;
+  const { maxIterations } = record;
+  const { warnAt } = input.options;
   record.iterations += 1;
   run.attemptsThisExecution += 1;
   const iteration = record.iterations;
@@ -223,7 +224,7 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
   };
   work.failedAttempt = null;
   run.publish();
-  if (record.iterations >= run.input.options.maxIterations) {
+  if (record.iterations >= record.maxIterations && !(await waitAtLimit(run))) {
     return { end: { state: 'FAILED', reason: 'max_iterations', lastAttempt: failure } };
   }
   run.memory.add(`failure ${failure.iteration}`, () =>
@@ -233,6 +234,30 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
     ),
   );
   return { next: 'CODING' };
+}
+
+/**
+ * `--on-limit ask`: the run waits, on a durable timer, for `aca extend`. True when it was given
+ * more attempts; false (end FAILED `max_iterations`) when not asked to wait or the timer fired.
+ */
+async function waitAtLimit(run: RunContext): Promise<boolean> {
+  const { input, record, work } = run;
+  if (input.options.onLimit !== 'ask') return false;
+  record.waiting = 'limit';
+  run.publish(
+    `Waiting at the iteration limit: \`aca extend ${run.workflowId} --iterations N\` gives it N more attempts.`,
+  );
+  const extended = await condition(() => work.extension !== null, input.options.askTimeoutMs);
+  record.waiting = null;
+  if (!extended || !work.extension) {
+    run.publish();
+    return false;
+  }
+  record.maxIterations += work.extension.iterations;
+  work.extension = null;
+  record.warning = null;
+  run.publish();
+  return true;
 }
 
 /** The finishing call a turn ended with, if it ended with the expected one; else the error is shown. */

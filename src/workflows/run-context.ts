@@ -30,6 +30,12 @@ export interface RunWork {
   baselineRef: string | null;
   /** Failure memory holds the task (stored with the Planner's turn); outcomes need it. */
   taskRemembered: boolean;
+  /** More attempts `aca extend` gave a run waiting at its limit, until the wait takes them. */
+  extension: LimitExtension | null;
+}
+
+export interface LimitExtension {
+  iterations: number;
 }
 
 /** Everything a run hands to its next execution at continue-as-new. */
@@ -80,6 +86,7 @@ export class RunContext {
       workspace: input.workspace,
       files: [],
       tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
+      waiting: null,
       warning: null,
       lastAnalysis: null,
       error: null,
@@ -107,6 +114,7 @@ export class RunContext {
       testSetup: null,
       baselineRef: null,
       taskRemembered: false,
+      extension: null,
     };
   }
 

@@ -59,7 +59,7 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
   if ('stopped' in ending) run.machine.stop();
   else run.machine.move(ending.state);
   countRunFinished(ending.state, ending.reason);
-  const { paused: _paused, ...result } = run.snapshot();
+  const { paused: _paused, waiting: _waiting, ...result } = run.snapshot();
   return result;
 }
 

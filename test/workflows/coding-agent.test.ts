@@ -18,13 +18,20 @@ import {
   type RunInput,
   type RunOptions,
   type RunResult,
+  type RunSnapshot,
 } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
 import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { codingAgentWorkflow } from '../../src/workflows';
-import { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../../src/workflows/signals';
+import {
+  extendUpdate,
+  feedbackUpdate,
+  pauseSignal,
+  resumeSignal,
+  stateQuery,
+} from '../../src/workflows/signals';
 import { getTestTemporal } from '../helpers/temporal-env';
 import { until } from '../helpers/until';
 
@@ -546,6 +553,67 @@ describe('the run state machine with stub activities', () => {
     await expect(handle.executeUpdate(feedbackUpdate, { args: ['too late'] })).rejects.toThrow();
   });
 
+  const waitingAtLimit = async (handle: { query: (q: typeof stateQuery) => Promise<RunSnapshot> }) => {
+    let last: RunSnapshot | null = null;
+    await until(
+      async () => {
+        last = await handle.query(stateQuery);
+        return last.waiting === 'limit';
+      },
+      20_000,
+      'the run waiting at its limit',
+    );
+    return last!;
+  };
+
+  test('--on-limit ask: the run waits at its limit; extend gives it more attempts and feedback', async () => {
+    const handle = await started(
+      { tests: (attempt) => (attempt === 1 ? failingTests : {}) },
+      { maxIterations: 1, warnAt: 1, onLimit: 'ask' },
+    );
+    const waiting = await waitingAtLimit(handle);
+    expect(waiting).toMatchObject({ state: 'REFLECTING', iterations: 1, maxIterations: 1 });
+    // Feedback while waiting is kept for the Coder turn after the extension.
+    await handle.executeUpdate(feedbackUpdate, { args: ['check the edge case'] });
+    await expect(handle.executeUpdate(extendUpdate, { args: [{ iterations: 0 }] })).rejects.toThrow();
+    await expect(handle.executeUpdate(extendUpdate, { args: [{ iterations: 1.5 }] })).rejects.toThrow();
+    expect(
+      await handle.executeUpdate(extendUpdate, { args: [{ iterations: 2, feedback: 'use integers' }] }),
+    ).toEqual({ maxIterations: 3 });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2, maxIterations: 3 });
+    expect(result).not.toHaveProperty('waiting');
+    const coder2 = logOf(handle.workflowId).steps.find((s) => s.turnKey === 'coder-2')!;
+    expect(coder2.input.open?.context.feedback).toEqual(['check the edge case', 'use integers']);
+    expect(coder2.input.open?.context.maxIterations).toBe(3);
+    await expect(handle.executeUpdate(extendUpdate, { args: [{ iterations: 1 }] })).rejects.toThrow();
+  });
+
+  test('--on-limit ask: a wait nobody answers ends FAILED max_iterations when its timer fires', async () => {
+    const started_ = Date.now();
+    const handle = await started(
+      { tests: () => failingTests },
+      { maxIterations: 1, warnAt: 1, onLimit: 'ask', askTimeoutMs: 2_000 },
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 1 });
+    expect(Date.now() - started_).toBeGreaterThanOrEqual(2_000);
+    const timers = (await handle.fetchHistory()).events!.filter((e) => e.timerStartedEventAttributes);
+    expect(timers).toHaveLength(1);
+  });
+
+  test('extend is refused by a run that is not waiting at its limit', async () => {
+    const held = gate();
+    const handle = await started({ step: async () => held.promise.then(() => ({})) }, { onLimit: 'ask' });
+    await until(() => logOf(handle.workflowId).steps.length > 0, 20_000, 'the first step');
+    const refused = await handle
+      .executeUpdate(extendUpdate, { args: [{ iterations: 1 }] })
+      .catch((err: unknown) => err);
+    held.open();
+    expect(((refused as Error).cause as Error).message).toBe('the run is not waiting at its iteration limit');
+    expect((await handle.result()).state).toBe('SUCCESS');
+  });
+
   test('a move the state table forbids fails the run with a message naming both states', async () => {
     const handle = await client.workflow.start('forbiddenMoveWorkflow', {
       workflowId: `stub-${process.pid}-${++counter}`,
@@ -576,6 +644,7 @@ describe('the run state machine with stub activities', () => {
         workspace: '/x',
         files: [],
         tokens: { prompt: 0, completion: 0 },
+        waiting: null,
         warning: null,
         lastAnalysis: null,
         error: null,
@@ -603,6 +672,7 @@ describe('the run state machine with stub activities', () => {
         testSetup: null,
         baselineRef: null,
         taskRemembered: true,
+        extension: null,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {
