@@ -18,3 +18,19 @@ export async function withHeartbeats<T>(
     clearInterval(timer);
   }
 }
+
+/**
+ * A heartbeat for events that may come hundreds of times a second (a streamed answer's chunks):
+ * beats at most once per `minGapMs`, each with the latest details, since every beat crosses into
+ * the SDK's native core.
+ */
+export function throttledHeartbeat<D>(minGapMs: number): (details: D) => void {
+  const ctx = Context.current();
+  let last = -Infinity;
+  return (details) => {
+    const now = performance.now();
+    if (now - last < minGapMs) return;
+    last = now;
+    ctx.heartbeat(details);
+  };
+}
