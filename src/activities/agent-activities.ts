@@ -80,22 +80,36 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       // stream_idle_seconds, within this attempt, rather than by the heartbeat timeout, which
       // would start a second attempt while the first still waits on the model.
       const beat = throttledHeartbeat<{ streamed: StreamProgress }>(CHUNK_HEARTBEAT_MIN_MS);
+      let streamed: StreamProgress | undefined;
       const model: ChatModel = {
         complete: (request) =>
           deps.chatModel.complete({
             ...request,
             timeoutMs: input.timeoutMs,
-            onChunk: (progress) => beat({ streamed: { ...progress } }),
+            onChunk: (progress) => {
+              streamed = { ...progress };
+              beat({ streamed });
+            },
           }),
       };
       let decision: StepDecision;
       try {
-        decision = await withHeartbeats(HEARTBEAT_EVERY_MS, async () => {
-          if (input.open) await openTurn(deps.store, input.open, sources);
-          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal, (name) =>
-            contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
-          );
-        });
+        decision = await withHeartbeats(
+          HEARTBEAT_EVERY_MS,
+          async () => {
+            if (input.open) await openTurn(deps.store, input.open, sources);
+            return runAgentStep(
+              deps.store,
+              model,
+              input.ref,
+              input.stepIndex,
+              ctx.cancellationSignal,
+              (name) => contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
+            );
+          },
+          // The timer's beats keep the stream's progress as the latest details, not blank them.
+          () => (streamed ? { streamed } : undefined),
+        );
       } catch (err) {
         throw toActivityFailure(err);
       }

@@ -8,10 +8,14 @@ import { Context } from '@temporalio/activity';
 export async function withHeartbeats<T>(
   everyMs: number,
   work: () => Promise<T>,
+  /** Sent with every beat; a function is asked each time, for details that change as work goes on. */
   details?: unknown,
 ): Promise<T> {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(details), everyMs);
+  const timer = setInterval(
+    () => ctx.heartbeat(typeof details === 'function' ? (details as () => unknown)() : details),
+    everyMs,
+  );
   try {
     return await work();
   } finally {

@@ -221,7 +221,7 @@ describe('streamed answers', () => {
       const took = performance.now() - started;
       expect(outcome.toolCalls.map((c) => c.name)).toEqual(['create_file', 'read_file']);
       expect(took).toBeGreaterThan(2500);
-      // Chunk beats, about one a second (the 5 s timer's beats carry no details).
+      // Chunk beats, about one a second, each further on (the 5 s timer has not beaten yet).
       const streamed = beats.flatMap((b) => {
         const details = b.details as { streamed?: StreamProgress } | undefined;
         return details?.streamed ? [{ at: b.at, ...details.streamed }] : [];
