@@ -10,6 +10,7 @@ import {
 import type { ConversationStore, StepDecision } from '../agents/conversation-store';
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
+import type { StreamProgress } from '../llm/stream-answer';
 import { toActivityFailure } from '../llm/model-errors';
 import { costOf, priceOf, type PriceTable } from '../llm/model-prices';
 import { contextBudgetFor } from '../llm/context-window';
@@ -21,7 +22,7 @@ import {
   type TurnMapBudgets,
   type TurnMapRequest,
 } from '../repo-map/turn-map';
-import { withHeartbeats } from './heartbeats';
+import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { RunFiles } from './run-files';
 export type { TurnContext } from '../agents/turn-context';
 
@@ -72,6 +73,8 @@ export interface ToolCallInput {
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
+/** A streamed answer's chunks beat at most this often. */
+const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
@@ -103,17 +106,43 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   return {
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const ctx = Context.current();
+      // Chunks beat too, carrying how far the answer has come (the Web UI shows a pending
+      // activity's last details). The timer's beats stay: they say the worker is alive while the
+      // server has not started answering yet, which on a long prompt can take longer than the
+      // heartbeat timeout. A stream that goes silent is ended by the model client after
+      // stream_idle_seconds, within this attempt, rather than by the heartbeat timeout, which
+      // would start a second attempt while the first still waits on the model.
+      const beat = throttledHeartbeat<{ streamed: StreamProgress }>(CHUNK_HEARTBEAT_MIN_MS);
+      let streamed: StreamProgress | undefined;
       const model: ChatModel = {
-        complete: (request) => deps.chatModel.complete({ ...request, timeoutMs: input.timeoutMs }),
+        complete: (request) =>
+          deps.chatModel.complete({
+            ...request,
+            timeoutMs: input.timeoutMs,
+            onChunk: (progress) => {
+              streamed = { ...progress };
+              beat({ streamed });
+            },
+          }),
       };
       let decision: StepDecision;
       try {
-        decision = await withHeartbeats(HEARTBEAT_EVERY_MS, async () => {
-          if (input.open) await openTurn(deps.store, input.open, sources);
-          return runAgentStep(deps.store, model, input.ref, input.stepIndex, ctx.cancellationSignal, (name) =>
-            contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
-          );
-        });
+        decision = await withHeartbeats(
+          HEARTBEAT_EVERY_MS,
+          async () => {
+            if (input.open) await openTurn(deps.store, input.open, sources);
+            return runAgentStep(
+              deps.store,
+              model,
+              input.ref,
+              input.stepIndex,
+              ctx.cancellationSignal,
+              (name) => contextBudgetFor(name, optionsForModel(deps.modelOptions ?? {}, name)),
+            );
+          },
+          // The timer's beats keep the stream's progress as the latest details, not blank them.
+          () => (streamed ? { streamed } : undefined),
+        );
       } catch (err) {
         throw toActivityFailure(err);
       }

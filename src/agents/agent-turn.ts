@@ -300,25 +300,43 @@ export async function executeTurnToolCall(
 }
 
 /**
- * The files whose latest read in this turn was cut (a window, or too large for one answer) and
- * that were not edited in place since: rewriting one whole from what was seen would lose the rest.
+ * The files of this turn that were read only in part (a window, or too large for one answer) and
+ * not written since: rewriting one whole from what was seen would lose the rest. Windows that
+ * together hold every line of the file count as a whole read, since a file larger than one answer
+ * can be seen whole no other way.
  */
 export function partlyReadFiles(conversation: Conversation): Set<string> {
   const partly = new Set<string>();
+  // Windows seen of each file since it was last written, for its line count at the time.
+  const seen = new Map<string, { total: number; windows: Array<[number, number]> }>();
   for (const entry of conversation.entries) {
     if (entry.kind !== 'assistant') continue;
     for (const call of entry.toolCalls) {
       const result = conversation.toolResults[call.id];
       if (!result?.ok || typeof result.path !== 'string') continue;
       if (call.name === 'read_file') {
-        const whole =
-          result.truncated !== true && result.start_line === 1 && result.end_line === result.total_lines;
-        if (whole) partly.delete(result.path);
+        const total = Number(result.total_lines);
+        const before = seen.get(result.path);
+        const windows = before && before.total === total ? before.windows : [];
+        windows.push([Number(result.start_line), Number(result.end_line)]);
+        seen.set(result.path, { total, windows });
+        if (coversAllLines(windows, total)) partly.delete(result.path);
         else partly.add(result.path);
       } else if (call.name === 'edit_file' || call.name === 'create_file' || call.name === 'delete_file') {
         partly.delete(result.path);
+        seen.delete(result.path);
       }
     }
   }
   return partly;
+}
+
+/** Whether the windows (inclusive line ranges) hold every line from 1 to `total`. */
+function coversAllLines(windows: Array<[number, number]>, total: number): boolean {
+  let next = 1;
+  for (const [start, end] of [...windows].sort((a, b) => a[0] - b[0])) {
+    if (start > next) break;
+    next = Math.max(next, end + 1);
+  }
+  return next > total;
 }

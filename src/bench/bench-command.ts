@@ -1,7 +1,7 @@
 /**
  * `aca bench [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, repo, history, humaneval; none or `all` runs every one.
+ * concurrency, sandbox, search, repo, history, edit, humaneval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -23,6 +23,7 @@ import {
   type BenchIO,
   type Goal,
 } from './bench-util';
+import { EDIT_BENCH_MODEL_OPTIONS, editReport, runEditBench } from './edit-bench';
 import { concurrencyReport, concurrencySvg, DEFAULT_LEVELS, runConcurrencyBench } from './concurrency-bench';
 import { historyReport, historySvg, HISTORY_CASES, runHistoryBench } from './history-bench';
 import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './humaneval-bench';
@@ -38,6 +39,7 @@ export const PARTS = [
   'search',
   'repo',
   'history',
+  'edit',
   'humaneval',
 ] as const;
 export type Part = (typeof PARTS)[number];
@@ -171,6 +173,7 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
       progress: progressLogger(io, 'setup'),
       live: plan.humaneval.live,
       keepHome: plan.keep,
+      modelOptions: EDIT_BENCH_MODEL_OPTIONS,
     });
     return stack;
   };
@@ -243,6 +246,12 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
             const svg = historySvg(r);
             if (svg) save('history.svg', svg);
             if (!r.promptsBounded) failures.push('history: prompts grow with the iteration');
+            break;
+          }
+          case 'edit': {
+            const r = await runEditBench(await getStack(), progress);
+            editReport(r, io);
+            save('edit.json', r);
             break;
           }
           case 'humaneval': {

@@ -21,6 +21,7 @@ import { RunFiles } from '../activities/run-files';
 import { startRunWorkflow } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { ScriptedLlmServer } from '../llm/scripted-server';
+import type { ModelOptionsTable } from '../llm/model-options';
 import type { Scenario } from '../llm/scenario';
 import { DEFAULT_RUN_OPTIONS, type RunOptions, type RunResult } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
@@ -46,6 +47,8 @@ export interface BenchStackOptions {
   workflowsPath?: string;
   /** SQLite file of the dev server this stack starts (default: in the temporary folder, on disk). */
   temporalDbFile?: string;
+  /** Per-model options over ACA_MODEL_OPTIONS's, for the scripted models of a part. */
+  modelOptions?: ModelOptionsTable;
 }
 
 export interface StartedRun {
@@ -155,12 +158,16 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
     cleanup.push(() => connection.close());
     await registerSearchAttributes(connection, namespace);
 
-    const config = loadConfig({
+    const loaded = loadConfig({
       ...process.env,
       ACA_HOME: home,
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: namespace,
     });
+    const config: AcaConfig = {
+      ...loaded,
+      modelOptions: { ...loaded.modelOptions, ...options.modelOptions },
+    };
     const client = new Client({ connection, namespace });
     const llm = await new ScriptedLlmServer().start();
     cleanup.push(() => llm.stop());

@@ -299,7 +299,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     program
       .command('bench')
       .description('benchmarks: where time and tokens go (results under bench/results)')
-      .argument('[parts...]', 'all (default), overhead, concurrency, sandbox, history, humaneval'),
+      .argument(
+        '[parts...]',
+        'all (default), overhead, concurrency, sandbox, search, repo, history, edit, humaneval',
+      ),
   ).action(async (parts: string[], flags: BenchFlags) => {
     const { benchCommand } = await import('../bench/bench-command');
     set(await benchCommand(parts, flags, io));

@@ -1,15 +1,21 @@
 import OpenAI from 'openai';
 import type { TokenUsage } from '../shared/types';
 import { rejectsToolChoice } from './model-errors';
-import { optionsForModel, type ModelOptionsTable } from './model-options';
+import { DEFAULT_STREAM_IDLE_SECONDS, optionsForModel, type ModelOptionsTable } from './model-options';
+import { idleWatch, ModelStreamIdleError, readChatStream, type StreamProgress } from './stream-answer';
 
 export interface ChatRequest {
   model: string;
   messages: OpenAI.Chat.ChatCompletionMessageParam[];
   tools: OpenAI.Chat.ChatCompletionTool[];
   signal?: AbortSignal;
-  /** This call's timeout; the model's default otherwise. */
+  /**
+   * This call's timeout; the model's default otherwise. A streamed call is timed until the server
+   * answers; after that only silence (stream_idle_seconds) ends it.
+   */
   timeoutMs?: number;
+  /** Called as a streamed answer's chunks arrive (never for a non-streaming call). */
+  onChunk?: (progress: StreamProgress) => void;
 }
 
 export interface ChatAnswer {
@@ -65,50 +71,81 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         }
       }
       const timeout = request.timeoutMs ?? options.timeoutMs;
-      const ask = (toolChoice: boolean) =>
-        client.chat.completions.create(
-          {
-            model: request.model,
-            messages: request.messages,
-            tools: request.tools,
-            ...(toolChoice ? { tool_choice: 'auto' as const } : {}),
-            ...(perModel.max_completion_tokens !== undefined
-              ? { max_completion_tokens: perModel.max_completion_tokens }
-              : {}),
-            ...(perModel.reasoning_effort !== undefined
-              ? { reasoning_effort: perModel.reasoning_effort as OpenAI.ReasoningEffort }
-              : {}),
-            ...(perModel.temperature !== undefined ? { temperature: perModel.temperature } : {}),
-            stream: false,
-          },
-          // An undefined timeout is refused by the client; leaving it out means its default.
-          { signal: request.signal, ...(timeout !== undefined ? { timeout } : {}) },
+      const body = (toolChoice: boolean) => ({
+        model: request.model,
+        messages: request.messages,
+        tools: request.tools,
+        ...(toolChoice ? { tool_choice: 'auto' as const } : {}),
+        ...(perModel.max_completion_tokens !== undefined
+          ? { max_completion_tokens: perModel.max_completion_tokens }
+          : {}),
+        ...(perModel.reasoning_effort !== undefined
+          ? { reasoning_effort: perModel.reasoning_effort as OpenAI.ReasoningEffort }
+          : {}),
+        ...(perModel.temperature !== undefined ? { temperature: perModel.temperature } : {}),
+      });
+      // An undefined timeout is refused by the client; leaving it out means its default.
+      const timing = timeout !== undefined ? { timeout } : {};
+      const askWhole = async (toolChoice: boolean): Promise<ChatAnswer> => {
+        const response = await client.chat.completions.create(
+          { ...body(toolChoice), stream: false },
+          { signal: request.signal, ...timing },
         );
-      let response: OpenAI.Chat.ChatCompletion;
-      if (withoutToolChoice.has(request.model)) {
-        response = await ask(false);
-      } else {
-        try {
-          response = await ask(true);
-        } catch (err) {
-          if (!rejectsToolChoice(err)) throw err;
-          withoutToolChoice.add(request.model);
-          response = await ask(false);
-        }
-      }
-      const choice = response.choices[0];
-      const message = choice?.message;
-      const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
-        call.type === 'function'
-          ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }]
-          : [],
-      );
-      return {
-        content: message?.content ?? null,
-        toolCalls,
-        finishReason: choice?.finish_reason ?? null,
-        usage: usageOf(response.usage),
+        const choice = response.choices[0];
+        const message = choice?.message;
+        const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
+          call.type === 'function'
+            ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }]
+            : [],
+        );
+        return {
+          content: message?.content ?? null,
+          toolCalls,
+          finishReason: choice?.finish_reason ?? null,
+          usage: usageOf(response.usage),
+        };
       };
+      const idleSeconds = perModel.stream_idle_seconds ?? DEFAULT_STREAM_IDLE_SECONDS;
+      const askStreamed = async (toolChoice: boolean): Promise<ChatAnswer> => {
+        // Our own controller, so that silence can end the request as well as cancellation.
+        const controller = new AbortController();
+        const cancel = () => controller.abort();
+        if (request.signal?.aborted) controller.abort();
+        request.signal?.addEventListener('abort', cancel, { once: true });
+        const idle = idleWatch(idleSeconds * 1000, () => controller.abort());
+        try {
+          const stream = await client.chat.completions.create(
+            { ...body(toolChoice), stream: true, stream_options: { include_usage: true } },
+            { signal: controller.signal, ...timing },
+          );
+          idle.touch();
+          const answer = await readChatStream(stream, (progress) => {
+            idle.touch();
+            request.onChunk?.(progress);
+          }).catch((err: unknown) => {
+            // The client ends an aborted stream quietly, so the abort's cause is told here.
+            if (idle.fired) throw new ModelStreamIdleError(idleSeconds);
+            if (request.signal?.aborted) throw new OpenAI.APIUserAbortError();
+            throw err;
+          });
+          // Usage comes only from servers that honour include_usage (OpenAI, vLLM, llama.cpp,
+          // Ollama); one that sends none counts the step as 0 tokens, as a non-streaming answer
+          // without usage does.
+          return { ...answer, usage: usageOf(answer.usage) };
+        } finally {
+          idle.stop();
+          request.signal?.removeEventListener('abort', cancel);
+        }
+      };
+      const ask = perModel.stream === true ? askStreamed : askWhole;
+      if (withoutToolChoice.has(request.model)) return ask(false);
+      try {
+        return await ask(true);
+      } catch (err) {
+        if (!rejectsToolChoice(err)) throw err;
+        withoutToolChoice.add(request.model);
+        return ask(false);
+      }
     },
   };
 }

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
+import { ModelStreamIdleError, ModelStreamIncompleteError } from './stream-answer';
 
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404, 422]);
 
@@ -37,6 +38,13 @@ export function toActivityFailure(err: unknown): Error {
       });
     }
     return ApplicationFailure.create({ message: detail, type: 'ModelServerError' });
+  }
+  // A silent stream is a timeout of its own kind: retried, as a model that took too long is.
+  if (err instanceof ModelStreamIdleError) {
+    return ApplicationFailure.create({ message: err.message, type: 'ModelTimeout' });
+  }
+  if (err instanceof ModelStreamIncompleteError) {
+    return ApplicationFailure.create({ message: err.message, type: 'ModelStreamIncomplete' });
   }
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
     return ApplicationFailure.create({ message: 'model call timed out', type: 'ModelTimeout' });

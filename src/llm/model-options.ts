@@ -12,7 +12,17 @@ export const modelOptionsSchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   /** The model's context window in tokens; replaces the built-in table's figure. */
   context_tokens: z.number().int().min(1024).optional(),
+  /**
+   * Stream the answer (Server-Sent Events). Off unless asked: agent steps are non-streaming by
+   * contract, and not every server streams tool calls well.
+   */
+  stream: z.boolean().optional(),
+  /** While streaming, how long without a chunk before the request is given up and retried. */
+  stream_idle_seconds: z.number().positive().max(3600).optional(),
 });
+
+/** What stream_idle_seconds is when not given. */
+export const DEFAULT_STREAM_IDLE_SECONDS = 60;
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;
 

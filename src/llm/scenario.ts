@@ -18,6 +18,11 @@ const faultSchema = z.strictObject({
   /** How many requests of this same conversation get the fault before the answer is served. */
   times: z.number().int().min(1).optional(),
   always: z.boolean().optional(),
+  /**
+   * Sends this many chunks of a streamed answer, then nothing more, with the connection left
+   * open: a stream gone silent. A non-streaming request gets no answer at all.
+   */
+  stallAfterChunks: z.number().int().min(0).optional(),
 });
 
 const scriptedToolCallSchema = z.strictObject({
@@ -45,6 +50,8 @@ export const scenarioStepSchema = z.strictObject({
    */
   context_limit_chars: z.number().int().positive().optional(),
   delayMs: z.number().int().min(0).optional(),
+  /** When the request streams: the pause before each chunk after the first, a generation that takes its time. */
+  chunkDelayMs: z.number().int().min(0).optional(),
   fault: faultSchema.optional(),
   /** Reported usage; `cached` and `reasoning` appear as the prompt and completion token details. */
   usage: z

@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DOCTOR_PROBE_TOOL } from '../preflight/model-checks';
-import { completionBody, contextLengthBody, errorBody, type ScriptedToolCall } from './chat-completion-body';
+import {
+  completionBody,
+  completionChunks,
+  contextLengthBody,
+  errorBody,
+  type ScriptedToolCall,
+} from './chat-completion-body';
 import type { AgentRole } from '../shared/types';
 import { loadScenarios, parseScenario, type Scenario, type ScenarioStep } from './scenario';
 
@@ -185,6 +191,11 @@ export class ScriptedLlmServer {
       if (record.status === 'pending') record.status = 'dropped';
     });
 
+    // Before the doctor's probe too: `aca doctor` must meet the same server the agents do.
+    if (scenario?.rejects_tool_choice && params.tool_choice !== undefined) {
+      record.status = 400;
+      return this.json(res, 400, errorBody('tool_choice is not supported by this server'));
+    }
     if (scenario && tools.includes(DOCTOR_PROBE_TOOL)) {
       record.status = 200;
       record.usage = { prompt: 1, completion: 1 };
@@ -214,20 +225,18 @@ export class ScriptedLlmServer {
       record.status = 400;
       return this.json(res, 400, errorBody(`cannot tell the agent from tools [${tools.join(', ')}]`));
     }
-    if (scenario.rejects_tool_choice && params.tool_choice !== undefined) {
-      record.status = 400;
-      return this.json(res, 400, errorBody('tool_choice is not supported by this server'));
-    }
     const turns = scenario.agents[agent] ?? [];
     const steps = turns.length ? turns[Math.min(turn, turns.length - 1)] : [];
     const planned: ScenarioStep | undefined = steps[step];
 
+    let stallAfterChunks: number | undefined;
     if (planned?.fault) {
       const fault = planned.fault;
       const served = this.faultsServed.get(key) ?? 0;
       if (fault.always || served < (fault.times ?? 1)) {
         this.faultsServed.set(key, served + 1);
         if (fault.delayMs) await sleep(fault.delayMs);
+        stallAfterChunks = fault.stallAfterChunks;
         if (fault.drop) {
           record.status = 'dropped';
           req.socket.destroy();
@@ -272,18 +281,53 @@ export class ScriptedLlmServer {
       prompt: planned?.usage?.prompt ?? estimateTokens(JSON.stringify(messages)),
       completion: planned?.usage?.completion ?? estimateTokens(completionText),
     };
+    const served = {
+      seq: record.seq,
+      model,
+      ...answer,
+      usage: { ...usage, cached: planned?.usage?.cached, reasoning: planned?.usage?.reasoning },
+    };
+    if (params.stream === true) {
+      const options = params.stream_options as { include_usage?: unknown } | undefined;
+      const chunks = completionChunks(served, options?.include_usage === true);
+      const sent = await this.stream(res, chunks, planned?.chunkDelayMs ?? 0, stallAfterChunks);
+      if (sent) {
+        record.usage = usage;
+        record.status = 200;
+      }
+      return;
+    }
+    // A stall without a stream: no answer at all, the connection left open.
+    if (stallAfterChunks !== undefined) return;
     record.usage = usage;
     record.status = 200;
-    return this.json(
-      res,
-      200,
-      completionBody({
-        seq: record.seq,
-        model,
-        ...answer,
-        usage: { ...usage, cached: planned?.usage?.cached, reasoning: planned?.usage?.reasoning },
-      }),
-    );
+    return this.json(res, 200, completionBody(served));
+  }
+
+  /**
+   * Writes chunks as Server-Sent Events, then `data: [DONE]`. With `stallAfter`, stops after that
+   * many chunks and leaves the connection open until the client gives up. True when all was sent.
+   */
+  private async stream(
+    res: http.ServerResponse,
+    chunks: unknown[],
+    delayMs: number,
+    stallAfter: number | undefined,
+  ): Promise<boolean> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    for (const [index, chunk] of chunks.entries()) {
+      if (stallAfter !== undefined && index >= stallAfter) return false;
+      if (index > 0 && delayMs > 0) await sleep(delayMs);
+      if (res.destroyed) return false;
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    }
+    if (stallAfter !== undefined) return false;
+    res.end('data: [DONE]\n\n');
+    return true;
   }
 
   private chooseScenario(model: string, userText: string): Scenario | undefined {

@@ -4,6 +4,7 @@
  */
 import OpenAI from 'openai';
 import { z } from 'zod';
+import { rejectsToolChoice } from '../llm/model-errors';
 import type { CheckResult } from './check-result';
 
 export const DOCTOR_PROBE_TOOL = 'aca_doctor_probe';
@@ -95,18 +96,38 @@ async function probeToolCall(client: OpenAI, model: string): Promise<ToolProbe> 
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
     { role: 'user', content: `Call the ${DOCTOR_PROBE_TOOL} tool with ok=true. Do not answer in text.` },
   ];
-  const ask = (limit: { max_tokens: number } | { max_completion_tokens: number }) =>
-    client.chat.completions.create({ model, messages, tools, tool_choice: 'auto', stream: false, ...limit });
+  type Limit = { max_tokens: number } | { max_completion_tokens: number };
+  const ask = (limit: Limit, toolChoice: boolean) =>
+    client.chat.completions.create({
+      model,
+      messages,
+      tools,
+      ...(toolChoice ? { tool_choice: 'auto' as const } : {}),
+      stream: false,
+      ...limit,
+    });
   try {
-    let response;
-    try {
-      response = await ask({ max_tokens: 64 });
-    } catch (err) {
-      // Reasoning models refuse max_tokens and want max_completion_tokens instead.
-      if (err instanceof OpenAI.BadRequestError && /max_tokens/.test(err.message)) {
-        response = await ask({ max_completion_tokens: 256 });
-      } else {
-        throw err;
+    let limit: Limit = { max_tokens: 64 };
+    let toolChoice = true;
+    let response: OpenAI.Chat.ChatCompletion | undefined;
+    // Each fallback is taken at most once, so this asks at most three times.
+    while (!response) {
+      try {
+        response = await ask(limit, toolChoice);
+      } catch (err) {
+        // As the agents' model client does: a server that refuses tool_choice is asked without it.
+        if (toolChoice && rejectsToolChoice(err)) {
+          toolChoice = false;
+        } else if (
+          // Reasoning models refuse max_tokens and want max_completion_tokens instead.
+          'max_tokens' in limit &&
+          err instanceof OpenAI.BadRequestError &&
+          /max_tokens/.test(err.message)
+        ) {
+          limit = { max_completion_tokens: 256 };
+        } else {
+          throw err;
+        }
       }
     }
     const calls = response.choices[0]?.message?.tool_calls ?? [];

@@ -44,6 +44,13 @@ describe('ACA_MODEL_OPTIONS', () => {
     expect(optionsForModel({}, 'gpt-4o')).toEqual({});
   });
 
+  test('streaming is per model and off unless asked', () => {
+    const file = write(JSON.stringify({ 'qwen2.5-coder:7b': { stream: true, stream_idle_seconds: 90 } }));
+    const table = loadConfig({ ACA_MODEL_OPTIONS: file }).modelOptions;
+    expect(optionsForModel(table, 'qwen2.5-coder:7b')).toEqual({ stream: true, stream_idle_seconds: 90 });
+    expect(optionsForModel(table, 'gpt-4o').stream).toBeUndefined();
+  });
+
   test.each([
     [
       'an unknown key',
@@ -53,6 +60,8 @@ describe('ACA_MODEL_OPTIONS', () => {
     ['a wrong type', { 'gpt-4o': { temperature: 'hot' } }, /key "gpt-4o\.temperature"/],
     ['an out-of-range value', { '*': { temperature: 3 } }, /key "\*\.temperature"/],
     ['an unknown effort', { o3: { reasoning_effort: 'max' } }, /key "o3\.reasoning_effort"/],
+    ['a stream flag that is not a boolean', { '*': { stream: 'yes' } }, /key "\*\.stream"/],
+    ['a silence of no time', { m: { stream: true, stream_idle_seconds: 0 } }, /key "m\.stream_idle_seconds"/],
   ])('%s is one clear error naming the file and the key', (_what, content, message) => {
     const file = write(JSON.stringify(content));
     expect(() => loadConfig({ ACA_MODEL_OPTIONS: file })).toThrow(UserInputError);

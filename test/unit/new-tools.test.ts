@@ -256,5 +256,20 @@ describe('tools for large code', () => {
         ]),
       ),
     ]).toEqual([]);
+    // Windows that together hold every line are a whole read; with a gap, or of a file whose line
+    // count changed in between, they are not.
+    const window = (start_line: number, end_line: number, total_lines = 5000) => ({
+      path: 'src/big.py',
+      start_line,
+      end_line,
+      total_lines,
+      truncated: true,
+    });
+    const partlyAfter = (...windows: Array<Record<string, unknown>>) => [
+      ...partlyReadFiles(conversation(windows.map((w) => ['read_file', w]))),
+    ];
+    expect(partlyAfter(window(2801, 5000), window(1, 2800))).toEqual([]);
+    expect(partlyAfter(window(1, 2800), window(2802, 5000))).toEqual(['src/big.py']);
+    expect(partlyAfter(window(1, 2800, 4999), window(2801, 5000))).toEqual(['src/big.py']);
   });
 });
