@@ -22,6 +22,11 @@ export async function statusCommand(
   io.out(
     `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
   );
+  if (s.waiting === 'limit') {
+    io.out(
+      `  waiting at its iteration limit: aca extend ${s.workflowId} --iterations N gives it N more attempts`,
+    );
+  }
   if (s.warning) io.out(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
     io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);

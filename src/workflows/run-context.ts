@@ -158,7 +158,7 @@ export class RunContext {
     if (budget !== null && total > budget) {
       throw new RunStopped('budget', `token budget exceeded: ${total} tokens used, the budget is ${budget}`);
     }
-    const maxCost = this.input.options.maxCostUsd;
+    const maxCost = this.input.options.maxCostUsd ?? null;
     const spent = this.record.cost?.usd ?? 0;
     if (maxCost !== null && spent > maxCost) {
       throw new RunStopped(
