@@ -154,6 +154,30 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
     }
   });
 
+  test('a run waiting at its iteration limit says so, and how to extend it, in its current details', async () => {
+    const waiting = await harness.start('demo-fizzbuzz', { maxIterations: 1, warnAt: 1, onLimit: 'ask' });
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+    try {
+      await harness.waitFor(waiting, (s) => s.waiting === 'limit', 90_000);
+      const waitingRunId = (await waiting.describe()).runId;
+      await page.goto(
+        `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows/${encodeURIComponent(waiting.workflowId)}/${waitingRunId}/user-metadata`,
+        // A running workflow's page keeps polling: the network never goes idle.
+        { waitUntil: 'load' },
+      );
+      await waitForTexts(page, [
+        'Current Details',
+        'State: REFLECTING',
+        'Iteration: 1/1',
+        `Waiting: at its iteration limit; aca extend ${waiting.workflowId} --iterations N gives it N more attempts`,
+      ]);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'waiting-run.png'), fullPage: false });
+    } finally {
+      await page.close();
+      await waiting.cancel();
+    }
+  });
+
   test('its History tab shows the run as Completed with activities and local activities on the timeline', async () => {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
     try {
