@@ -11,6 +11,7 @@ import { loadBuiltinScenario, loadScenarios, type Scenario } from '../../src/llm
 import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { extendUpdate } from '../../src/workflows/signals';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 
 const LIMIT_PAYLOAD_BYTES = 256 * 1024;
@@ -87,6 +88,35 @@ describe('history size', () => {
     expect(figures.largestPayload).toBeLessThan(6.5 * 1024);
     expect(figures.events).toBeLessThan(660);
     expect(figures.bytes).toBeLessThan(185_000);
+  });
+
+  test('a 15-attempt run extended twice at its limit, whose last wait runs out', async () => {
+    const handle = await h.start('never-passes', {
+      maxIterations: 5,
+      warnAt: 5,
+      onLimit: 'ask',
+      askTimeoutMs: 10_000,
+    });
+    for (const limit of [5, 10]) {
+      await h.waitFor(handle, (s) => s.waiting === 'limit' && s.iterations === limit, 120_000);
+      await handle.executeUpdate(extendUpdate, { args: [{ iterations: 5 }] });
+    }
+    const result = await h.result(handle);
+    expect(result).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      iterations: 15,
+      maxIterations: 15,
+    });
+    await h.recordHistory(handle, 'ask-limit-extended');
+    const figures = measure(await handle.fetchHistory());
+    process.stderr.write(
+      `[history] 15-attempt run extended twice at its limit, then out of time: ${figures.events} events, ${figures.bytes} bytes, largest payload ${figures.largestPayload} bytes\n`,
+    );
+    // Each wait adds a timer, its cancellation or firing, an update and a few workflow tasks.
+    expect(figures.largestPayload).toBeLessThan(6.5 * 1024);
+    expect(figures.events).toBeLessThan(700);
+    expect(figures.bytes).toBeLessThan(200_000);
   });
 
   test('600 KB of code and 2 MB of test output stay out of history', async () => {

@@ -72,6 +72,7 @@ describe('replay of saved histories', () => {
         'continue-as-new',
         'repo-python-fix',
         'repo-setup-failed',
+        'ask-limit-extended',
       ]),
     );
   });
