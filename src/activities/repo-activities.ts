@@ -32,12 +32,22 @@ export interface PrepareRunInput {
   gitDir: string | null;
   testCommand: string | null;
   setupCommand: string | null;
+  /** A linked run: the commit its branch starts at, the earlier run's base and git directories. */
+  start?: RunStart | null;
+}
+
+export interface RunStart {
+  commit: string;
+  baseCommit: string;
+  parentGit: RunGit;
 }
 
 export interface PreparedRun {
   git: RunGit;
   branch: string;
   baseCommit: string;
+  /** The commit the branch starts at: the base, or a linked run's start commit. */
+  startCommit: string;
   testSetup: RunTestSetup;
   setupCommand: string | null;
 }
@@ -94,7 +104,7 @@ export async function prepareRunRepository(input: PrepareRunInput): Promise<Prep
   let config: ProjectConfig = NO_PROJECT_CONFIG;
   try {
     if (input.repo) {
-      const worktree = await freshWorktree(input.repo, input.workspace, branch);
+      const worktree = await freshWorktree(input.repo, input.workspace, branch, input.start?.commit);
       runGit = { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree: worktree.workTree };
       baseCommit = worktree.baseCommit;
       config = await readProjectConfigAt({ gitDir: runGit.commonDir }, baseCommit, input.repo.path);
@@ -104,6 +114,7 @@ export async function prepareRunRepository(input: PrepareRunInput): Promise<Prep
         gitDir: input.gitDir,
         workTree: input.workspace,
         branch,
+        ...(input.start ? { from: input.start } : {}),
       }));
     }
   } catch (err) {
@@ -124,6 +135,7 @@ export async function prepareRunRepository(input: PrepareRunInput): Promise<Prep
     git: runGit,
     branch,
     baseCommit,
+    startCommit: input.start?.commit ?? baseCommit,
     testSetup: { command, dependencies, limits: config.limits },
     setupCommand: input.setupCommand ?? config.setupCommand,
   };
@@ -133,7 +145,7 @@ export async function prepareRunRepository(input: PrepareRunInput): Promise<Prep
  * A worktree on a new branch at the base commit. A retry of this step finds the worktree of its
  * first try (no code has run in it yet) and makes it again; anything else at the path is refused.
  */
-async function freshWorktree(repo: RepoInput, workspace: string, branch: string) {
+async function freshWorktree(repo: RepoInput, workspace: string, branch: string, start?: string) {
   if (fs.existsSync(workspace)) {
     const entries = fs.readdirSync(workspace);
     const ownEarlierTry = entries.includes('.git') && fs.lstatSync(path.join(workspace, '.git')).isFile();
@@ -151,6 +163,7 @@ async function freshWorktree(repo: RepoInput, workspace: string, branch: string)
       workTree: workspace,
       branch,
       base: repo.baseCommit,
+      ...(start ? { start } : {}),
     });
   } catch (err) {
     if (err instanceof GitError && /already exists/.test(err.stderr)) {

@@ -21,4 +21,6 @@ export interface TurnContext {
   regressions?: string[];
   /** What runs the tests, when it is the project's own command rather than aca's runner. */
   testCommand?: string | null;
+  /** A continued run: the run it goes on from, that run's task verbatim and what it did. */
+  earlier?: { run: string; task: string; done: string | null };
 }

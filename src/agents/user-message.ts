@@ -40,6 +40,11 @@ export function buildUserMessage(
     ? `The project's tests run with: ${ctx.testCommand}`
     : RUNNER_NOTES[ctx.language];
   const parts: string[] = [`Task:\n${ctx.task}`, `Language: ${ctx.language}. ${runnerNote}`];
+  if (ctx.earlier) {
+    parts.push(
+      `This run continues an earlier run (${ctx.earlier.run}); the task above is the user's follow-up instruction. The earlier run's task was:\n${ctx.earlier.task}${ctx.earlier.done ? `\nWhat the earlier run did (its work is in the workspace):\n${ctx.earlier.done}` : ''}`,
+    );
+  }
   if (ctx.protectedPaths.length) {
     parts.push(
       `Acceptance tests given by the user (read-only, always run): ${ctx.protectedPaths.join(', ')}`,

@@ -13,6 +13,7 @@ import type { RunResult, RunSnapshot } from '../shared/run-types';
 import {
   AgentIterationKey,
   AgentLanguageKey,
+  AgentParentRunKey,
   AgentPassRateKey,
   AgentStateKey,
 } from '../shared/search-attributes';
@@ -22,6 +23,7 @@ import { diffRun } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
+import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 
 /** The workflow type of every aca run, taken from the workflow function. */
@@ -48,6 +50,7 @@ export function startRunWorkflow(
       { key: AgentIterationKey, value: 0 },
       { key: AgentPassRateKey, value: 0 },
       { key: AgentLanguageKey, value: input.language },
+      ...(input.link ? [{ key: AgentParentRunKey, value: input.link.parentRun }] : []),
     ],
   });
 }
@@ -97,6 +100,39 @@ export class AcaClient {
   /** Validates the request (a UserInputError says what is wrong; nothing starts), then starts the run. */
   async start(request: StartRunRequest, options: { taskQueue?: string } = {}): Promise<AcaRun> {
     const valid = await validateRunRequest(request, this.config);
+    await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
+    return this.run(valid.workflowId);
+  }
+
+  /**
+   * Checks a linked run (`continue`, `retry`, `fork` of an ended run) without starting it: a
+   * RunStateError or UserInputError says what is wrong.
+   */
+  async prepareLinked(parentId: string, request: LinkRequest, id?: string): Promise<ValidRunRequest> {
+    const parent = this.run(parentId);
+    const status = await parent.status();
+    if (status === 'RUNNING') {
+      throw new RunStateError(
+        parentId,
+        `run ${parentId} is still going; aca ${request.kind} starts from a run that has ended`,
+      );
+    }
+    const result = await parent.result().catch((err: unknown) => {
+      throw new RunStateError(
+        parentId,
+        `run ${parentId} ended without a result (${status}): ${(err as Error).message}`,
+      );
+    });
+    return linkedRunRequest(await readEarlierRun(this.temporal, parentId, result), request, this.config, id);
+  }
+
+  /** Starts a run linked to an ended one (see prepareLinked). */
+  async startLinked(
+    parentId: string,
+    request: LinkRequest,
+    options: { id?: string; taskQueue?: string } = {},
+  ): Promise<AcaRun> {
+    const valid = await this.prepareLinked(parentId, request, options.id);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -205,7 +241,10 @@ export class AcaRun {
   async feedback(text: string): Promise<{ pending: number }> {
     if (typeof text !== 'string' || !text.trim()) throw new UserInputError('the feedback text is empty');
     const ended = () =>
-      new RunStateError(this.id, `run ${this.id} has ended; feedback goes only to a running run`);
+      new RunStateError(
+        this.id,
+        `run ${this.id} has ended; feedback goes only to a running run: aca continue ${this.id} "<instruction>" starts a new run from where it ended`,
+      );
     if ((await this.status()) !== 'RUNNING') throw ended();
     try {
       const answer = await this.handle.executeUpdate(feedbackUpdate, { args: [text] });

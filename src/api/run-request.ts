@@ -143,6 +143,7 @@ export async function validateRunRequest(
       testCommand,
       setupCommand,
       setupNetwork: request.setupNetwork === true,
+      link: null,
     },
   };
 }

@@ -235,6 +235,7 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
               testCommand: null,
               setupCommand: null,
               setupNetwork: false,
+              link: null,
             },
           },
           taskQueue,

@@ -27,7 +27,10 @@ import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
+import { positiveInteger } from './args';
 import { startRunWorkflow } from '../api/aca-client';
+import type { LinkRequest } from '../api/linked-run';
+import type { ValidRunRequest } from '../api/run-request';
 
 const EXIT_CODES_HELP = `
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable,
@@ -96,29 +99,93 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       // Validate everything before touching the network, so bad input starts nothing.
       const request = await parseRunRequest(task, flags, cfg);
       for (const warning of request.warnings) io.err(warning);
-      const stack = request.detach ? null : await ensureLocalRunStack(cfg, io);
-      try {
-        set(
-          await withClient(cfg, async (aca) => {
-            await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
-            if (request.detach) {
-              io.out(request.workflowId);
-              return EXIT.success;
-            }
-            if (!request.json) {
-              io.err(`Started ${request.workflowId} (workspace ${request.input.workspace})`);
-              io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
-            }
-            return attachToRun(aca, request.workflowId, io, {
-              json: request.json,
-              interruptPauses: true,
-            });
-          }),
-        );
-      } finally {
-        await stack?.close();
-      }
+      set(await startAndFollow(cfg, request, async () => request));
     });
+
+  /**
+   * Starts a checked request (`prepare` runs against the server, for linked runs that read the
+   * earlier one) and follows it as `aca run` does, or prints its id with --detach.
+   */
+  const startAndFollow = async (
+    cfg: AcaConfig,
+    flags: { detach: boolean; json: boolean },
+    prepare: (aca: AcaClient) => Promise<ValidRunRequest>,
+  ): Promise<number> => {
+    const stack = flags.detach ? null : await ensureLocalRunStack(cfg, io);
+    try {
+      return await withClient(cfg, async (aca) => {
+        const request = await prepare(aca);
+        await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
+        if (flags.detach) {
+          io.out(request.workflowId);
+          return EXIT.success;
+        }
+        if (!flags.json) {
+          const linked = request.input.link ? `, from ${request.input.link.parentRun}` : '';
+          io.err(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`);
+          io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
+        }
+        return attachToRun(aca, request.workflowId, io, { json: flags.json, interruptPauses: true });
+      });
+    } finally {
+      await stack?.close();
+    }
+  };
+
+  const linkedOptions = (command: Command) =>
+    command
+      .option('--id <id>', 'workflow id of the new run')
+      .option('--detach', 'print the new run id and return at once')
+      .addOption(json());
+  type LinkedFlags = { id?: string; detach?: boolean; json?: boolean };
+  const startLinked = (parentId: string, request: LinkRequest, flags: LinkedFlags) =>
+    startAndFollow(config(), { detach: flags.detach === true, json: flags.json === true }, (aca) =>
+      aca.prepareLinked(parentId, request, flags.id),
+    );
+
+  linkedOptions(
+    program
+      .command('continue')
+      .description(
+        "a new run from an ended run's final commit, plan and analyses, with a follow-up instruction",
+      )
+      .argument('<id>', 'the ended run')
+      .argument('<instruction>', 'what to do next, as one quoted argument'),
+  ).action(async (id: string, instruction: string, flags: LinkedFlags) => {
+    set(await startLinked(id, { kind: 'continue', instruction }, flags));
+  });
+
+  linkedOptions(
+    program
+      .command('retry')
+      .description(
+        'a new run that goes on from where a FAILED run stopped: its last commit, plan and analysis',
+      )
+      .argument('<id>', 'the FAILED run')
+      .option('--max-iterations <n>', 'more attempts (default: as many as the run had)'),
+  ).action(async (id: string, flags: LinkedFlags & { maxIterations?: string }) => {
+    const maxIterations = positiveInteger(flags.maxIterations, 'max-iterations');
+    set(await startLinked(id, { kind: 'retry', ...(maxIterations ? { maxIterations } : {}) }, flags));
+  });
+
+  linkedOptions(
+    program
+      .command('fork')
+      .description('a new run that starts at attempt K from the state the run had before it')
+      .argument('<id>', 'the ended run')
+      .option('--at <k>', 'the attempt to start at (1 = from the base)')
+      .option('--feedback <text>', 'guidance for its first Coder turn'),
+  ).action(async (id: string, flags: LinkedFlags & { at?: string; feedback?: string }) => {
+    const at = positiveInteger(flags.at, 'at');
+    if (at === undefined) throw new UserInputError('--at K is needed: the attempt to start at');
+    set(
+      await startLinked(
+        id,
+        { kind: 'fork', at, ...(flags.feedback !== undefined ? { feedback: flags.feedback } : {}) },
+        flags,
+      ),
+    );
+  });
 
   program
     .command('status')

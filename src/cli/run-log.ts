@@ -1,24 +1,11 @@
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
+import { decodePayload as decode, type HistoryEvent } from '../api/history-payloads';
 import type { RunSnapshot } from '../shared/run-types';
 import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
 import { costText, formatUsd, tokenText } from './progress';
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-type Payload = temporal.api.common.v1.IPayload;
 
 const MAX_FIELD = 300;
 
-function decode(payload: Payload | null | undefined): unknown {
-  if (!payload) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload(
-      payload as Parameters<typeof defaultPayloadConverter.fromPayload>[0],
-    );
-  } catch {
-    return undefined;
-  }
-}
 
 const short = (text: string): string => {
   const line = text.replace(/\s+/g, ' ').trim();

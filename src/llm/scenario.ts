@@ -144,6 +144,7 @@ export function scriptedRunInput(
     testCommand: null,
     setupCommand: null,
     setupNetwork: false,
+    link: null,
   };
 }
 

@@ -116,6 +116,8 @@ export async function createFreshRunRepository(options: {
   gitDir: string;
   workTree: string;
   branch: string;
+  /** A linked run: its branch starts at `commit`, fetched with its history from the earlier run. */
+  from?: { commit: string; baseCommit: string; parentGit: RunGit };
 }): Promise<{ git: RunGit; baseCommit: string }> {
   const target: GitTarget = { gitDir: options.gitDir, workTree: options.workTree };
   const runGit: RunGit = { gitDir: options.gitDir, commonDir: options.gitDir, workTree: options.workTree };
@@ -130,6 +132,7 @@ export async function createFreshRunRepository(options: {
   }
   fs.mkdirSync(path.dirname(options.gitDir), { recursive: true, mode: 0o700 });
   await git({ gitDir: options.gitDir }, ['init', '--quiet', `--initial-branch=${options.branch}`]);
+  if (options.from) return startFromEarlierRun(target, runGit, ref, options.from);
   // The new repository has no index yet: what it writes is the empty tree.
   const emptyTree = (await git({ gitDir: options.gitDir }, ['write-tree'])).trim();
   const baseCommit = (
@@ -137,6 +140,28 @@ export async function createFreshRunRepository(options: {
   ).trim();
   await git(target, ['update-ref', ref, baseCommit]);
   return { git: runGit, baseCommit };
+}
+
+/**
+ * Fetches the earlier run's branch (its git directory is aca's own, outside any workspace) and
+ * starts this run's branch at the given commit of it, with the files of that commit checked out.
+ */
+async function startFromEarlierRun(
+  target: GitTarget,
+  runGit: RunGit,
+  ref: string,
+  from: { commit: string; baseCommit: string; parentGit: RunGit },
+): Promise<{ git: RunGit; baseCommit: string }> {
+  await git(target, ['fetch', '--quiet', '--no-tags', '--end-of-options', from.parentGit.commonDir, `+refs/heads/*:refs/earlier-runs/*`]);
+  for (const commit of [from.commit, from.baseCommit]) {
+    await git(target, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).catch(() => {
+      throw new UserInputError(`commit ${commit} of the earlier run is not in ${from.parentGit.commonDir}`);
+    });
+  }
+  await git(target, ['update-ref', ref, from.commit]);
+  // The index and the work tree to that commit; also right for an empty tree (a fork at attempt 1).
+  await git(target, ['read-tree', '--reset', '-u', from.commit]);
+  return { git: runGit, baseCommit: from.baseCommit };
 }
 
 /** Files changed between two commits, with their line counts (binary files count 0). */

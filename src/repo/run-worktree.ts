@@ -19,20 +19,23 @@ export function worktreeTarget(worktree: RunWorktree): GitTarget {
 
 /**
  * Adds a worktree of the repository holding `repoDir` at `workTree`, on a new branch made from
- * `base`. The repository's working tree, index, HEAD and other branches are not touched.
+ * `start` (a linked run's commit, in the same object store) or else `base`. The repository's
+ * working tree, index, HEAD and other branches are not touched.
  */
 export async function createRunWorktree(options: {
   repoDir: string;
   workTree: string;
   branch: string;
   base: string;
+  start?: string;
 }): Promise<RunWorktree> {
   const { commonDir } = await discoverRepository(options.repoDir);
   const common: GitTarget = { gitDir: commonDir };
-  const baseCommit = (
-    await git(common, ['rev-parse', '--verify', '--end-of-options', `${options.base}^{commit}`])
-  ).trim();
-  await git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, baseCommit]);
+  const commitOf = async (ref: string) =>
+    (await git(common, ['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`])).trim();
+  const baseCommit = await commitOf(options.base);
+  const startCommit = options.start ? await commitOf(options.start) : baseCommit;
+  await git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, startCommit]);
   // Read once, now, before any code has run in the work tree; never again afterwards.
   const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
   const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();

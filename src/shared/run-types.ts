@@ -9,6 +9,7 @@ import type {
   Analysis,
   FailureReason,
   Language,
+  Plan,
   TokenUsage,
   Transition,
 } from './types';
@@ -51,6 +52,33 @@ export interface RunInput {
   setupCommand: string | null;
   /** Whether the setup command may reach the network (`--setup-network`, warned about). */
   setupNetwork: boolean;
+  /** A run started from an earlier run's state (`aca continue`, `retry`, `fork`); null otherwise. */
+  link: RunLink | null;
+}
+
+/** What a linked run takes over from the run it came from. */
+export interface RunLink {
+  kind: 'continue' | 'retry' | 'fork';
+  parentRun: string;
+  /** The earlier run's task, verbatim: the agents of a continued run see it beside the instruction. */
+  parentTask: string;
+  /** The commit the new run's work tree starts from (its base stays the earlier run's base). */
+  startCommit: string;
+  /** Where that commit is: the earlier run's git directories. */
+  parentGit: RunGit;
+  /** The earlier run's base commit. */
+  baseCommit: string;
+  plan: Plan | null;
+  /** The analysis of the last attempt taken over, for the next Coder. */
+  analysis: Analysis | null;
+  /** Attempts taken over: the new run's first attempt is this plus one. */
+  attemptsBefore: number;
+  /** What the earlier run changed and how it ended, in a few lines, for a continued run's agents. */
+  done: string | null;
+  /** The earlier run's baseline (a `--repo` run): reused, the base commit being the same. */
+  baseline: { ref: string; summary: BaselineSummary } | null;
+  /** `aca fork --feedback`: guidance for the new run's first Coder turn. */
+  feedback: string | null;
 }
 
 export interface RepoInput {

@@ -25,6 +25,7 @@ export interface TurnRequest {
 export async function runAgentTurn(run: RunContext, request: TurnRequest): Promise<TurnResult> {
   const { input, activities } = run;
   const { role } = request;
+  const link = input.link ?? null;
   const ref = `${run.runKey}/${request.turnKey}`;
   const open = {
     ref,
@@ -38,6 +39,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       maxIterations: run.record.maxIterations,
       protectedPaths: run.work.protectedPaths,
       ...(run.input.repo && run.record.testCommand ? { testCommand: run.record.testCommand } : {}),
+      ...(link?.kind === 'continue'
+        ? { earlier: { run: link.parentRun, task: link.parentTask, done: link.done } }
+        : {}),
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),

@@ -25,6 +25,7 @@ export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<P
  */
 async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   const { input, record, work } = run;
+  const link = input.link ?? null;
   const prepared = await run.activities.repository.prepareRun.executeWithOptions(
     { summary: input.repo ? `git · worktree of ${input.repo.path}` : 'git · repository of the run' },
     [
@@ -36,18 +37,25 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         gitDir: input.gitDir,
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
+        start: link
+          ? { commit: link.startCommit, baseCommit: link.baseCommit, parentGit: link.parentGit }
+          : null,
       },
     ],
   );
   record.git = prepared.git;
   record.branch = prepared.branch;
   record.baseCommit = prepared.baseCommit;
-  record.headCommit = prepared.baseCommit;
+  record.headCommit = prepared.startCommit;
   record.testCommand = prepared.testSetup.command.label;
   work.testSetup = prepared.testSetup;
   run.publish();
   if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);
-  if (input.repo) {
+  if (link?.baseline) {
+    // Same base commit as the run it came from: the same baseline.
+    record.baseline = link.baseline.summary;
+    work.baselineRef = link.baseline.ref;
+  } else if (input.repo) {
     await run.whenNotPaused();
     const baseline = await run.activities.testing.runTests.executeWithOptions(
       { summary: `tester · baseline: ${prepared.testSetup.command.label}` },
@@ -99,6 +107,12 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
 }
 
 async function plan(run: RunContext): Promise<PhaseOutcome> {
+  const link = run.input.link ?? null;
+  if (link && link.kind !== 'continue' && run.work.plan) {
+    // A retry or a fork goes on with the plan it took over.
+    rememberTask(run);
+    return { next: 'CODING' };
+  }
   let planned: TurnResult;
   try {
     planned = await runAgentTurn(run, {
@@ -110,17 +124,21 @@ async function plan(run: RunContext): Promise<PhaseOutcome> {
   } finally {
     // The first memory write, queued whatever the turn's fate. Not before the turn: on the
     // embedded database's single connection, the Planner's lookup would wait behind it.
-    const { workflowId, input } = run;
-    run.work.taskRemembered = true;
-    run.memory.add('task', () =>
-      run.activities.memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
-        { workflowId, task: input.task, language: input.language },
-      ]),
-    );
+    rememberTask(run);
   }
   const finish = finishedWith(run, planned, 'submit_plan');
   if (finish) run.work.plan = finish.plan;
   return { next: 'CODING' };
+}
+
+function rememberTask(run: RunContext): void {
+  const { workflowId, input } = run;
+  run.work.taskRemembered = true;
+  run.memory.add('task', () =>
+    run.activities.memoryWrites.rememberRun.executeWithOptions({ summary: 'memory · store task' }, [
+      { workflowId, task: input.task, language: input.language },
+    ]),
+  );
 }
 
 async function code(run: RunContext): Promise<PhaseOutcome> {

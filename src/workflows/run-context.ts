@@ -75,11 +75,12 @@ export class RunContext {
     carried: CarriedState | undefined,
   ) {
     this.activities = runActivities(input.options);
+    const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
     this.record = carried?.record ?? {
       workflowId: this.workflowId,
       reason: null,
-      iterations: 0,
+      iterations: link?.attemptsBefore ?? 0,
       maxIterations: input.options.maxIterations,
       passRate: null,
       tests: { passed: 0, failed: 0, errors: 0 },
@@ -88,7 +89,7 @@ export class RunContext {
       tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
       waiting: null,
       warning: null,
-      lastAnalysis: null,
+      lastAnalysis: link?.analysis ?? null,
       error: null,
       repo: input.repo?.path ?? null,
       branch: null,
@@ -99,16 +100,17 @@ export class RunContext {
       regressions: [],
       attempts: [],
       cost: null,
-      parentRun: null,
+      parentRun: link?.parentRun ?? null,
       git: null,
       testCommand: null,
     };
     this.work = carried?.work ?? {
-      plan: null,
-      testsNeeded: true,
+      // A continued run plans anew; a retry or a fork goes on with the plan and the tests it has.
+      plan: link && link.kind !== 'continue' ? link.plan : null,
+      testsNeeded: !(link && link.kind !== 'continue' && link.attemptsBefore > 0),
       testPass: 0,
       protectedPaths: [],
-      pendingFeedback: [],
+      pendingFeedback: link?.feedback ? [link.feedback] : [],
       lastCoderSummary: null,
       failedAttempt: null,
       testSetup: null,

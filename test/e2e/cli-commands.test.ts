@@ -192,7 +192,9 @@ describe('aca commands on a live run', () => {
 
     const late = await runCli(['feedback', id, 'too late'], env);
     expect(late.code).toBe(2);
-    expect(late.stderr.trim()).toBe(`aca: run ${id} has ended; feedback goes only to a running run`);
+    expect(late.stderr.trim()).toBe(
+      `aca: run ${id} has ended; feedback goes only to a running run: aca continue ${id} "<instruction>" starts a new run from where it ended`,
+    );
   });
 
   test('--max-steps ends a turn that keeps working but never finishes, apart from the no-progress rule', async () => {

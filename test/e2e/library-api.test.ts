@@ -217,7 +217,7 @@ describe('aca as a library, from the packed package', () => {
         `run ${result.workflowId} has ended (COMPLETED); it cannot be paused`,
       );
       await expect(finished.feedback('late')).rejects.toThrow(
-        `run ${result.workflowId} has ended; feedback goes only to a running run`,
+        `run ${result.workflowId} has ended; feedback goes only to a running run: aca continue ${result.workflowId} "<instruction>" starts a new run from where it ended`,
       );
     } finally {
       await aca.temporal.connection.close();

@@ -73,6 +73,7 @@ describe('replay of saved histories', () => {
         'repo-python-fix',
         'repo-setup-failed',
         'ask-limit-extended',
+        'fork-at-2',
       ]),
     );
   });

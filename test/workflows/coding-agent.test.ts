@@ -117,6 +117,7 @@ const stubActivities = {
     git: { gitDir: '/nonexistent/git', commonDir: '/nonexistent/git', workTree: input.workspace },
     branch: `aca/${input.workflowId}`,
     baseCommit: 'base',
+    startCommit: input.start?.commit ?? 'base',
     testSetup: {
       command: { kind: 'pytest', command: null, source: 'detected', label: 'pytest' },
       dependencies: [],
@@ -196,6 +197,7 @@ function runInput(options: Partial<RunOptions> = {}): RunInput {
     testCommand: null,
     setupCommand: null,
     setupNetwork: false,
+    link: null,
   };
 }
 
