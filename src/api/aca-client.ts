@@ -66,6 +66,8 @@ export interface RunSummary {
   startTime: string;
   /** Temporal's status of the workflow execution (RUNNING, COMPLETED, …). */
   status: string;
+  /** The run it continues, retries or forks (the AgentParentRun search attribute); null if none. */
+  parentRun: string | null;
 }
 
 export interface ConnectOptions {
@@ -143,7 +145,7 @@ export class AcaClient {
   }
 
   /** Runs, newest first (at most `limit`, 200 by default), optionally only those in one state. */
-  async list(options: { state?: AgentState; limit?: number } = {}): Promise<RunSummary[]> {
+  async list(options: { state?: AgentState; parent?: string; limit?: number } = {}): Promise<RunSummary[]> {
     let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
     if (options.state !== undefined) {
       if (!(AGENT_STATES as readonly string[]).includes(options.state)) {
@@ -152,6 +154,10 @@ export class AcaClient {
         );
       }
       query += ` AND AgentState = '${options.state}'`;
+    }
+    if (options.parent !== undefined) {
+      // A workflow id is free text: quotes and backslashes are escaped for the list query.
+      query += ` AND AgentParentRun = '${options.parent.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
     }
     const limit = options.limit ?? 200;
     const rows: RunSummary[] = [];
@@ -165,6 +171,7 @@ export class AcaClient {
         language: sa.get(AgentLanguageKey) ?? '-',
         startTime: wf.startTime.toISOString(),
         status: wf.status.name,
+        parentRun: sa.get(AgentParentRunKey) ?? null,
       });
       if (rows.length >= limit) break;
     }

@@ -13,6 +13,7 @@ import type { RunInput, RunLink, RunResult } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
+import { git } from '../repo/git';
 import { isValidBranchName, runBranch } from '../repo/run-repository';
 import type { ValidRunRequest } from './run-request';
 
@@ -134,6 +135,12 @@ export async function linkedRunRequest(
       break;
     }
   }
+  if (!(await hasCommit(result.git.commonDir, startCommit))) {
+    throw new RunStateError(
+      parentRun,
+      `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.git.commonDir}; was the run discarded?`,
+    );
+  }
   const workflowId =
     id?.trim() || `aca-${request.kind}-${safeKey(parentRun).slice(0, 40)}-${randomBytes(3).toString('hex')}`;
   if (!(await isValidBranchName(runBranch(workflowId)))) {
@@ -168,6 +175,15 @@ export async function linkedRunRequest(
       link,
     },
   };
+}
+
+async function hasCommit(gitDir: string, commit: string): Promise<boolean> {
+  try {
+    await git({ gitDir }, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** How the earlier run ended and what it changed, in a few lines for a continued run's agents. */

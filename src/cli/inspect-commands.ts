@@ -102,10 +102,13 @@ export async function resultCommand(
 
 export async function listCommand(
   aca: AcaClient,
-  flags: { json?: boolean; state?: AgentState },
+  flags: { json?: boolean; state?: AgentState; parent?: string },
   io: CliIO,
 ): Promise<number> {
-  const rows = await aca.list(flags.state !== undefined ? { state: flags.state } : {});
+  const rows = await aca.list({
+    ...(flags.state !== undefined ? { state: flags.state } : {}),
+    ...(flags.parent !== undefined ? { parent: flags.parent } : {}),
+  });
   if (flags.json) {
     io.out(JSON.stringify(rows));
     return EXIT.success;
@@ -132,7 +135,7 @@ export async function listCommand(
         String(r.iteration).padEnd(5),
         formatPassRate(r.passRate).padEnd(5),
         r.language.padEnd(11),
-        r.workflowId,
+        r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
       ].join(' '),
     );
   }

@@ -302,8 +302,9 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         return state as AgentState;
       }),
     )
+    .option('--parent <id>', 'only runs continued, retried or forked from this run')
     .addOption(json())
-    .action(async (flags: { json?: boolean; state?: AgentState }) => {
+    .action(async (flags: { json?: boolean; state?: AgentState; parent?: string }) => {
       set(await withClient(config(), (aca) => listCommand(aca, flags, io)));
     });
 

@@ -3,9 +3,7 @@ import type { RunSnapshot } from '../shared/run-types';
 import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
 import { costText, formatUsd, tokenText } from './progress';
 
-
 const MAX_FIELD = 300;
-
 
 const short = (text: string): string => {
   const line = text.replace(/\s+/g, ' ').trim();

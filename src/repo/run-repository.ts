@@ -152,7 +152,14 @@ async function startFromEarlierRun(
   ref: string,
   from: { commit: string; baseCommit: string; parentGit: RunGit },
 ): Promise<{ git: RunGit; baseCommit: string }> {
-  await git(target, ['fetch', '--quiet', '--no-tags', '--end-of-options', from.parentGit.commonDir, `+refs/heads/*:refs/earlier-runs/*`]);
+  await git(target, [
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--end-of-options',
+    from.parentGit.commonDir,
+    `+refs/heads/*:refs/earlier-runs/*`,
+  ]);
   for (const commit of [from.commit, from.baseCommit]) {
     await git(target, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).catch(() => {
       throw new UserInputError(`commit ${commit} of the earlier run is not in ${from.parentGit.commonDir}`);

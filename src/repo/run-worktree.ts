@@ -35,7 +35,15 @@ export async function createRunWorktree(options: {
     (await git(common, ['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`])).trim();
   const baseCommit = await commitOf(options.base);
   const startCommit = options.start ? await commitOf(options.start) : baseCommit;
-  await git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, startCommit]);
+  await git(common, [
+    'worktree',
+    'add',
+    '--no-checkout',
+    '-b',
+    options.branch,
+    options.workTree,
+    startCommit,
+  ]);
   // Read once, now, before any code has run in the work tree; never again afterwards.
   const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
   const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();

@@ -11,6 +11,7 @@ import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
 import type { RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { runCli } from '../helpers/run-cli';
+import { until } from '../helpers/until';
 
 const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
@@ -139,11 +140,19 @@ describe('linked runs: continue, retry, fork', () => {
     expect(turns).toContain('coder-2');
     expect(turns.filter((t) => /-1$/.test(t ?? ''))).toEqual([]);
     // aca list shows the family through the AgentParentRun search attribute.
-    const listed = await h.client.workflow
-      .list({ query: `AgentParentRun = '${original.workflowId}'` })
-      [Symbol.asyncIterator]()
-      .next();
-    expect(listed.value?.workflowId).toBe(forkId);
+    let rows: Array<{ workflowId: string; parentRun: string | null }> = [];
+    await until(
+      async () => {
+        const listed = await runCli(['list', '--parent', original.workflowId, '--json'], env);
+        rows = JSON.parse(listed.stdout) as typeof rows;
+        return rows.length > 0;
+      },
+      30_000,
+      'the fork in aca list --parent',
+    );
+    expect(rows).toEqual([expect.objectContaining({ workflowId: forkId, parentRun: original.workflowId })]);
+    const table = await runCli(['list', '--parent', original.workflowId], env);
+    expect(table.stdout).toContain(`${forkId} (from ${original.workflowId})`);
   }, 120_000);
 
   test.each([

@@ -8,7 +8,7 @@ import {
   isValidBranchName,
   resolveRepository,
 } from '../../src/repo/run-repository';
-import { commitAll } from '../../src/repo/run-worktree';
+import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
 import { UserInputError } from '../../src/shared/errors';
 
 const roots: string[] = [];
@@ -69,6 +69,77 @@ describe('a run without --repo', () => {
     expect(await changedFilesBetween(made.git, made.baseCommit, head!)).toEqual([
       { path: 'a.py', status: 'added', added: 2, removed: 0 },
     ]);
+  });
+});
+
+describe('a linked run', () => {
+  test("without --repo: its repository starts at the earlier run's commit, with that commit's files", async () => {
+    const root = tempDir();
+    const earlier = await createFreshRunRepository({
+      gitDir: path.join(root, 'git', 'earlier.git'),
+      workTree: path.join(root, 'earlier'),
+      branch: 'aca/earlier',
+    });
+    const commitFiles = async (files: Record<string, string>, message: string) => {
+      for (const [name, text] of Object.entries(files))
+        fs.writeFileSync(path.join(root, 'earlier', name), text);
+      return (await commitAll(
+        { ...earlier.git, branch: 'aca/earlier', baseCommit: earlier.baseCommit },
+        message,
+      ))!;
+    };
+    const first = await commitFiles({ 'a.py': 'x = 1\n' }, 'aca: attempt 1');
+    await commitFiles({ 'a.py': 'x = 2\n', 'b.py': 'y = 1\n' }, 'aca: attempt 2');
+    for (const [start, files] of [
+      [first, ['a.py']],
+      [earlier.baseCommit, []],
+    ] as const) {
+      const name = start === first ? 'fork-2' : 'fork-1';
+      const options = {
+        gitDir: path.join(root, 'git', `${name}.git`),
+        workTree: path.join(root, name),
+        branch: `aca/${name}`,
+        from: { commit: start, baseCommit: earlier.baseCommit, parentGit: earlier.git },
+      };
+      const made = await createFreshRunRepository(options);
+      expect(made.baseCommit).toBe(earlier.baseCommit);
+      expect(sh(root, '--git-dir', options.gitDir, 'rev-parse', options.branch).trim()).toBe(start);
+      expect(fs.readdirSync(options.workTree).sort()).toEqual(files);
+      if (files.length) expect(fs.readFileSync(path.join(options.workTree, 'a.py'), 'utf8')).toBe('x = 1\n');
+      // Nothing left to commit: the index and the files are the start commit's.
+      expect(
+        await commitAll({ ...made.git, branch: options.branch, baseCommit: made.baseCommit }, 'none'),
+      ).toBeNull();
+      // A retry finds it made, on the same base.
+      expect((await createFreshRunRepository(options)).baseCommit).toBe(earlier.baseCommit);
+    }
+  });
+
+  test("with --repo: its worktree starts at the earlier run's commit, its base the user's commit", async () => {
+    const repo = userRepo({ 'a.py': 'x = 0\n' });
+    const base = sh(repo, 'rev-parse', 'HEAD').trim();
+    const root = tempDir();
+    const earlier = await createRunWorktree({
+      repoDir: repo,
+      workTree: path.join(root, 'earlier'),
+      branch: 'aca/earlier',
+      base,
+    });
+    fs.writeFileSync(path.join(root, 'earlier', 'a.py'), 'x = 1\n');
+    const commit = (await commitAll(earlier, 'aca: attempt 1'))!;
+    const linked = await createRunWorktree({
+      repoDir: repo,
+      workTree: path.join(root, 'linked'),
+      branch: 'aca/linked',
+      base,
+      start: commit,
+    });
+    expect(linked.baseCommit).toBe(base);
+    expect(fs.readFileSync(path.join(root, 'linked', 'a.py'), 'utf8')).toBe('x = 1\n');
+    expect(sh(repo, 'rev-parse', 'aca/linked').trim()).toBe(commit);
+    // The user's checkout is where it was.
+    expect(fs.readFileSync(path.join(repo, 'a.py'), 'utf8')).toBe('x = 0\n');
+    expect(sh(repo, 'rev-parse', 'HEAD').trim()).toBe(base);
   });
 });
 
