@@ -14,7 +14,7 @@ import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunTestSetup } from '../shared/run-types';
 import type { Language, SandboxMode } from '../shared/types';
-import { lendWorkspace } from '../sandbox';
+import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 
@@ -84,11 +84,12 @@ export function createRepoActivities(deps: RepoActivityDeps) {
 /**
  * The prepareRun activity's work: the run's repository, and a root worker's sandbox user given
  * the work tree. That sandbox runs as a uid of the run's own, which the work tree is lent to for
- * the run's life: lent here, as it is made, each test run then only lends what is new.
+ * the run's life: lent here, as it is made, each test run then only lends what is new. The folder
+ * itself stays its owner's: it says whom the workspace goes back to at the run's end.
  */
 export async function prepareRun(input: PrepareRunInput, sandboxMode: SandboxMode): Promise<PreparedRun> {
   const prepared = await prepareRunRepository(input);
-  if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspace(input.workspace);
+  if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(input.workspace);
   return prepared;
 }
 

@@ -7,7 +7,7 @@
  */
 export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './limits';
 export { runTestSuite, type RunTestsOptions } from './run-test-suite';
-export { lendWorkspace, releaseWorkspace } from './workspace-ownership';
+export { lendWorkspace, lendWorkspaceContents, releaseWorkspace } from './workspace-ownership';
 export { checkSandboxAvailable, type SandboxAvailability } from './availability';
 export { detectTestCommand, findDependencyFolders } from './detect-test-command';
 export { MAX_DEPENDENCY_FOLDERS } from './dependency-folders';

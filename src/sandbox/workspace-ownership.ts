@@ -7,7 +7,11 @@
  * 20,000-file repository back after every run and lending it again before the next cost two
  * writing walks over the whole tree per test run, more than the rest of the sandbox together.
  * Between runs no process of the uid is alive (the run kills them all before it ends), so nothing
- * can change the tree while the worker reads it or runs git in it.
+ * can change the tree while the worker reads it or runs git in it. A walk that may meet a sandbox
+ * still running in the tree (the workflow does not wait for a cancelled test run to stop, and a
+ * retried attempt may start while the first still runs) kills that sandbox first: a process of
+ * the uid swapping a folder for a link while the worker changes owners by path would take the
+ * change to whatever host file the link names.
  *
  * The workspace folder itself goes back to its owner after every run: it records who the
  * workspace belongs to, and `releaseWorkspace` (at the end of the run) gives everything back to
@@ -28,6 +32,7 @@ import { HOST_TOOL_ENV } from './availability';
 import {
   hasLiveProcesses,
   isSandboxUid,
+  killUidProcesses,
   pickSandboxUid,
   SANDBOX_UID_MIN,
   SANDBOX_UID_SPAN,
@@ -117,15 +122,36 @@ export interface Lease {
   before: Usage;
 }
 
+/** The lease of each workspace's test run in progress (or last begun) in this worker. */
+const currentLease = new Map<string, Lease>();
+
+/**
+ * Kills every process of the sandbox uids that may be running in the workspace: the uid this
+ * worker lent it to, and the uid that holds the folder itself (a test run in progress holds it,
+ * on this worker or another). Walks that change owners or modes by path come only after this.
+ */
+async function stopSandboxesIn(workspace: string): Promise<void> {
+  const uids = new Set<number>();
+  const remembered = lentTo.get(workspace);
+  if (remembered !== undefined) uids.add(remembered);
+  const holder = fs.lstatSync(workspace).uid;
+  if (isSandboxUid(holder)) uids.add(holder);
+  for (const uid of uids) await killUidProcesses(uid);
+}
+
 /**
  * Lends the workspace to its run's sandbox uid: the uid it was lent to before, unless this worker
- * has not lent it yet or a process of that uid is still alive (then a fresh one, and all of it).
+ * has not lent it yet or a process of that uid is still alive (then a fresh one, and all of it,
+ * once the processes of the old one are dead).
  */
 export async function lendWorkspace(workspace: string): Promise<Lease> {
   const owner = workspaceOwner(workspace);
   let uid = lentTo.get(workspace);
   if (uid === undefined || hasLiveProcesses(uid)) uid = pickSandboxUid();
+  await stopSandboxesIn(workspace);
   remember(lentTo, workspace, uid);
+  const lease: Lease = { uid, owner, before: { files: 0, bytes: 0 } };
+  remember(currentLease, workspace, lease);
   const entries = await scanTree(workspace);
   if (entries === null) {
     const [, before] = await Promise.all([
@@ -145,12 +171,24 @@ export async function lendWorkspace(workspace: string): Promise<Lease> {
       ]),
       usageByDu(workspace),
     ]);
-    return { uid, owner, before };
+    lease.before = before;
+    return lease;
   }
   for (const { path: file, stat } of entries) {
     if (stat.uid !== uid || stat.gid !== uid) await fs.promises.lchown(file, uid, uid).catch(() => undefined);
   }
-  return { uid, owner, before: usageOf(entries) };
+  lease.before = usageOf(entries);
+  return lease;
+}
+
+/**
+ * The first lend, as the run's work tree is made (no test runs yet): the contents are lent, the
+ * folder itself stays its owner's, so that it still says whom the workspace goes back to.
+ */
+export async function lendWorkspaceContents(workspace: string): Promise<void> {
+  const lease = await lendWorkspace(workspace);
+  currentLease.delete(workspace);
+  await fs.promises.lchown(workspace, lease.owner.uid, lease.owner.gid);
 }
 
 /**
@@ -158,6 +196,11 @@ export async function lendWorkspace(workspace: string): Promise<Lease> {
  * set, gives the folder itself back to its owner, and says what the workspace holds now.
  */
 export async function endLease(workspace: string, lease: Lease): Promise<Usage> {
+  // A later lease (a retried attempt that started while this one still ran) is in charge now: its
+  // sandbox may be running, so this one must neither walk the tree changing modes nor take the
+  // folder back. The later lease's own end does both.
+  if (currentLease.get(workspace) !== lease) return workspaceUsage(workspace);
+  currentLease.delete(workspace);
   const entries = await scanTree(workspace);
   let after: Usage;
   if (entries === null) {
@@ -199,6 +242,7 @@ export async function endLease(workspace: string, lease: Lease): Promise<Usage> 
  */
 export async function releaseWorkspace(workspace: string): Promise<void> {
   const owner = workspaceOwner(workspace);
+  await stopSandboxesIn(workspace);
   lentTo.delete(workspace);
   const entries = await scanTree(workspace);
   if (entries === null) {
