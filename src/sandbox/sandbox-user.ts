@@ -15,9 +15,9 @@ export function isSandboxUid(uid: number): boolean {
   return uid >= SANDBOX_UID_MIN && uid < SANDBOX_UID_MIN + SANDBOX_UID_SPAN;
 }
 
-/** Picks a uid in the sandbox range that no live process uses. */
-export function pickSandboxUid(): number {
-  const inUse = new Set<number>();
+/** Picks a uid in the sandbox range that no live process uses, nor any of `avoid`. */
+export function pickSandboxUid(avoid: Iterable<number> = []): number {
+  const inUse = new Set<number>(avoid);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {

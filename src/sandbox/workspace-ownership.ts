@@ -144,10 +144,13 @@ async function stopSandboxesIn(workspace: string): Promise<void> {
  * has not lent it yet or a process of that uid is still alive (then a fresh one, and all of it,
  * once the processes of the old one are dead).
  */
-export async function lendWorkspace(workspace: string): Promise<Lease> {
+export async function lendWorkspace(given: string): Promise<Lease> {
+  // One key per folder, however it was named.
+  const workspace = fs.realpathSync(given);
   const owner = workspaceOwner(workspace);
   let uid = lentTo.get(workspace);
-  if (uid === undefined || hasLiveProcesses(uid)) uid = pickSandboxUid();
+  // Not a uid another workspace of this worker is lent to: their sandboxes must stay apart.
+  if (uid === undefined || hasLiveProcesses(uid)) uid = pickSandboxUid(lentTo.values());
   await stopSandboxesIn(workspace);
   remember(lentTo, workspace, uid);
   const lease: Lease = { uid, owner, before: { files: 0, bytes: 0 } };
@@ -185,7 +188,8 @@ export async function lendWorkspace(workspace: string): Promise<Lease> {
  * The first lend, as the run's work tree is made (no test runs yet): the contents are lent, the
  * folder itself stays its owner's, so that it still says whom the workspace goes back to.
  */
-export async function lendWorkspaceContents(workspace: string): Promise<void> {
+export async function lendWorkspaceContents(given: string): Promise<void> {
+  const workspace = fs.realpathSync(given);
   const lease = await lendWorkspace(workspace);
   currentLease.delete(workspace);
   await fs.promises.lchown(workspace, lease.owner.uid, lease.owner.gid);
@@ -240,7 +244,8 @@ export async function endLease(workspace: string, lease: Lease): Promise<Usage> 
  * Gives every entry a sandbox uid owns back to the workspace's owner: at the end of a run, or for
  * a workspace a crashed worker left lent. Entries of other owners are left as they are.
  */
-export async function releaseWorkspace(workspace: string): Promise<void> {
+export async function releaseWorkspace(given: string): Promise<void> {
+  const workspace = fs.realpathSync(given);
   const owner = workspaceOwner(workspace);
   await stopSandboxesIn(workspace);
   lentTo.delete(workspace);

@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunOptions } from '../shared/run-types';
 
@@ -43,7 +43,12 @@ export function runActivities(options: RunOptions) {
       heartbeatTimeout: '30s',
       retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['BadRunInput'] },
     }),
+    /**
+     * A cancelled test run is waited for: until its sandbox is gone, nothing may walk the
+     * workspace its processes could still be changing (see workspace-ownership.ts).
+     */
     testing: proxyActivities<Activities>({
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       startToCloseTimeout: '15m',
       heartbeatTimeout: '30s',
       retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['SandboxUnavailable'] },
