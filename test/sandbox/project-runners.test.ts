@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runTestSuite } from '../../src/sandbox';
+import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import type { DependencyFolder, TestCommandSpec, TestRunnerKind } from '../../src/shared/test-command';
 import type { TestRunReport } from '../../src/shared/types';
 import { linkNodeModules, makeRepo, makeVenv, removeRepos, treeFingerprint } from './project-fixture';
@@ -241,6 +241,7 @@ test('top level', () => {});
     expect(report.cases.find((c) => c.status === 'failed')?.message).toMatch(/expected 4 to be 5/);
     expect(report.output).toMatch(/Tests\s+1 failed \| 2 passed \| 1 skipped/);
     // No cache or bundled config left behind, in the workspace or in the repository's node_modules.
+    await releaseWorkspace(ws);
     expect(snapshotOwners(ws)).toEqual({ ...owners, node_modules: expect.any(String) });
     expect(fs.readdirSync(path.join(nodeModules.hostPath, '.vite-temp'))).toEqual([]);
     expect(fs.existsSync(path.join(nodeModules.hostPath, '.vite'))).toBe(false);

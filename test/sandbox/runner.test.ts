@@ -1,6 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_SANDBOX_LIMITS, checkSandboxAvailable, runTestSuite } from '../../src/sandbox';
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  checkSandboxAvailable,
+  releaseWorkspace,
+  runTestSuite,
+} from '../../src/sandbox';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
 
 afterAll(removeWorkspaces);
@@ -52,7 +57,9 @@ describe('python runner in bwrap', () => {
       'test_ok.py::test_one',
       'test_ok.py::test_two',
     ]);
-    // Ownership handed back, no report or cache files left behind.
+    // The folder is its owner's again at once, the files at the run's end; no report or cache files left behind.
+    expect(snapshotOwners(ws)['.']).toBe(before['.']);
+    await releaseWorkspace(ws);
     expect(snapshotOwners(ws)).toEqual(before);
   });
 
