@@ -25,6 +25,7 @@ import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
+import { runStaticDetails } from './run-static-details';
 
 /** The workflow type of every aca run, taken from the workflow function. */
 export const RUN_WORKFLOW_TYPE = codingAgentWorkflow.name;
@@ -44,7 +45,7 @@ export function startRunWorkflow(
     taskQueue,
     args: [input],
     staticSummary: firstLine(input.task),
-    staticDetails: `**Task:** ${input.task}\n\n**Language:** ${input.language} · **Model:** ${input.model} · **Workspace:** ${input.workspace}`,
+    staticDetails: runStaticDetails(input, client.options.namespace),
     typedSearchAttributes: [
       { key: AgentStateKey, value: 'INIT' },
       { key: AgentIterationKey, value: 0 },

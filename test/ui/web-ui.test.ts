@@ -178,6 +178,46 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
     }
   });
 
+  test("a fork's details link to the run it came from, and the link opens that run", async () => {
+    const forkId = `${handle.workflowId}-fork`;
+    const forked = await runCli(
+      ['fork', handle.workflowId, '--at', '2', '--id', forkId, '--json'],
+      harness.cliEnv(),
+      120_000,
+    );
+    expect(forked.code).toBe(0);
+    expect(JSON.parse(forked.stdout)).toMatchObject({ parentRun: handle.workflowId, state: 'SUCCESS' });
+    const forkRunId = (await harness.client.workflow.getHandle(forkId).describe()).runId;
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+    try {
+      await page.goto(
+        `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows/${encodeURIComponent(forkId)}/${forkRunId}/user-metadata`,
+        { waitUntil: 'networkidle' },
+      );
+      await waitForTexts(page, [`Forked from: ${handle.workflowId} at attempt 2`]);
+      let href: string | null = null;
+      for (const frame of page.frames()) {
+        const link = frame.locator('a', { hasText: handle.workflowId });
+        if ((await link.count()) > 0)
+          href = await link.first().evaluate((a) => (a as HTMLAnchorElement).href);
+      }
+      expect(href).not.toBeNull();
+      const target = new URL(href!, uiUrl);
+      expect(target.origin).toBe(new URL(uiUrl).origin);
+      expect(decodeURIComponent(target.pathname)).toBe(
+        `/namespaces/${harness.config.namespace}/workflows/${handle.workflowId}`,
+      );
+      await page.screenshot({ path: path.join(ARTIFACTS, 'fork-details.png'), fullPage: false });
+      // Followed, the link opens the parent run's page: its id, its end and its own input.
+      await page.goto(target.toString(), { waitUntil: 'networkidle' });
+      const parentPage = await waitForTexts(page, [handle.workflowId, 'Completed', 'codingAgentWorkflow']);
+      expect(parentPage).toContain(`"workspace": "${result.workspace}"`);
+      expect(parentPage).not.toContain(`"workflowId": "${forkId}"`);
+    } finally {
+      await page.close();
+    }
+  }, 180_000);
+
   test('its History tab shows the run as Completed with activities and local activities on the timeline', async () => {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
     try {
