@@ -198,8 +198,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       let href: string | null = null;
       for (const frame of page.frames()) {
         const link = frame.locator('a', { hasText: handle.workflowId });
-        if ((await link.count()) > 0)
-          href = await link.first().evaluate((a) => (a as HTMLAnchorElement).href);
+        if ((await link.count()) > 0) href = await link.first().getAttribute('href');
       }
       expect(href).not.toBeNull();
       const target = new URL(href!, uiUrl);
