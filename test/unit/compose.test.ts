@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { parse } from 'yaml';
 import { TEMPORAL_ENV_VARIABLES } from '../../src/config';
+import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
 
 /** The failsafe schema keeps every scalar a string, as docker compose reads ports and versions. */
 type YamlValue = string | null | YamlValue[] | { [key: string]: YamlValue };
@@ -48,6 +49,20 @@ function portMappings(service: string): Array<[number, number]> {
   });
 }
 
+/** The script a one-shot setup service runs: its entrypoint's file, from the folder it mounts. */
+function setupScript(service: string): string {
+  const entrypoint = services[service]?.entrypoint;
+  const args = Array.isArray(entrypoint) ? entrypoint : [];
+  const inContainer = args.find((a) => a.endsWith('.sh'));
+  if (!inContainer) throw new Error(`service ${service} runs no script`);
+  const mount = (services[service].volumes ?? [])
+    .map((v) => v.split(':'))
+    .find(([, target]) => inContainer.startsWith(`${target}/`));
+  if (!mount) throw new Error(`service ${service}: ${inContainer} is not in a mounted folder`);
+  expect(mount[2]).toBe('ro');
+  return read(path.join(mount[0], path.relative(mount[1], inContainer)));
+}
+
 function dependsOn(service: string): string[] {
   const d = services[service]?.depends_on ?? [];
   return Array.isArray(d) ? d : Object.keys(d);
@@ -64,7 +79,14 @@ function envNamesReadByCode(): Set<string> {
 
 describe('docker-compose.yml', () => {
   test('has Postgres, a Temporal server, its Web UI and aca workers', () => {
-    expect(Object.keys(services).sort()).toEqual(['aca-worker', 'postgres', 'temporal', 'temporal-ui']);
+    expect(Object.keys(services).sort()).toEqual([
+      'aca-worker',
+      'postgres',
+      'temporal',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+    ]);
   });
 
   test('pins every image to a version tag (no latest, no untagged images)', () => {
@@ -75,7 +97,15 @@ describe('docker-compose.yml', () => {
       expect(tag).not.toBe('latest');
     }
     expect(services.postgres.image).toMatch(/^postgres:\d+/);
-    expect(services.temporal.image).toMatch(/^temporalio\/(auto-setup|server):\d+\.\d+\.\d+$/);
+    // The maintained server image; auto-setup is deprecated and no longer updated.
+    expect(services.temporal.image).toMatch(/^temporalio\/server:\d+\.\d+\.\d+$/);
+    // The admin tools that set the server up are of the server's own version.
+    const serverVersion = services.temporal.image!.split(':')[1];
+    for (const step of ['temporal-schema', 'temporal-setup']) {
+      expect(services[step].image).toMatch(
+        new RegExp(`^temporalio/admin-tools:${serverVersion.replace(/\./g, '\\.')}(-|$)`),
+      );
+    }
     expect(services['temporal-ui'].image).toMatch(/^temporalio\/ui:\d+\.\d+\.\d+$/);
   });
 
@@ -90,7 +120,7 @@ describe('docker-compose.yml', () => {
     expect(JSON.stringify(services.postgres.healthcheck?.test)).toContain('pg_isready');
   });
 
-  test('Temporal persists to that Postgres and serves gRPC on 7233', () => {
+  test('Temporal persists to that Postgres, whose schema a one-shot step sets up first, and serves gRPC on 7233', () => {
     const t = env('temporal');
     const pg = env('postgres');
     expect(t.DB).toMatch(/^postgres12(_pgx)?$/);
@@ -98,9 +128,34 @@ describe('docker-compose.yml', () => {
     expect(t.DB_PORT ?? '5432').toBe('5432');
     expect(t.POSTGRES_USER).toBe(pg.POSTGRES_USER);
     expect(t.POSTGRES_PWD).toBe(pg.POSTGRES_PASSWORD);
-    expect(dependsOn('temporal')).toContain('postgres');
     expect(portMappings('temporal')).toContainEqual([7233, 7233]);
-    expect(JSON.stringify(services.temporal.healthcheck?.test)).toContain('7233');
+    // The server starts once its schema is there; the schema step waits for a healthy Postgres
+    // and reaches it with the server's own settings.
+    expect(services.temporal.depends_on).toEqual({
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
+    expect(services['temporal-schema'].depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    const schema = env('temporal-schema');
+    for (const name of ['POSTGRES_SEEDS', 'POSTGRES_USER', 'POSTGRES_PWD'])
+      expect(schema[name]).toBe(t[name]);
+    const script = setupScript('temporal-schema');
+    expect(script).toMatch(/temporal-sql-tool --plugin postgres12/);
+    expect(script).toMatch(/setup-schema --version 0\.0/);
+    expect(script).toMatch(/update-schema --schema-dir "\$schemas\/\$schema\/versioned"/);
+    expect(script).toContain('temporal_visibility');
+  });
+
+  test("a one-shot step registers aca's search attributes, by the names and types the workflows publish", () => {
+    const setup = env('temporal-setup');
+    expect(setup.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(setup.TEMPORAL_NAMESPACE).toBe(loadConfig({}).namespace);
+    expect(dependsOn('temporal-setup')).toEqual(['temporal']);
+    const registered = [...setupScript('temporal-setup').matchAll(/--name (\w+) --type (\w+)/g)].map(
+      ([, name, type]) => `${name}:${type.toUpperCase()}`,
+    );
+    expect(registered.sort()).toEqual(
+      AGENT_SEARCH_ATTRIBUTE_KEYS.map((key) => `${key.name}:${key.type}`).sort(),
+    );
   });
 
   test('the Web UI talks to that Temporal and is published on 8233, as in the printed links', () => {
@@ -129,7 +184,11 @@ describe('docker-compose.yml', () => {
     expect(docker).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
     expect(services['aca-worker'].entrypoint).toBeUndefined();
     expect(services['aca-worker'].command).toBeUndefined();
-    expect(dependsOn('aca-worker').sort()).toEqual(['postgres', 'temporal']);
+    // Workers start once the namespace and search attributes they use are registered.
+    expect(services['aca-worker'].depends_on).toEqual({
+      'temporal-setup': { condition: 'service_completed_successfully' },
+      postgres: { condition: 'service_healthy' },
+    });
   });
 
   test("the worker's environment uses exactly the names src/config.ts reads, pointing at the other services", () => {
