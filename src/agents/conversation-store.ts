@@ -74,8 +74,10 @@ export class FileConversationStore implements ConversationStore {
   }
 
   async exists(ref: string): Promise<boolean> {
+    // A bad reference is an error, not "absent": outside the try.
+    const file = this.fileFor(ref);
     try {
-      await fs.access(this.fileFor(ref));
+      await fs.access(file);
       return true;
     } catch {
       return false;
