@@ -163,12 +163,12 @@ export function createTestActivities(deps: TestActivityDeps) {
         .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
         .record(report.durationMs, { language: input.language, outcome: report.outcome });
       const ref = reportRef(input.runKey, input.attempt);
-      await deps.reports.saveReport(ref, report);
-      const verdict = judgeAgainstBaseline(
-        report,
-        await loadBaseline(deps.reports, input.baselineRef),
-        input.protectedPaths ?? [],
-      );
+      // The report store may be a database that is slow to answer (or waits out an outage).
+      const baseline = await withHeartbeats(5_000, async () => {
+        await deps.reports.saveReport(ref, report);
+        return loadBaseline(deps.reports, input.baselineRef);
+      });
+      const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
       return {
         success: verdict.success,
         regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),

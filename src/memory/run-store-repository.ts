@@ -8,7 +8,14 @@
  *
  * Idempotency: a retried activity saves the same reference again, so every save is an upsert
  * keyed by the reference, and the last save wins, as a file replaced by rename does.
+ *
+ * Outages: unlike failure memory, whose writes wait in the background, these stores are on the
+ * path of every agent step and tool call, and some of those activities have only a few quick
+ * Temporal retries. So a call that cannot reach the server tries again itself for a while
+ * (`retryUnavailableForMs`) before it fails, which carries a run through a server restart or a
+ * failover instead of failing it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, QueryResultRow } from 'pg';
 import type { Conversation, ConversationStore } from '../agents/conversation-store';
 import { conversationNotFound } from '../agents/conversation-store';
@@ -21,12 +28,20 @@ import { createPostgresPool, describeUrl } from './postgres-pool';
 
 const SUBJECT = 'the run store';
 
+/**
+ * How long one call waits for an unreachable server. Below the shortest limit of the activities
+ * that call the stores (the workspace steps' one-minute start-to-close timeout) with room for a
+ * hanging connection attempt.
+ */
+const DEFAULT_RETRY_UNAVAILABLE_MS = 20_000;
+
 /** One table of documents keyed by reference; the table name never comes from input. */
 class PgDocuments {
   constructor(
     private readonly pool: () => Promise<Pool>,
     private readonly table: 'run_conversations' | 'run_reports',
     private readonly what: 'conversation' | 'report',
+    private readonly retryUnavailableForMs: number,
   ) {}
 
   async put(ref: string, body: string): Promise<void> {
@@ -59,11 +74,17 @@ class PgDocuments {
     sql: string,
     params: unknown[],
   ) {
-    const pool = await this.pool();
-    try {
-      return await pool.query<R>(sql, params);
-    } catch (err) {
-      throw toMemoryError(err, action, SUBJECT);
+    const deadline = Date.now() + this.retryUnavailableForMs;
+    for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 4_000)) {
+      try {
+        const pool = await this.pool();
+        return await pool.query<R>(sql, params);
+      } catch (err) {
+        // Only "the server did not answer" is worth waiting out; every statement here may run twice.
+        const error = toMemoryError(err, action, SUBJECT);
+        if (!error.retryable || Date.now() + delayMs > deadline) throw error;
+        await sleep(delayMs);
+      }
     }
   }
 }
@@ -72,8 +93,13 @@ class PgDocuments {
 export class PgConversationStore implements ConversationStore {
   private readonly documents: PgDocuments;
 
-  constructor(pool: () => Promise<Pool>) {
-    this.documents = new PgDocuments(pool, 'run_conversations', 'conversation');
+  constructor(pool: () => Promise<Pool>, options: { retryUnavailableForMs?: number } = {}) {
+    this.documents = new PgDocuments(
+      pool,
+      'run_conversations',
+      'conversation',
+      options.retryUnavailableForMs ?? DEFAULT_RETRY_UNAVAILABLE_MS,
+    );
   }
 
   exists(ref: string): Promise<boolean> {
@@ -95,8 +121,13 @@ export class PgConversationStore implements ConversationStore {
 export class PgReportStore implements ReportStore {
   private readonly documents: PgDocuments;
 
-  constructor(pool: () => Promise<Pool>) {
-    this.documents = new PgDocuments(pool, 'run_reports', 'report');
+  constructor(pool: () => Promise<Pool>, options: { retryUnavailableForMs?: number } = {}) {
+    this.documents = new PgDocuments(
+      pool,
+      'run_reports',
+      'report',
+      options.retryUnavailableForMs ?? DEFAULT_RETRY_UNAVAILABLE_MS,
+    );
   }
 
   saveReport(ref: string, report: TestRunReport): Promise<void> {
@@ -128,6 +159,8 @@ export interface PostgresRunStoreOptions {
   maxConnections?: number;
   /** Give up on a connection attempt after this long (default 5 s). */
   connectTimeoutMs?: number;
+  /** How long a call keeps trying while the server cannot be reached (default 20 s; 0: fail at once). */
+  retryUnavailableForMs?: number;
 }
 
 /**
@@ -161,8 +194,8 @@ export function openPostgresRunStores(databaseUrl: string, options: PostgresRunS
     return opening;
   };
   return {
-    conversations: new PgConversationStore(pool),
-    reports: new PgReportStore(pool),
+    conversations: new PgConversationStore(pool, options),
+    reports: new PgReportStore(pool, options),
     description: describeUrl(databaseUrl, options.schema),
     async close() {
       closed = true;

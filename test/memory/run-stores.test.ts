@@ -4,6 +4,7 @@
  * activities above them must see the same behaviour.
  */
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Conversation, ConversationStore } from '../../src/agents/conversation-store';
 import { FileConversationStore } from '../../src/agents/conversation-store';
@@ -11,6 +12,7 @@ import { FileReportStore, reportRef, type ReportStore } from '../../src/agents/r
 import { MemoryUnavailableError } from '../../src/memory/memory-errors';
 import { openPostgresRunStores, type RunStores } from '../../src/memory/run-store-repository';
 import type { TestRunReport } from '../../src/shared/types';
+import { getFreePort } from '../../src/temporal/dev-server';
 import {
   describePostgres,
   dropSchema,
@@ -228,7 +230,10 @@ describe('run stores', () => {
     });
 
     test('an unreachable server is a retryable error; a closed store refuses', async () => {
-      const down = openPostgresRunStores('postgres://postgres@127.0.0.1:1/test', { connectTimeoutMs: 2000 });
+      const down = openPostgresRunStores('postgres://postgres@127.0.0.1:1/test', {
+        connectTimeoutMs: 2000,
+        retryUnavailableForMs: 0,
+      });
       try {
         const err: unknown = await down.conversations.exists('wf/x').catch((e: unknown) => e);
         expect(err).toBeInstanceOf(MemoryUnavailableError);
@@ -237,6 +242,35 @@ describe('run stores', () => {
         await down.close();
       }
       await expect(down.reports.loadReport('wf/x')).rejects.toThrow(/closed/);
+    });
+
+    test('a call made while the server is down waits for it to come back', async () => {
+      const port = await getFreePort();
+      const target = new URL(url);
+      const viaRelay = new URL(url);
+      viaRelay.hostname = '127.0.0.1';
+      viaRelay.port = String(port);
+      const late = openPostgresRunStores(viaRelay.toString(), { schema, retryUnavailableForMs: 15_000 });
+      // Nothing listens on the port for the first second: connections are refused.
+      const relay = net.createServer((client) => {
+        const upstream = net.connect(Number(target.port || 5432), target.hostname);
+        for (const s of [client, upstream]) s.on('error', () => undefined);
+        client.pipe(upstream).pipe(client);
+      });
+      const started = Date.now();
+      const listening = new Promise<void>((resolve) =>
+        setTimeout(() => relay.listen(port, '127.0.0.1', resolve), 1_000),
+      );
+      try {
+        const ref = `${uniqueId('wf')}/late`;
+        await late.reports.saveReport(ref, report(2, 0));
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+        expect(await late.reports.loadReport(ref)).toEqual(report(2, 0));
+      } finally {
+        await listening;
+        await late.close();
+        await new Promise((resolve) => relay.close(resolve));
+      }
     });
   });
 });
