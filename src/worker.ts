@@ -10,14 +10,15 @@ import {
 } from '@temporalio/worker';
 import { createActivities, type Activities } from './activities';
 import { lazyMemory } from './activities/memory-activities';
-import { RunFiles } from './activities/run-files';
 import { FileConversationStore } from './agents/conversation-store';
+import { FileReportStore } from './agents/report-store';
 import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
+import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -33,9 +34,27 @@ export interface AcaWorkerOptions {
 }
 
 /**
+ * Where runs keep their conversations and full test reports (only their references enter
+ * workflow history). With DATABASE_URL, in that Postgres database, beside failure memory, so
+ * that every worker on every host sees them; without it, in files under `$ACA_HOME/runs`, which
+ * only workers sharing that folder see. Call `close` when done with them.
+ */
+export function createRunStores(config: Pick<AcaConfig, 'home' | 'databaseUrl'>): RunStores {
+  if (config.databaseUrl) return openPostgresRunStores(config.databaseUrl);
+  const root = path.join(config.home, 'runs');
+  return {
+    conversations: new FileConversationStore(root),
+    reports: new FileReportStore(root),
+    description: `files in ${root}`,
+    close: async () => undefined,
+  };
+}
+
+/**
  * aca's activities with the worker's dependencies built from the configuration: the model client,
- * the conversation store and test reports under ACA_HOME, failure memory (opened on first use) and
- * the sandbox. `close` releases failure memory; call it when the worker that runs them stops.
+ * the conversation and report stores (see createRunStores), failure memory (opened on first use)
+ * and the sandbox. `close` releases failure memory and the stores' connections; call it when the
+ * worker that runs them stops.
  */
 export function createAcaActivities(
   config: AcaConfig,
@@ -44,7 +63,7 @@ export function createAcaActivities(
   // Before anything large is loaded: test runs start from this small helper process, whose
   // forks stay cheap however big the worker grows (see sandbox/spawn-helper.ts).
   startSpawnHelper();
-  const runFiles = new RunFiles(path.join(config.home, 'runs'));
+  const runStores = createRunStores(config);
   // Opened on first use, so a worker starts even while the database is down. PGlite lives under
   // ACA_HOME unless DATABASE_URL names a server.
   const memory = lazyMemory(async () => {
@@ -59,8 +78,8 @@ export function createAcaActivities(
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
-    store: new FileConversationStore(runFiles.root),
-    runFiles,
+    store: runStores.conversations,
+    reports: runStores.reports,
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
@@ -74,7 +93,13 @@ export function createAcaActivities(
     }),
     modelOptions: config.modelOptions,
   });
-  return { activities, close: () => memory.close() };
+  return {
+    activities,
+    close: async () => {
+      const closed = await Promise.allSettled([memory.close(), runStores.close()]);
+      for (const result of closed) if (result.status === 'rejected') throw result.reason;
+    },
+  };
 }
 
 /** Model calls run inside activities, whose logger carries the run's ids; outside one, stderr. */

@@ -23,12 +23,14 @@ import {
   type TurnMapRequest,
 } from '../repo-map/turn-map';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
-import type { RunFiles } from './run-files';
+import type { ReportStore } from '../agents/report-store';
 export type { TurnContext } from '../agents/turn-context';
 
 export interface AgentActivityDeps {
+  /** Where conversations are kept (files under ACA_HOME, or Postgres with DATABASE_URL). */
   store: ConversationStore;
-  runFiles: RunFiles;
+  /** Where full test reports are kept, beside the conversations. */
+  reports: ReportStore;
   /**
    * The model client, shared by every step: one client keeps its HTTP connections alive between
    * calls. Each step passes the run's own timeout.
@@ -80,7 +82,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {
-    loadReport: (ref) => deps.runFiles.loadReport(ref),
+    loadReport: (ref) => deps.reports.loadReport(ref),
     recallLessons: deps.recallLessons,
     ...(mapBudgets
       ? {

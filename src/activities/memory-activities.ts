@@ -7,10 +7,10 @@ import { isRetryableMemoryError, MemoryLockedError } from '../memory/memory-erro
 import type { Analysis, Language, Lesson } from '../shared/types';
 import { describeTestReport } from '../agents/user-message';
 import { withHeartbeats } from './heartbeats';
-import type { RunFiles } from './run-files';
+import type { ReportStore } from '../agents/report-store';
 
 export interface MemoryActivityDeps {
-  runFiles: RunFiles;
+  reports: ReportStore;
   /**
    * The worker's failure memory, opened on first use; null when this worker runs without one
    * (e.g. the embedded database is held by another process). Throws when it cannot be reached.
@@ -152,7 +152,7 @@ export function createMemoryActivities(deps: MemoryActivityDeps) {
       failed: input.failed,
     });
     if (input.reportRef === null) return;
-    const report = await deps.runFiles.loadReport(input.reportRef);
+    const report = await deps.reports.loadReport(input.reportRef);
     if (!report)
       log.warn('test report missing; storing the failure without its output', { ref: input.reportRef });
     await memory.storeFailure({

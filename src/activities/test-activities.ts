@@ -10,10 +10,10 @@ import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { withHeartbeats } from './heartbeats';
-import type { RunFiles } from './run-files';
+import { reportRef, type ReportStore } from '../agents/report-store';
 
 export interface TestActivityDeps {
-  runFiles: RunFiles;
+  reports: ReportStore;
   sandboxMode: SandboxMode;
   /** Test suites run at once on this worker; more would only fight over the cores. */
   maxConcurrentTestRuns: number;
@@ -162,13 +162,13 @@ export function createTestActivities(deps: TestActivityDeps) {
       ctx.metricMeter
         .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
         .record(report.durationMs, { language: input.language, outcome: report.outcome });
-      const reportRef = deps.runFiles.reportRef(input.runKey, input.attempt);
-      await deps.runFiles.saveReport(reportRef, report);
-      const verdict = judgeAgainstBaseline(
-        report,
-        await loadBaseline(deps.runFiles, input.baselineRef),
-        input.protectedPaths ?? [],
-      );
+      const ref = reportRef(input.runKey, input.attempt);
+      // The report store may be a database that is slow to answer (or waits out an outage).
+      const baseline = await withHeartbeats(5_000, async () => {
+        await deps.reports.saveReport(ref, report);
+        return loadBaseline(deps.reports, input.baselineRef);
+      });
+      const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
       return {
         success: verdict.success,
         regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
@@ -179,7 +179,7 @@ export function createTestActivities(deps: TestActivityDeps) {
         errors: report.errors,
         passRate: report.passRate,
         message: report.message ? report.message.slice(0, 500) : null,
-        reportRef,
+        reportRef: ref,
         durationMs: report.durationMs,
         sandboxWarning,
       };
@@ -188,13 +188,13 @@ export function createTestActivities(deps: TestActivityDeps) {
 }
 
 async function loadBaseline(
-  runFiles: RunFiles,
+  reports: ReportStore,
   ref: string | null | undefined,
 ): Promise<TestRunReport | null> {
   if (!ref) return null;
-  const baseline = await runFiles.loadReport(ref);
+  const baseline = await reports.loadReport(ref);
   // Without its report the run could only guess which failures are old: fail loudly instead.
   if (!baseline)
-    throw ApplicationFailure.nonRetryable(`the baseline report ${ref} is missing on this worker`);
+    throw ApplicationFailure.nonRetryable(`the baseline report ${ref} is missing from the report store`);
   return baseline;
 }

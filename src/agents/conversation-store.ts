@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { checkRunRef } from '../shared/run-ref';
 import type { AgentRole, Language, TokenUsage, TurnFinish } from '../shared/types';
 import type { FileToolName, ToolResult } from '../tools/file-tools';
 
@@ -46,27 +47,37 @@ export interface Conversation {
   contextTokens?: number;
 }
 
+/**
+ * Where conversations are kept: files under the worker's ACA_HOME (FileConversationStore), or
+ * Postgres when DATABASE_URL is set, so that workers on other hosts see them too
+ * (PgConversationStore in src/memory/run-store-repository.ts).
+ */
 export interface ConversationStore {
   exists(ref: string): Promise<boolean>;
+  /** Throws an error whose `code` is 'ENOENT' when nothing is stored under `ref`. */
   load(ref: string): Promise<Conversation>;
+  /** Creates or replaces the conversation under `conversation.ref` (a retried step saves again). */
   save(conversation: Conversation): Promise<void>;
 }
 
-const SAFE_REF = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+/** The error `load` throws for a reference with nothing stored under it, whatever the store. */
+export function conversationNotFound(ref: string): Error {
+  return Object.assign(new Error(`no conversation is stored under "${ref}"`), { code: 'ENOENT' });
+}
 
 /** Keeps each conversation as one JSON file, replaced atomically on every save. */
 export class FileConversationStore implements ConversationStore {
   constructor(private readonly rootDir: string) {}
 
   private fileFor(ref: string): string {
-    if (!SAFE_REF.test(ref) || ref.split('/').includes('..'))
-      throw new Error(`invalid conversation reference "${ref}"`);
-    return path.join(this.rootDir, `${ref}.json`);
+    return path.join(this.rootDir, `${checkRunRef(ref, 'conversation')}.json`);
   }
 
   async exists(ref: string): Promise<boolean> {
+    // A bad reference is an error, not "absent": outside the try.
+    const file = this.fileFor(ref);
     try {
-      await fs.access(this.fileFor(ref));
+      await fs.access(file);
       return true;
     } catch {
       return false;

@@ -5,10 +5,12 @@
 export {
   createAcaActivities,
   createAcaWorker,
+  createRunStores,
   installRuntime,
   runWorker,
   WORKFLOWS_PATH,
   type AcaWorkerOptions,
 } from '../worker';
+export type { RunStores } from '../memory/run-store-repository';
 export { createActivities, type Activities, type ActivityDeps } from '../activities';
 export { registerSearchAttributes } from '../temporal/search-attributes';

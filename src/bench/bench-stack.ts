@@ -17,7 +17,7 @@ import {
   Runtime,
   type Worker,
 } from '@temporalio/worker';
-import { RunFiles } from '../activities/run-files';
+import { reportRef, type ReportStore } from '../agents/report-store';
 import { startRunWorkflow } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { ScriptedLlmServer } from '../llm/scripted-server';
@@ -34,7 +34,7 @@ import {
 } from '../temporal/dev-server';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { ensureTemporalCli } from '../temporal/temporal-cli';
-import { createAcaWorker, WORKFLOWS_PATH } from '../worker';
+import { createAcaWorker, createRunStores, WORKFLOWS_PATH } from '../worker';
 
 export interface BenchStackOptions {
   progress: (message: string) => void;
@@ -81,7 +81,8 @@ export interface BenchStack {
   temporalDbFile: string | null;
   /** The process id of the dev server this stack started, for its CPU time. */
   serverPid: number | null;
-  runFiles: RunFiles;
+  /** Where the worker keeps full test reports (Postgres with DATABASE_URL, else files in `home`). */
+  reports: ReportStore;
   /** Registers `scenario` under a fresh name (so requests can be told apart per run) and returns the model to ask for. */
   scriptedModel(scenario: Scenario, alias: string): string;
   start(spec: RunSpec): Promise<StartedRun>;
@@ -200,7 +201,9 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
       `worker on task queue ${taskQueue}; model: ${options.live ? (config.openaiBaseUrl ?? 'OpenAI default endpoint') : `scripted at ${llm.url}`}`,
     );
 
-    const runFiles = new RunFiles(path.join(config.home, 'runs'));
+    // The worker's own kind of store, so that the reports it saved are found wherever they are.
+    const runStores = createRunStores(config);
+    cleanup.push(() => runStores.close());
     const stack: BenchStack = {
       config,
       client,
@@ -211,7 +214,7 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
       ownServer: server !== null,
       temporalDbFile: server?.dbFile ?? null,
       serverPid: server?.pid ?? null,
-      runFiles,
+      reports: runStores.reports,
       warmedUp: false,
       scriptedModel(scenario, alias) {
         llm.addScenario({ ...scenario, name: alias });
@@ -251,7 +254,7 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
         const runKey = `${safeKey(run.workflowId)}/${safeKey(run.firstExecutionRunId)}`;
         const reports = new Map<number, TestRunReport>();
         for (let attempt = 1; attempt <= attempts; attempt++) {
-          const report = await runFiles.loadReport(runFiles.reportRef(runKey, attempt));
+          const report = await runStores.reports.loadReport(reportRef(runKey, attempt));
           if (report) reports.set(attempt, report);
         }
         return reports;

@@ -129,22 +129,18 @@ export function isConnectionError(err: unknown): boolean {
 }
 
 /** Wraps any database error as a MemoryError whose `retryable` tells the activity what to do. */
-export function toMemoryError(err: unknown, action: string): MemoryError {
+export function toMemoryError(err: unknown, action: string, subject = 'failure memory'): MemoryError {
   if (err instanceof MemoryError) return err;
   const code = errorCode(err);
   const detail = messageOf(err);
   if (isConnectionError(err)) {
-    return new MemoryUnavailableError(
-      `failure memory unavailable while trying to ${action}: ${detail}`,
-      code,
-      { cause: err },
-    );
+    return new MemoryUnavailableError(`${subject} unavailable while trying to ${action}: ${detail}`, code, {
+      cause: err,
+    });
   }
-  return new MemoryQueryError(
-    `failure memory could not ${action}: ${detail}${code ? ` (${code})` : ''}`,
-    code,
-    { cause: err },
-  );
+  return new MemoryQueryError(`${subject} could not ${action}: ${detail}${code ? ` (${code})` : ''}`, code, {
+    cause: err,
+  });
 }
 
 /** Convenience for callers that only hold `unknown`. */

@@ -1,5 +1,6 @@
 /**
- * The failure-memory schema as an ordered list of migrations, and the runner that applies the
+ * The schema of aca's database (failure memory, and the runs' conversations and test reports when
+ * they are kept in Postgres) as an ordered list of migrations, and the runner that applies the
  * missing ones when memory is opened.
  *
  * Why versioned: the schema will change after people have memories worth keeping, so each change
@@ -83,6 +84,31 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_task_trgm ON tasks USING gin (task gin_trgm_ops);
       CREATE INDEX failures_search ON failures USING gin (search);
       CREATE INDEX failures_created ON failures (created_at DESC);
+    `,
+  },
+  {
+    version: 3,
+    name: 'run conversations and test reports',
+    // What runs keep outside workflow history, when DATABASE_URL is set (run-store-repository.ts),
+    // so that any worker on any host can load what another saved. One row per reference.
+    //
+    // text, not jsonb: the stores only ever write and read whole documents (a conversation can
+    // be a few MB and is rewritten at every agent step), so parsing them into jsonb on every write
+    // and printing them back on every read would be server work for nothing; and jsonb refuses
+    // the escaped NUL character (\u0000) that test output or a file's contents may carry. Large
+    // values are compressed and kept out of line by TOAST either way.
+    sql: `
+      CREATE TABLE run_conversations (
+        ref        text PRIMARY KEY,
+        body       text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+
+      CREATE TABLE run_reports (
+        ref        text PRIMARY KEY,
+        body       text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
     `,
   },
 ];

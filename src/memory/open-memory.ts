@@ -12,9 +12,10 @@
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { PgFailureRepository, type FailureMemory } from './failure-repository';
-import { applyMigrations, assertSchemaName } from './migrations';
+import { applyMigrations } from './migrations';
 import { MemoryLockedError, toMemoryError } from './memory-errors';
 import { openPglitePool, openPgliteSnapshot, type PglitePool } from './pglite-pool';
+import { createPostgresPool, describeUrl } from './postgres-pool';
 
 /** Where failure memory lives: a Postgres server, or the embedded database's folder. */
 export type MemoryLocation = { databaseUrl: string } | { dataDir: string };
@@ -46,25 +47,10 @@ export async function openFailureMemory(options: OpenMemoryOptions & MemoryLocat
 }
 
 async function openPostgres(databaseUrl: string, options: OpenMemoryOptions): Promise<FailureMemory> {
-  if (options.schema !== undefined) assertSchemaName(options.schema);
-  const { Pool } = await import('pg');
-  const pool = new Pool({
-    connectionString: databaseUrl,
-    max: options.maxConnections ?? 4,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
-    // Idle connections are closed soon, so fewer of them are found dead after an outage.
-    idleTimeoutMillis: 10_000,
-    keepAlive: true,
-    // A server that accepts but never answers must not hang an activity forever.
-    query_timeout: 30_000,
-    application_name: 'aca-memory',
-    // public stays on the path because pg_trgm's functions usually live there.
-    ...(options.schema !== undefined ? { options: `-c search_path=${options.schema},public` } : {}),
+  const pool = await createPostgresPool(databaseUrl, {
+    ...options,
+    applicationName: 'aca-memory',
   });
-  // An idle connection that loses its server emits 'error' on the pool; without a listener
-  // Node would crash the worker. The pool has already dropped that connection, and the next
-  // query opens a new one, which is all recovery needs.
-  pool.on('error', () => undefined);
   return migrateAndWrap(
     pool,
     describeUrl(databaseUrl, options.schema),
@@ -104,17 +90,4 @@ async function migrateAndWrap(
     throw toMemoryError(err, 'open failure memory');
   }
   return new PgFailureRepository(pool, { description, onClose: closeBackend, readOnly, migrationsApplied });
-}
-
-/** The URL without its password, for messages. */
-function describeUrl(databaseUrl: string, schema: string | undefined): string {
-  let shown = 'Postgres';
-  try {
-    const url = new URL(databaseUrl);
-    if (url.password) url.password = '***';
-    shown = `Postgres at ${url.toString()}`;
-  } catch {
-    // Not a URL (e.g. a libpq key=value string): show nothing that might hold a password.
-  }
-  return schema ? `${shown} (schema ${schema})` : shown;
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client as PgClient } from 'pg';
 import { loadBuiltinScenario, type Scenario } from '../../src/llm/scenario';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
@@ -127,7 +128,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
     }
   });
 
-  test('a database outage mid-run: the agents go on, the run waits to save, and every record arrives', async () => {
+  test('a database outage mid-run: the run waits for the database, then goes on, and every record arrives', async () => {
     const name = `memory-outage-${tag}`;
     const { hostname, port } = new URL(databaseUrl);
     const relay = new CuttableRelay(await getFreePort(), { host: hostname, port: Number(port || 5432) });
@@ -142,20 +143,11 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       await h.waitFor(handle, (s) => s.iterations >= 1);
       await relay.cut();
 
-      // The database is gone, and the run still makes all its attempts...
-      await h.waitFor(handle, (s: RunSnapshot) => s.iterations === 3 && s.state === 'REFLECTING', 90_000);
-      // ...but does not end while its records are unsaved: the write at the head of the queue
-      // (which one depends on when the cut came) fails and is tried again, and the run waits.
-      const memoryWrites = new Set(['rememberRun', 'rememberAttempt', 'rememberOutcome']);
-      await until(
-        async () =>
-          ((await handle.describe()).raw.pendingActivities ?? []).some(
-            (a) => memoryWrites.has(a.activityType?.name ?? '') && (a.attempt ?? 0) >= 2,
-          ),
-        60_000,
-        'a memory write to be retried',
-      );
+      // The database holds the conversations and test reports as well as failure memory, so the
+      // agents cannot go on without it: the run waits (its activities retrying) instead of failing.
+      await sleep(25_000);
       expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect((await handle.query<RunSnapshot>('state')).iterations).toBeLessThan(3);
 
       await relay.up();
       const result = (await handle.result()) as RunResult;

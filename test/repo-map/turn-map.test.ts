@@ -12,7 +12,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { BUILTIN_PRICES } from '../../src/llm/model-prices';
 import { createAgentActivities } from '../../src/activities/agent-activities';
-import { RunFiles } from '../../src/activities/run-files';
+import { FileReportStore } from '../../src/agents/report-store';
 import { openTurn, type OpenTurnInput } from '../../src/agents/agent-turn';
 import { FileConversationStore, type StepDecision } from '../../src/agents/conversation-store';
 import { generateRepository } from '../../src/bench/search-bench';
@@ -109,7 +109,7 @@ describe('the repository map in an opening turn, on a repository of 20,000 files
     );
     const activities = createAgentActivities({
       store,
-      runFiles: new RunFiles(path.join(root, 'runs')),
+      reports: new FileReportStore(path.join(root, 'runs')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts: false,
@@ -224,7 +224,7 @@ describe('the repository map in an opening turn, on a repository of 20,000 files
 
     const activities = createAgentActivities({
       store,
-      runFiles: new RunFiles(path.join(root, 'runs-coder')),
+      reports: new FileReportStore(path.join(root, 'runs-coder')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts: false,

@@ -10,7 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createAgentActivities } from '../../src/activities/agent-activities';
 import { BUILTIN_PRICES } from '../../src/llm/model-prices';
-import { RunFiles } from '../../src/activities/run-files';
+import { FileReportStore } from '../../src/agents/report-store';
 import { createLessonRecall } from '../../src/activities/memory-activities';
 import type { FailureMemory } from '../../src/memory/failure-repository';
 import { MemoryUnavailableError } from '../../src/memory/memory-errors';
@@ -124,7 +124,7 @@ describe('an agent turn against the scripted model', () => {
     const store = new FileConversationStore(path.join(root, 'runs'));
     const activities = createAgentActivities({
       store,
-      runFiles: new RunFiles(path.join(root, 'runs')),
+      reports: new FileReportStore(path.join(root, 'runs')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts,

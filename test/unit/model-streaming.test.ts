@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAgentActivities, type AgentStepOutcome } from '../../src/activities/agent-activities';
 import { DefaultLogger } from '@temporalio/worker';
-import { RunFiles } from '../../src/activities/run-files';
+import { FileReportStore } from '../../src/agents/report-store';
 import { AGENT_SPECS } from '../../src/agents/agent-specs';
 import { openTurn } from '../../src/agents/agent-turn';
 import { FileConversationStore } from '../../src/agents/conversation-store';
@@ -178,7 +178,7 @@ describe('streamed answers', () => {
       fs.mkdirSync(workspace, { recursive: true });
       const activities = createAgentActivities({
         store,
-        runFiles: new RunFiles(path.join(root, 'runs')),
+        reports: new FileReportStore(path.join(root, 'runs')),
         chatModel: streaming(idleSeconds !== undefined ? { stream_idle_seconds: idleSeconds } : {}),
         recallLessons: async (): Promise<Lesson[]> => [],
         logPrompts: false,
