@@ -28,11 +28,24 @@ export class GitError extends Error {
     readonly args: readonly string[],
     readonly exitCode: number | null,
     readonly stderr: string,
+    /** Killed at its time limit (a network call that hung); exitCode is then null. */
+    readonly timedOut = false,
   ) {
     super(
-      `git ${args.join(' ')} failed (exit ${String(exitCode)}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+      `git ${args.join(' ')} ${timedOut ? 'timed out' : `failed (exit ${String(exitCode)})`}: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
     );
   }
+}
+
+/**
+ * What a call that reaches another repository (the git store) may use beyond the pins: the one
+ * protocol it needs, settings of its own, a few variables of the worker's (ssh's keys live in the
+ * worker user's home), and a time limit, since a network call can hang.
+ */
+export interface GitNetworkAccess {
+  config: string[];
+  env: Record<string, string>;
+  timeoutMs: number;
 }
 
 /** The identity of aca's commits unless the caller gives another. */
@@ -85,15 +98,23 @@ function exec(
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd = '/',
-): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  timeoutMs = 0,
+): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
   return new Promise((resolve, reject) => {
     execFile(
       gitBinary(),
       args,
-      { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+      { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' },
       (err, stdout, stderr) => {
+        const killed = Boolean(err && (err as { killed?: boolean }).killed && timeoutMs > 0);
+        if (killed) return resolve({ stdout, stderr, code: null, timedOut: true });
         if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
-        resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
+        resolve({
+          stdout,
+          stderr,
+          code: err ? ((err as { code?: number }).code ?? null) : 0,
+          timedOut: false,
+        });
       },
     );
   });
@@ -162,21 +183,42 @@ export async function readUserIdentity(target: GitTarget): Promise<{ name: strin
 export async function git(
   target: GitTarget,
   args: string[],
-  options: { author?: { name: string; email: string }; allowExitCodes?: number[] } = {},
+  options: {
+    author?: { name: string; email: string };
+    allowExitCodes?: number[];
+    /** Only for calls to the git store: see GitNetworkAccess. */
+    network?: GitNetworkAccess;
+  } = {},
 ): Promise<string> {
+  return (await gitWithStatus(target, args, options)).stdout;
+}
+
+/** Like git(), but also gives stderr: what a push or fetch says about each ref is there. */
+export async function gitWithStatus(
+  target: GitTarget,
+  args: string[],
+  options: {
+    author?: { name: string; email: string };
+    allowExitCodes?: number[];
+    network?: GitNetworkAccess;
+  } = {},
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   const author = options.author ?? ACA_AUTHOR;
-  const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
+  // The network settings come last: `-c` given later wins, and only they open a protocol.
+  const pins = [...PINNED_CONFIG, ...(await driverPins(target)), ...(options.network?.config ?? [])];
   const env = {
     ...baseEnv(target),
     GIT_AUTHOR_NAME: author.name,
     GIT_AUTHOR_EMAIL: author.email,
     GIT_COMMITTER_NAME: author.name,
     GIT_COMMITTER_EMAIL: author.email,
+    ...(options.network?.env ?? {}),
   };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  const result = await exec(full, env);
+  const result = await exec(full, env, '/', options.network?.timeoutMs ?? 0);
+  if (result.timedOut) throw new GitError(args, null, result.stderr, true);
   if (result.code !== 0 && !(options.allowExitCodes ?? []).includes(result.code ?? -1)) {
     throw new GitError(args, result.code, result.stderr);
   }
-  return result.stdout;
+  return result;
 }
