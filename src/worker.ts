@@ -64,6 +64,7 @@ export function createAcaActivities(
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
+    gitStore: config.gitStore,
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { discoverRepository, GitError } from '../repo/git';
+import { discoverRepository, git, GitError } from '../repo/git';
+import type { GitStoreLocation } from '../repo/git-store-location';
+import { pushRunCommit } from '../repo/git-store';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
   changedFilesBetween,
@@ -17,12 +19,23 @@ import type { Language, SandboxMode } from '../shared/types';
 import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
+import { asStoreFailure } from './store-failures';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
   gitAuthor: { name: string; email: string };
   sandboxMode: SandboxMode;
+  /**
+   * Where runs' branches are pushed for every worker (ACA_GIT_STORE). Absent: nowhere, as
+   * before there was a store (a library user's activities keep working unchanged).
+   */
+  gitStore?: GitStoreLocation | null;
 }
+
+/** commitWork runs as a local activity with a one-minute limit; its push must end well within it. */
+const COMMIT_PUSH_TIMEOUT_MS = 40_000;
+/** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
+const PREPARE_PUSH_TIMEOUT_MS = 8 * 60_000;
 
 export interface PrepareRunInput {
   workflowId: string;
@@ -65,14 +78,27 @@ function badInput(message: string): ApplicationFailure {
 export function createRepoActivities(deps: RepoActivityDeps) {
   return {
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode));
+      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode, deps.gitStore ?? null));
     },
 
-    /** Commits whatever the last step changed; the new commit, or null when nothing changed. */
+    /**
+     * Commits whatever the last step changed and pushes the branch to the git store; the new
+     * commit, or null when nothing changed.
+     */
     async commitWork(input: CommitWorkInput): Promise<string | null> {
-      return withHeartbeats(5_000, () =>
-        commitAll({ ...input.git, branch: input.branch, baseCommit: '' }, input.message, deps.gitAuthor),
-      );
+      return withHeartbeats(5_000, async () => {
+        try {
+          const commit = await commitAll(
+            { ...input.git, branch: input.branch, baseCommit: '' },
+            input.message,
+            deps.gitAuthor,
+          );
+          if (deps.gitStore) await pushBranchTip(deps.gitStore, input.git, input.branch);
+          return commit;
+        } catch (err) {
+          throw asStoreFailure(err);
+        }
+      });
     },
 
     async describeChanges(input: { git: RunGit; from: string; to: string }): Promise<ChangedFile[]> {
@@ -87,10 +113,43 @@ export function createRepoActivities(deps: RepoActivityDeps) {
  * the run's life: lent here, as it is made, each test run then only lends what is new. The folder
  * itself stays its owner's: it says whom the workspace goes back to at the run's end.
  */
-export async function prepareRun(input: PrepareRunInput, sandboxMode: SandboxMode): Promise<PreparedRun> {
+export async function prepareRun(
+  input: PrepareRunInput,
+  sandboxMode: SandboxMode,
+  gitStore: GitStoreLocation | null = null,
+): Promise<PreparedRun> {
   const prepared = await prepareRunRepository(input);
+  if (gitStore) {
+    try {
+      // The branch as the run starts: the base commit (a linked run's start commit, whose
+      // history holds the base), for any worker that runs a later step of it.
+      await pushRunCommit(gitStore, prepared.git, prepared.branch, prepared.startCommit, null, {
+        timeoutMs: PREPARE_PUSH_TIMEOUT_MS,
+      });
+    } catch (err) {
+      throw asStoreFailure(err);
+    }
+  }
   if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(input.workspace);
   return prepared;
+}
+
+/**
+ * Pushes the run's branch tip, expecting the store at its parent: the tip before this step's
+ * commit, or, when the step changed nothing, where the store is unless an earlier try of this
+ * step committed but could not push. Pushed already counts as done.
+ */
+async function pushBranchTip(store: GitStoreLocation, runGit: RunGit, branch: string): Promise<void> {
+  const target = { gitDir: runGit.commonDir };
+  const tip = (
+    await git(target, ['rev-parse', '--verify', '--end-of-options', `refs/heads/${branch}`])
+  ).trim();
+  const parent = (
+    await git(target, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${tip}^`], {
+      allowExitCodes: [1],
+    })
+  ).trim();
+  await pushRunCommit(store, runGit, branch, tip, parent || null, { timeoutMs: COMMIT_PUSH_TIMEOUT_MS });
 }
 
 /**
