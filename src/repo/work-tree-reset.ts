@@ -52,8 +52,9 @@ export async function resetWorkTree(
   await git(target, ['symbolic-ref', 'HEAD', ref]);
   // First from the index aca last wrote: files the commit does not have go, ignored or not.
   await git(target, ['read-tree', '--reset', '-u', commit]);
-  // Then from no index: a file changed without its size or time changing matches the index's
-  // stat data and would be skipped; with no entries to compare against, every file is written.
+  // Then from no index: a file changed within the second its entry was written, its size and
+  // mtime then set back, matches the entry's stat data (git compares whole seconds of ctime) and
+  // would be skipped. With no entries to compare against, every file is written.
   fs.rmSync(path.join(gitDir, 'index'), { force: true });
   await git(target, ['read-tree', '--reset', '-u', commit]);
   await git(target, ['clean', '-f', '-f', '-d', '-q', ...(options.removeIgnored ? ['-x'] : [])]);
