@@ -140,6 +140,61 @@ export async function pushRunCommit(
   throw new GitStorePushRejectedError(store.display, branch, expectedOld, actual, first.reason);
 }
 
+/**
+ * Removes a run's branch from the store (`aca discard`), if it is still where it was read a
+ * moment before: a branch someone moved in between stays. A default store that was never made
+ * has nothing to remove and is not made for it.
+ *
+ * @returns the commit the branch was at, or null when the store had no such branch.
+ */
+export async function deleteStoreBranch(
+  store: GitStoreLocation,
+  branch: string,
+  options: StoreCallOptions = {},
+): Promise<string | null> {
+  if (!branch.startsWith('aca/')) throw new Error(`"${branch}" is not a run's branch`);
+  if (store.isDefault && !fs.existsSync(path.join(store.url, 'HEAD'))) return null;
+  // push needs a repository to run in; the run's own may be gone already.
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-delete-'));
+  try {
+    await git({ gitDir: scratch }, ['init', '--bare', '--quiet']);
+    const tip = await storeBranchTip(store, scratch, branch, options);
+    if (tip === null) return null;
+    const ref = `refs/heads/${branch}`;
+    const result = await callStore(
+      store,
+      'push',
+      scratch,
+      options,
+      [
+        'push',
+        '--porcelain',
+        '--receive-pack=git-receive-pack',
+        `--force-with-lease=${ref}:${tip}`,
+        '--',
+        store.url,
+        `:${ref}`,
+      ],
+      [1],
+    );
+    const line = result.stdout.split('\n').find((l) => l.includes(`:${ref}\t`));
+    if (line?.startsWith('!')) {
+      const actual = await storeBranchTip(store, scratch, branch, options).catch(() => undefined);
+      throw new GitStorePushRejectedError(
+        store.display,
+        branch,
+        tip,
+        actual,
+        line.split('\t')[2] ?? 'rejected',
+      );
+    }
+    if (!line && result.code !== 0) throw storeFault(store, 'push', scratch, result.stderr);
+    return tip;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 type PushOutcome = { ok: true } | { ok: false; reason: string };
 
 async function pushWithLease(

@@ -9,7 +9,13 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { asStoreFailure } from '../../src/activities/store-failures';
-import { bringToCommit, ensureGitStore, pushRunCommit, storeBranchTip } from '../../src/repo/git-store';
+import {
+  bringToCommit,
+  deleteStoreBranch,
+  ensureGitStore,
+  pushRunCommit,
+  storeBranchTip,
+} from '../../src/repo/git-store';
 import {
   GitStorePushRejectedError,
   GitStoreUnreachableError,
@@ -148,6 +154,13 @@ describe('the default store (a folder under ACA_HOME)', () => {
     expect(fs.readdirSync(home)).toEqual(['store.git']);
   });
 
+  test('a default store never made has no branch to remove, and is not made for it', async () => {
+    const home = tempDir();
+    const store = parseGitStoreLocation(undefined, home);
+    expect(await deleteStoreBranch(store, 'aca/none')).toBeNull();
+    expect(fs.existsSync(store.url)).toBe(false);
+  });
+
   test('a configured folder that is no repository is out of reach, named, and not created', async () => {
     const missing = path.join(tempDir(), 'nowhere', 'store.git');
     const store = parseGitStoreLocation(missing, '/unused');
@@ -275,7 +288,7 @@ describe.each([
     const base = run.base;
     const c1 = await run.step({ 'a.txt': '1\n' });
     await pushRunCommit(store, run.git, run.branch, c1, base);
-    // Moving the branch back is never done, whatever lease is given.
+    // A lease that does not match refuses even a commit the store has had before.
     await expect(pushRunCommit(store, run.git, run.branch, base, null)).rejects.toThrow(
       GitStorePushRejectedError,
     );
@@ -288,6 +301,14 @@ describe.each([
       commit: 'f'.repeat(40),
     });
     await expect(missing).rejects.toThrow(GitStoreMissingCommitError);
+  });
+
+  test("aca discard's removal of a branch: only where it was read, and nothing to do when it is gone", async () => {
+    const run = await startRun(store, makeHost(), 'gone');
+    const c1 = await run.step({ 'a.txt': '1\n' });
+    expect(await deleteStoreBranch(store, run.branch)).toBe(c1);
+    expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBeNull();
+    expect(await deleteStoreBranch(store, run.branch)).toBeNull();
   });
 
   test('bringing a work tree back follows and runs nothing the code under test planted', async () => {

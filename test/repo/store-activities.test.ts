@@ -8,7 +8,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createRepoActivities } from '../../src/activities/repo-activities';
+import {
+  createRepoActivities,
+  type CommitWorkInput,
+  type PreparedRun,
+  type PrepareRunInput,
+} from '../../src/activities/repo-activities';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 
 const roots: string[] = [];
@@ -53,8 +58,8 @@ function activitiesWith(store: GitStoreLocation) {
   });
   const env = new MockActivityEnvironment();
   return {
-    prepareRun: (input: Parameters<typeof activities.prepareRun>[0]) => env.run(activities.prepareRun, input),
-    commitWork: (input: Parameters<typeof activities.commitWork>[0]) => env.run(activities.commitWork, input),
+    prepareRun: (input: PrepareRunInput) => env.run(activities.prepareRun, input) as Promise<PreparedRun>,
+    commitWork: (input: CommitWorkInput) => env.run(activities.commitWork, input) as Promise<string | null>,
   };
 }
 
