@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { discoverRepository, git, GitError } from '../repo/git';
 import type { GitStoreLocation } from '../repo/git-store-location';
 import { pushRunCommit } from '../repo/git-store';
+import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
   changedFilesBetween,
@@ -127,6 +128,15 @@ export async function prepareRun(
         timeoutMs: PREPARE_PUSH_TIMEOUT_MS,
       });
     } catch (err) {
+      if (err instanceof GitStorePushRejectedError && err.actual) {
+        // Workflow ids are unique among running runs: the branch is an ended run's of this id.
+        throw ApplicationFailure.create({
+          message: `branch ${err.branch} is already in the git store ${err.store} (at ${err.actual}), left by an earlier run of this id: pick another --id or aca discard that run`,
+          type: 'GitStorePushRejected',
+          nonRetryable: true,
+          details: [{ store: err.store, branch: err.branch, expected: null, actual: err.actual }],
+        });
+      }
       throw asStoreFailure(err);
     }
   }

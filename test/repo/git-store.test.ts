@@ -20,10 +20,12 @@ import {
   GitStorePushRejectedError,
   GitStoreUnreachableError,
   GitStoreMissingCommitError,
+  WorkerDiskFullError,
 } from '../../src/repo/git-store-errors';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import { commitAll } from '../../src/repo/run-worktree';
+import { isRoot } from '../../src/sandbox/tools';
 import { SystemError } from '../../src/shared/errors';
 import type { RunGit } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';
@@ -463,6 +465,34 @@ describe('a store out of reach', () => {
     } finally {
       sockets.forEach((socket) => socket.destroy());
       silent.close();
+    }
+  });
+});
+
+describe('a worker whose disk is full', () => {
+  const rootOnly = isRoot() ? test : test.skip;
+  rootOnly('bringing a run to it is a retryable error that says where the disk is full', async () => {
+    const storeDir = path.join(tempDir(), 'store.git');
+    rawGit(storeDir, null, 'init', '--bare', '--quiet');
+    const store = parseGitStoreLocation(storeDir, '/unused');
+    const run = await startRun(store, makeHost(), 'full');
+    const big = Buffer.from(Array.from({ length: 2 * 1024 * 1024 }, () => Math.floor(Math.random() * 256)));
+    const commit = await run.step({ 'big.bin': big });
+
+    const disk = tempDir('aca-store-small-disk-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', disk]);
+    try {
+      const host: Host = { home: path.join(disk, 'home'), workspaces: path.join(disk, 'workspaces') };
+      const error = await bringToCommit(store, {
+        ...runLayout(host, 'full'),
+        branch: run.branch,
+        commit,
+      }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(WorkerDiskFullError);
+      expect((error as Error).message).toContain(disk);
+      expect(asStoreFailure(error)).toMatchObject({ type: 'WorkerDiskFull', nonRetryable: false });
+    } finally {
+      execFileSync('umount', [disk]);
     }
   });
 });

@@ -162,7 +162,10 @@ describe('with the default store', () => {
     sh(repo, 'push', '--quiet', store.url, `${other}:refs/heads/aca/repo-2`);
     const refused = await acts.prepareRun(input('repo-2')).catch((err: unknown) => err);
     expect(refused).toMatchObject({ type: 'GitStorePushRejected', nonRetryable: true });
-    expect((refused as Error).message).toContain('aca/repo-2');
+    expect((refused as Error).message).toContain(
+      `branch aca/repo-2 is already in the git store ${store.display} (at ${other})`,
+    );
+    expect((refused as Error).message).toContain('aca discard');
     expect(storeTip(store, 'aca/repo-2')).toBe(other);
     // The user's checkout is untouched throughout.
     expect(sh(repo, 'status', '--porcelain')).toBe('');
