@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { discoverRepository, git, GitError } from '../repo/git';
+import { discoverRepository, GitError } from '../repo/git';
 import type { GitStoreLocation } from '../repo/git-store-location';
-import { pushRunCommit } from '../repo/git-store';
+import { pushRunBranchTip, pushRunCommit } from '../repo/git-store';
 import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
@@ -94,7 +94,10 @@ export function createRepoActivities(deps: RepoActivityDeps) {
             input.message,
             deps.gitAuthor,
           );
-          if (deps.gitStore) await pushBranchTip(deps.gitStore, input.git, input.branch);
+          if (deps.gitStore)
+            await pushRunBranchTip(deps.gitStore, input.git, input.branch, {
+              timeoutMs: COMMIT_PUSH_TIMEOUT_MS,
+            });
           return commit;
         } catch (err) {
           throw asStoreFailure(err);
@@ -142,24 +145,6 @@ export async function prepareRun(
   }
   if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(input.workspace);
   return prepared;
-}
-
-/**
- * Pushes the run's branch tip, expecting the store at its parent: the tip before this step's
- * commit, or, when the step changed nothing, where the store is unless an earlier try of this
- * step committed but could not push. Pushed already counts as done.
- */
-async function pushBranchTip(store: GitStoreLocation, runGit: RunGit, branch: string): Promise<void> {
-  const target = { gitDir: runGit.commonDir };
-  const tip = (
-    await git(target, ['rev-parse', '--verify', '--end-of-options', `refs/heads/${branch}`])
-  ).trim();
-  const parent = (
-    await git(target, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${tip}^`], {
-      allowExitCodes: [1],
-    })
-  ).trim();
-  await pushRunCommit(store, runGit, branch, tip, parent || null, { timeoutMs: COMMIT_PUSH_TIMEOUT_MS });
 }
 
 /**

@@ -141,6 +141,31 @@ export async function pushRunCommit(
 }
 
 /**
+ * Pushes the run's branch as it is on this worker, expecting the store at the tip's parent: the
+ * tip before the step's commit, or, when the step committed nothing, where the store is unless
+ * an earlier try of the step committed and could not push (then the parent is where the store
+ * is). Call it right after the step's commit, in the same activity.
+ *
+ * @returns the commit pushed (the branch's tip).
+ */
+export async function pushRunBranchTip(
+  store: GitStoreLocation,
+  runGit: RunGit,
+  branch: string,
+  options: StoreCallOptions = {},
+): Promise<string> {
+  const target = { gitDir: runGit.commonDir };
+  const tip = (
+    await git(target, ['rev-parse', '--verify', '--end-of-options', `refs/heads/${branch}`])
+  ).trim();
+  const parent = await git(target, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${tip}^`], {
+    allowExitCodes: [1],
+  });
+  await pushRunCommit(store, runGit, branch, tip, parent.trim() || null, options);
+  return tip;
+}
+
+/**
  * Removes a run's branch from the store (`aca discard`), if it is still where it was read a
  * moment before: a branch someone moved in between stays. A default store that was never made
  * has nothing to remove and is not made for it.
