@@ -52,7 +52,8 @@ export function storeAccess(store: GitStoreLocation, timeoutMs = DEFAULT_STORE_T
     if (process.env.SSH_AUTH_SOCK) env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
   }
   if (store.scheme === 'http' || store.scheme === 'https') {
-    config.push('http.lowSpeedLimit=1000', `http.lowSpeedTime=${Math.min(seconds, 30)}`);
+    // A stalled transfer ends after 30 s even within a long time limit (a first push can be large).
+    config.push('http.lowSpeedLimit=1000', 'http.lowSpeedTime=30');
   }
   return { config, env, timeoutMs };
 }

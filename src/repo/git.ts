@@ -11,7 +11,7 @@
  *   are refused on the command line.
  * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findExecutable } from '../shared/executables';
@@ -104,23 +104,75 @@ function exec(
   cwd = '/',
   timeoutMs = 0,
 ): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
+  if (timeoutMs <= 0) {
+    return new Promise((resolve, reject) => {
+      execFile(
+        gitBinary(),
+        args,
+        { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+        (err, stdout, stderr) => {
+          if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
+          resolve({
+            stdout,
+            stderr,
+            code: err ? ((err as { code?: number }).code ?? null) : 0,
+            timedOut: false,
+          });
+        },
+      );
+    });
+  }
+  return execWithTimeLimit(args, env, cwd, timeoutMs);
+}
+
+/**
+ * A network call: git in a process group of its own, killed with everything in it at the time
+ * limit. Killing git alone would leave its helpers (ssh, the http transport) running, holding
+ * the output pipes open, so the call would still wait for them.
+ */
+function execWithTimeLimit(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
   return new Promise((resolve, reject) => {
-    execFile(
-      gitBinary(),
-      args,
-      { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' },
-      (err, stdout, stderr) => {
-        const killed = Boolean(err && (err as { killed?: boolean }).killed && timeoutMs > 0);
-        if (killed) return resolve({ stdout, stderr, code: null, timedOut: true });
-        if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
-        resolve({
-          stdout,
-          stderr,
-          code: err ? ((err as { code?: number }).code ?? null) : 0,
-          timedOut: false,
-        });
-      },
-    );
+    const child = spawn(gitBinary(), args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_OUTPUT_BYTES) return killGroup();
+      into.push(chunk);
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        code,
+        timedOut,
+      });
+    });
   });
 }
 

@@ -462,6 +462,21 @@ describe('a store out of reach', () => {
       const failure = pushRunCommit(store, made.git, 'aca/hang', made.baseCommit, null, { timeoutMs: 1500 });
       await expect(failure).rejects.toThrow(/cannot be reached \(push\): no answer within 2s/);
       expect(Date.now() - started).toBeLessThan(15_000);
+
+      // Over http git runs a helper process; it goes with git rather than hanging on.
+      const overHttp = parseGitStoreLocation(`http://127.0.0.1:${port}/store.git`, '/unused');
+      const fetchStarted = Date.now();
+      const fetch = bringToCommit(overHttp, {
+        ...runLayout(makeHost(), 'hang'),
+        branch: 'aca/hang',
+        commit: 'a'.repeat(40),
+        timeoutMs: 1500,
+      });
+      await expect(fetch).rejects.toThrow(GitStoreUnreachableError);
+      expect(Date.now() - fetchStarted).toBeLessThan(6_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const processes = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+      expect(processes.split('\n').filter((line) => line.includes(`127.0.0.1:${port}`))).toEqual([]);
     } finally {
       sockets.forEach((socket) => socket.destroy());
       silent.close();
