@@ -18,6 +18,7 @@ import { loadPriceTable } from './llm/model-prices';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
+import type { GitStoreLocation } from './repo/git-store-location';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -37,6 +38,16 @@ export interface AcaWorkerOptions {
  * the conversation store and test reports under ACA_HOME, failure memory (opened on first use) and
  * the sandbox. `close` releases failure memory; call it when the worker that runs them stops.
  */
+/**
+ * The store this worker pushes runs' branches to. The default store lies under ACA_HOME, so the
+ * only workers that reach it share this disk, and with it the runs' own git directories: pushing
+ * there would cost every run time (a `--repo` run's first push copies the repository's history)
+ * and give no worker anything it lacks.
+ */
+export function pushedGitStore(config: AcaConfig): GitStoreLocation | null {
+  return config.gitStore.isDefault ? null : config.gitStore;
+}
+
 export function createAcaActivities(
   config: AcaConfig,
   options: { openaiBaseUrl?: string } = {},
@@ -64,7 +75,7 @@ export function createAcaActivities(
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
-    gitStore: config.gitStore,
+    gitStore: pushedGitStore(config),
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({
