@@ -5,6 +5,11 @@ import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import type { SandboxMode } from './shared/types';
 import { UserInputError } from './shared/errors';
 import { ModelOptionsFileError, parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
+import {
+  GitStoreLocationError,
+  parseGitStoreLocation,
+  type GitStoreLocation,
+} from './repo/git-store-location';
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AcaLogLevel = (typeof LOG_LEVELS)[number];
@@ -50,6 +55,8 @@ export interface AcaConfig {
   gitAuthor: { name: string; email: string };
   /** ACA_PRICES: a JSON file of model prices over the built-in table (see llm/model-prices.ts). */
   pricesFile: string | null;
+  /** ACA_GIT_STORE: where runs' branches are kept for every worker (default `$ACA_HOME/store.git`). */
+  gitStore: GitStoreLocation;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -118,7 +125,17 @@ export function loadConfig(
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
     gitAuthor: gitAuthorOf(env),
     pricesFile: env.ACA_PRICES ? path.resolve(env.ACA_PRICES) : null,
+    gitStore: gitStoreOf(env, home),
   };
+}
+
+function gitStoreOf(env: NodeJS.ProcessEnv, home: string): GitStoreLocation {
+  try {
+    return parseGitStoreLocation(env.ACA_GIT_STORE, home);
+  } catch (err) {
+    if (err instanceof GitStoreLocationError) throw new UserInputError(err.message);
+    throw err;
+  }
 }
 
 function modelOptionsOf(env: NodeJS.ProcessEnv): ModelOptionsTable {

@@ -19,6 +19,7 @@ import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
 import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
+import type { GitStoreLocation } from './repo/git-store-location';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -48,6 +49,16 @@ export function createRunStores(config: Pick<AcaConfig, 'home' | 'databaseUrl'>)
     description: `files in ${root}`,
     close: async () => undefined,
   };
+}
+
+/**
+ * The store this worker pushes runs' branches to. The default store lies under ACA_HOME, so the
+ * only workers that reach it share this disk, and with it the runs' own git directories: pushing
+ * there would cost every run time (a `--repo` run's first push copies the repository's history)
+ * and give no worker anything it lacks.
+ */
+export function pushedGitStore(config: AcaConfig): GitStoreLocation | null {
+  return config.gitStore.isDefault ? null : config.gitStore;
 }
 
 /**
@@ -83,6 +94,7 @@ export function createAcaActivities(
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
+    gitStore: pushedGitStore(config),
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({

@@ -2,6 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { discoverRepository, GitError } from '../repo/git';
+import type { GitStoreLocation } from '../repo/git-store-location';
+import { pushRunBranchTip, pushRunCommit } from '../repo/git-store';
+import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
   changedFilesBetween,
@@ -17,12 +20,23 @@ import type { Language, SandboxMode } from '../shared/types';
 import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
+import { asStoreFailure } from './store-failures';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
   gitAuthor: { name: string; email: string };
   sandboxMode: SandboxMode;
+  /**
+   * Where runs' branches are pushed for every worker (ACA_GIT_STORE). Absent: nowhere, as
+   * before there was a store (a library user's activities keep working unchanged).
+   */
+  gitStore?: GitStoreLocation | null;
 }
+
+/** commitWork runs as a local activity with a one-minute limit; its push must end well within it. */
+const COMMIT_PUSH_TIMEOUT_MS = 40_000;
+/** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
+const PREPARE_PUSH_TIMEOUT_MS = 8 * 60_000;
 
 export interface PrepareRunInput {
   workflowId: string;
@@ -65,14 +79,30 @@ function badInput(message: string): ApplicationFailure {
 export function createRepoActivities(deps: RepoActivityDeps) {
   return {
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode));
+      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode, deps.gitStore ?? null));
     },
 
-    /** Commits whatever the last step changed; the new commit, or null when nothing changed. */
+    /**
+     * Commits whatever the last step changed and pushes the branch to the git store; the new
+     * commit, or null when nothing changed.
+     */
     async commitWork(input: CommitWorkInput): Promise<string | null> {
-      return withHeartbeats(5_000, () =>
-        commitAll({ ...input.git, branch: input.branch, baseCommit: '' }, input.message, deps.gitAuthor),
-      );
+      return withHeartbeats(5_000, async () => {
+        try {
+          const commit = await commitAll(
+            { ...input.git, branch: input.branch, baseCommit: '' },
+            input.message,
+            deps.gitAuthor,
+          );
+          if (deps.gitStore)
+            await pushRunBranchTip(deps.gitStore, input.git, input.branch, {
+              timeoutMs: COMMIT_PUSH_TIMEOUT_MS,
+            });
+          return commit;
+        } catch (err) {
+          throw asStoreFailure(err);
+        }
+      });
     },
 
     async describeChanges(input: { git: RunGit; from: string; to: string }): Promise<ChangedFile[]> {
@@ -87,8 +117,32 @@ export function createRepoActivities(deps: RepoActivityDeps) {
  * the run's life: lent here, as it is made, each test run then only lends what is new. The folder
  * itself stays its owner's: it says whom the workspace goes back to at the run's end.
  */
-export async function prepareRun(input: PrepareRunInput, sandboxMode: SandboxMode): Promise<PreparedRun> {
+export async function prepareRun(
+  input: PrepareRunInput,
+  sandboxMode: SandboxMode,
+  gitStore: GitStoreLocation | null = null,
+): Promise<PreparedRun> {
   const prepared = await prepareRunRepository(input);
+  if (gitStore) {
+    try {
+      // The branch as the run starts: the base commit (a linked run's start commit, whose
+      // history holds the base), for any worker that runs a later step of it.
+      await pushRunCommit(gitStore, prepared.git, prepared.branch, prepared.startCommit, null, {
+        timeoutMs: PREPARE_PUSH_TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (err instanceof GitStorePushRejectedError && err.actual) {
+        // Workflow ids are unique among running runs: the branch is an ended run's of this id.
+        throw ApplicationFailure.create({
+          message: `branch ${err.branch} is already in the git store ${err.store} (at ${err.actual}), left by an earlier run of this id: pick another --id or aca discard that run`,
+          type: 'GitStorePushRejected',
+          nonRetryable: true,
+          details: [{ store: err.store, branch: err.branch, expected: null, actual: err.actual }],
+        });
+      }
+      throw asStoreFailure(err);
+    }
+  }
   if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(input.workspace);
   return prepared;
 }

@@ -21,6 +21,7 @@ import { AGENT_STATES, type AgentState } from '../shared/types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
+import { deleteStoreBranch } from '../repo/git-store';
 import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
@@ -356,7 +357,13 @@ export class AcaRun {
         `run ${this.id} ended before its workspace was prepared; nothing to discard`,
       );
     }
-    return discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
+    const removed = await discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
+    // Last, so a store out of reach fails the discard after the local parts are gone; discarding
+    // again then only has the store's branch left to remove.
+    const storeTip = snapshot.branch
+      ? await deleteStoreBranch(this.client.config.gitStore, snapshot.branch)
+      : null;
+    return { ...removed, store: storeTip ? this.client.config.gitStore.display : null };
   }
 
   private async endedSnapshot(action: 'applied' | 'discarded'): Promise<RunSnapshot> {

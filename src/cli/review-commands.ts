@@ -68,6 +68,7 @@ export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Pro
     removed.workTree && `workspace ${removed.workTree}`,
     removed.branch && `branch ${removed.branch}`,
     removed.gitDir && `git directory ${removed.gitDir}`,
+    removed.store && `its branch in the git store ${removed.store}`,
   ].filter((part): part is string => Boolean(part));
   io.out(
     parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,

@@ -19,6 +19,8 @@ export interface DiscardRunResult {
   branch: string | null;
   /** The run's own git directory (runs without `--repo`). */
   gitDir: string | null;
+  /** The git store the run's branch was removed from (as it may be shown); absent or null: none. */
+  store?: string | null;
 }
 
 /** Only branches aca names are ever deleted, whatever a snapshot says. */

@@ -10,8 +10,11 @@
  *   every call, so a `.gitattributes` the test wrote cannot name one; external diff and textconv
  *   are refused on the command line.
  * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
+ * - A call that reaches the git store (git-store.ts) opens that store's protocol only, gets no
+ *   credential helper or askpass program, never prompts, and is killed, helpers and all, at a
+ *   time limit. No other call may reach beyond the machine.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findExecutable } from '../shared/executables';
@@ -28,11 +31,24 @@ export class GitError extends Error {
     readonly args: readonly string[],
     readonly exitCode: number | null,
     readonly stderr: string,
+    /** Killed at its time limit (a network call that hung); exitCode is then null. */
+    readonly timedOut = false,
   ) {
     super(
-      `git ${args.join(' ')} failed (exit ${String(exitCode)}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
+      `git ${args.join(' ')} ${timedOut ? 'timed out' : `failed (exit ${String(exitCode)})`}: ${stderr.trim().split('\n').slice(-3).join(' ')}`,
     );
   }
+}
+
+/**
+ * What a call that reaches another repository (the git store) may use beyond the pins: the one
+ * protocol it needs, settings of its own, a few variables of the worker's (ssh's keys live in the
+ * worker user's home), and a time limit, since a network call can hang.
+ */
+export interface GitNetworkAccess {
+  config: string[];
+  env: Record<string, string>;
+  timeoutMs: number;
 }
 
 /** The identity of aca's commits unless the caller gives another. */
@@ -42,6 +58,10 @@ const PINNED_CONFIG = [
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'core.untrackedCache=false',
+  // A file the code under test changed and then gave its old size and mtime still differs in
+  // ctime, which no unprivileged process can set: git must look at it.
+  'core.trustctime=true',
+  'core.checkStat=default',
   'core.attributesFile=/dev/null',
   'core.sshCommand=false',
   'diff.external=',
@@ -85,17 +105,77 @@ function exec(
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd = '/',
-): Promise<{ stdout: string; stderr: string; code: number | null }> {
+  timeoutMs = 0,
+): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
+  if (timeoutMs <= 0) {
+    return new Promise((resolve, reject) => {
+      execFile(
+        gitBinary(),
+        args,
+        { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+        (err, stdout, stderr) => {
+          if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
+          resolve({
+            stdout,
+            stderr,
+            code: err ? ((err as { code?: number }).code ?? null) : 0,
+            timedOut: false,
+          });
+        },
+      );
+    });
+  }
+  return execWithTimeLimit(args, env, cwd, timeoutMs);
+}
+
+/**
+ * A network call: git in a process group of its own, killed with everything in it at the time
+ * limit. Killing git alone would leave its helpers (ssh, the http transport) running, holding
+ * the output pipes open, so the call would still wait for them.
+ */
+function execWithTimeLimit(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
   return new Promise((resolve, reject) => {
-    execFile(
-      gitBinary(),
-      args,
-      { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
-        resolve({ stdout, stderr, code: err ? ((err as { code?: number }).code ?? null) : 0 });
-      },
-    );
+    const child = spawn(gitBinary(), args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_OUTPUT_BYTES) return killGroup();
+      into.push(chunk);
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        code,
+        timedOut,
+      });
+    });
   });
 }
 
@@ -162,21 +242,42 @@ export async function readUserIdentity(target: GitTarget): Promise<{ name: strin
 export async function git(
   target: GitTarget,
   args: string[],
-  options: { author?: { name: string; email: string }; allowExitCodes?: number[] } = {},
+  options: {
+    author?: { name: string; email: string };
+    allowExitCodes?: number[];
+    /** Only for calls to the git store: see GitNetworkAccess. */
+    network?: GitNetworkAccess;
+  } = {},
 ): Promise<string> {
+  return (await gitWithStatus(target, args, options)).stdout;
+}
+
+/** Like git(), but also gives stderr: what a push or fetch says about each ref is there. */
+export async function gitWithStatus(
+  target: GitTarget,
+  args: string[],
+  options: {
+    author?: { name: string; email: string };
+    allowExitCodes?: number[];
+    network?: GitNetworkAccess;
+  } = {},
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   const author = options.author ?? ACA_AUTHOR;
-  const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
+  // The network settings come last: `-c` given later wins, and only they open a protocol.
+  const pins = [...PINNED_CONFIG, ...(await driverPins(target)), ...(options.network?.config ?? [])];
   const env = {
     ...baseEnv(target),
     GIT_AUTHOR_NAME: author.name,
     GIT_AUTHOR_EMAIL: author.email,
     GIT_COMMITTER_NAME: author.name,
     GIT_COMMITTER_EMAIL: author.email,
+    ...(options.network?.env ?? {}),
   };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  const result = await exec(full, env);
+  const result = await exec(full, env, '/', options.network?.timeoutMs ?? 0);
+  if (result.timedOut) throw new GitError(args, null, result.stderr, true);
   if (result.code !== 0 && !(options.allowExitCodes ?? []).includes(result.code ?? -1)) {
     throw new GitError(args, result.code, result.stderr);
   }
-  return result.stdout;
+  return result;
 }

@@ -12,6 +12,7 @@ import { applyCommand, diffCommand, discardCommand } from '../../src/cli/review-
 import type { CliIO } from '../../src/cli/cli-context';
 import { loadConfig } from '../../src/config';
 import { ApplyConflictError } from '../../src/repo/apply-errors';
+import { pushRunCommit } from '../../src/repo/git-store';
 import { RunStateError, UserInputError } from '../../src/shared/errors';
 import type { RunSnapshot } from '../../src/shared/run-types';
 import { commitAsUser, makeRun, makeUserRepo, userGit, type MadeRun } from './run-fixture';
@@ -145,6 +146,20 @@ describe('reviewing a run through AcaRun and the command line', () => {
     ]);
     expect(fs.existsSync(made.git.workTree)).toBe(false);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\n');
+    const again = captureIO();
+    expect(await discardCommand(aca, id, again)).toBe(0);
+    expect(again.lines).toEqual([`Run ${id} was discarded already.`]);
+  });
+
+  test("aca discard also removes the run's branch from the git store", async () => {
+    const store = loadConfig({ ACA_HOME: root }).gitStore;
+    await pushRunCommit(store, made.git, `aca/${id}`, made.head, null);
+    const io = captureIO();
+    expect(await discardCommand(aca, id, io)).toBe(0);
+    expect(io.lines).toEqual([
+      `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}, its branch in the git store ${store.display}.`,
+    ]);
+    expect(userGit(repo, 'ls-remote', store.url)).not.toContain(`aca/${id}`);
     const again = captureIO();
     expect(await discardCommand(aca, id, again)).toBe(0);
     expect(again.lines).toEqual([`Run ${id} was discarded already.`]);

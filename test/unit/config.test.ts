@@ -100,3 +100,68 @@ describe('Temporal connection settings', () => {
     expect(loadConfig({ ACA_LOG_LEVEL: 'warn' }).logLevel).toBe('WARN');
   });
 });
+
+describe('ACA_GIT_STORE', () => {
+  test('defaults to a bare repository under ACA_HOME', () => {
+    const config = loadConfig({ ACA_HOME: '/srv/aca', TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' });
+    expect(config.gitStore).toEqual({
+      url: '/srv/aca/store.git',
+      scheme: 'file',
+      display: '/srv/aca/store.git',
+      isDefault: true,
+    });
+  });
+
+  test.each([
+    ['/mnt/shared/store.git', '/mnt/shared/store.git', 'file'],
+    ['file:///mnt/shared/store.git', '/mnt/shared/store.git', 'file'],
+    ['ssh://git@git.example.com/aca/store.git', 'ssh://git@git.example.com/aca/store.git', 'ssh'],
+    ['git@git.example.com:aca/store.git', 'git@git.example.com:aca/store.git', 'ssh'],
+    ['https://git.example.com/aca/store.git', 'https://git.example.com/aca/store.git', 'https'],
+    ['git://127.0.0.1:9418/store.git', 'git://127.0.0.1:9418/store.git', 'git'],
+  ])('%s is a store', (value, url, scheme) => {
+    const store = loadConfig({
+      ACA_GIT_STORE: value,
+      TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+    }).gitStore;
+    expect(store).toMatchObject({ url, scheme, isDefault: false });
+  });
+
+  test('a relative path is taken from the current folder', () => {
+    const store = loadConfig({
+      ACA_GIT_STORE: 'stores/aca.git',
+      TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+    }).gitStore;
+    expect(store.url).toBe(path.resolve('stores/aca.git'));
+  });
+
+  test('credentials in the URL are kept for git and never shown', () => {
+    const store = loadConfig({
+      ACA_GIT_STORE: 'https://aca:tok3n@git.example.com/store.git',
+      TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+    }).gitStore;
+    expect(store.url).toBe('https://aca:tok3n@git.example.com/store.git');
+    expect(store.display).toBe('https://git.example.com/store.git');
+  });
+
+  test.each([
+    ['ftp://example.com/store.git', /the scheme "ftp" is not one of/],
+    ['ext::sh -c touch% /tmp/pwned', /spaces|remote helpers/],
+    ['fd::17', /remote helpers/],
+    ['ssh://-oProxyCommand=evil/store.git', /names no host/],
+    ['https://example.com/', /names no repository/],
+    ['-store.git', /may not start with "-"/],
+    ['https://user:secret@exa mple.com/x.git', /ACA_GIT_STORE must be a path or a git URL/],
+  ])('%s is refused with a clear message', (value, why) => {
+    const load = () =>
+      loadConfig({ ACA_GIT_STORE: value, TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' });
+    expect(load).toThrow(UserInputError);
+    expect(load).toThrow(why);
+    expect(load).toThrow(/ACA_GIT_STORE must be a path or a git URL/);
+    try {
+      load();
+    } catch (err) {
+      expect((err as Error).message).not.toContain('secret');
+    }
+  });
+});
