@@ -92,6 +92,43 @@ export function nestedRepositories(workTree: string, limit = 200_000): string[] 
   return found.sort();
 }
 
+/**
+ * FIFOs, sockets and device files below the work tree (never through a link; the top `.git`
+ * aside). git opens `.gitignore` and `.gitattributes` without O_NONBLOCK, so a FIFO under either
+ * name hangs every git call that reads the tree (add, status, clean) for good, holding the
+ * index lock; a tracked file turned into one makes `git add` fail. git cannot record them
+ * anyway: callers remove them before git looks at the tree.
+ */
+export function specialFiles(workTree: string, limit = 200_000): string[] {
+  const found: string[] = [];
+  const pending = [''];
+  let seen = 0;
+  while (pending.length > 0) {
+    const relative = pending.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(workTree, relative), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (++seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
+      const name = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        if (name !== '.git') pending.push(name);
+      } else if (!entry.isFile() && !entry.isSymbolicLink()) {
+        found.push(name);
+      }
+    }
+  }
+  return found.sort();
+}
+
+/** Removes what specialFiles finds: unlinking a FIFO or socket never opens it. */
+export function removeSpecialFiles(workTree: string): void {
+  for (const name of specialFiles(workTree)) fs.rmSync(path.join(workTree, name), { force: true });
+}
+
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
 export async function commitAll(
   worktree: RunWorktree,
@@ -99,6 +136,7 @@ export async function commitAll(
   author?: { name: string; email: string },
 ): Promise<string | null> {
   const target = worktreeTarget(worktree);
+  removeSpecialFiles(worktree.workTree);
   const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
   await git(target, ['add', '--all', '--', '.', ...excluded]);
   const staged = await git(target, [

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { git, type GitTarget } from './git';
-import { nestedRepositories } from './run-worktree';
+import { nestedRepositories, removeSpecialFiles, specialFiles } from './run-worktree';
 
 /** Whether the work tree already is `commit` on `branch`: no changes, no untracked files, no planted `.git`. */
 export async function workTreeIsAt(
@@ -24,6 +24,8 @@ export async function workTreeIsAt(
   });
   if (tip.trim() !== commit) return false;
   if (!topGitEntryIsRight(target.workTree, target.gitDir, linked)) return false;
+  // A FIFO named .gitignore would hang the status below.
+  if (specialFiles(target.workTree).length > 0) return false;
   const status = await git(target, [
     'status',
     '--porcelain',
@@ -47,6 +49,7 @@ export async function resetWorkTree(
   const { workTree, gitDir } = target;
   makeFoldersWritable(workTree);
   removePlantedGitEntries(workTree);
+  removeSpecialFiles(workTree);
   const ref = `refs/heads/${branch}`;
   await git(target, ['update-ref', '--no-deref', ref, commit]);
   await git(target, ['symbolic-ref', 'HEAD', ref]);
