@@ -12,6 +12,7 @@ import {
   readProjectConfigAt,
   runBranch,
 } from '../repo/run-repository';
+import { WorkTreeTooLargeError } from '../repo/commit-size';
 import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
@@ -100,6 +101,14 @@ export function createRepoActivities(deps: RepoActivityDeps) {
             });
           return commit;
         } catch (err) {
+          if (err instanceof WorkTreeTooLargeError) {
+            throw ApplicationFailure.create({
+              message: err.message,
+              type: 'WorkTreeTooLarge',
+              nonRetryable: true,
+              details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
+            });
+          }
           throw asStoreFailure(err);
         }
       });

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { checkCommitSize } from './commit-size';
 import { discoverRepository, git, type GitTarget } from './git';
 
 /** Where a run's files and commits live: a linked worktree of the user's repository on its own branch. */
@@ -138,6 +139,7 @@ export async function commitAll(
   const target = worktreeTarget(worktree);
   removeSpecialFiles(worktree.workTree);
   const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
+  await checkCommitSize({ ...target, workTree: worktree.workTree }, ['.', ...excluded]);
   await git(target, ['add', '--all', '--', '.', ...excluded]);
   const staged = await git(target, [
     'diff',

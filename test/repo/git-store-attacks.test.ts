@@ -14,6 +14,7 @@ import { bringToCommit, pushRunBranchTip, pushRunCommit, storeBranchTip } from '
 import { WorkerDiskFullError } from '../../src/repo/git-store-errors';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { createFreshRunRepository } from '../../src/repo/run-repository';
+import { WorkTreeTooLargeError } from '../../src/repo/commit-size';
 import { commitAll } from '../../src/repo/run-worktree';
 import { isRoot } from '../../src/sandbox/tools';
 import type { RunGit } from '../../src/shared/run-types';
@@ -204,7 +205,7 @@ describe('links out of the work tree, committed as root and pushed', () => {
   test('a link to a root-only file or folder is pushed as a link: nothing it points at reaches the store', async () => {
     const outside = tempDir('aca-store-attack-secret-');
     const secretText = `SECRET-${Math.random().toString(36).slice(2)}`;
-    write(outside, { 'id_rsa': `${secretText} key\n`, 'dir/token': `${secretText} token\n` });
+    write(outside, { id_rsa: `${secretText} key\n`, 'dir/token': `${secretText} token\n` });
     fs.chmodSync(path.join(outside, 'id_rsa'), 0o600);
     const store = bareStore();
     const run = await startRun(store, 'links');
@@ -244,30 +245,92 @@ describe('links out of the work tree, committed as root and pushed', () => {
 });
 
 describe("the store's disk fills up", () => {
+  // Mounting the small disk (a tmpfs) needs root; as another user there is no full disk to reach.
   const rootOnly = isRoot() ? test : test.skip;
-  rootOnly('a step too large for the store: a retryable error naming the store; its branch and disk as before', async () => {
-    const parent = tempDir('aca-store-attack-full-');
-    const disk = path.join(parent, 'disk');
-    fs.mkdirSync(disk);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', disk]);
-    try {
-      const store = bareStore(disk);
-      const run = await startRun(store, 'flood');
-      const used = () => Number(execFileSync('du', ['-sk', disk], { encoding: 'utf8' }).split('\t')[0]);
-      const before = used();
-      // Incompressible, so it takes its full size in the store.
-      write(run.git.workTree, { 'big.bin': randomBytes(3 * 1024 * 1024) });
+  rootOnly(
+    'a step too large for the store: a retryable error naming the store; its branch and disk as before',
+    async () => {
+      const parent = tempDir('aca-store-attack-full-');
+      const disk = path.join(parent, 'disk');
+      fs.mkdirSync(disk);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', disk]);
+      try {
+        const store = bareStore(disk);
+        const run = await startRun(store, 'flood');
+        const used = () => Number(execFileSync('du', ['-sk', disk], { encoding: 'utf8' }).split('\t')[0]);
+        const before = used();
+        // Incompressible, so it takes its full size in the store.
+        write(run.git.workTree, { 'big.bin': randomBytes(3 * 1024 * 1024) });
 
-      const error = await commitWork(store, run.git, run.branch).catch((err: unknown) => err);
-      expect(error).toBeInstanceOf(WorkerDiskFullError);
-      expect((error as Error).message).toContain(store.display);
-      expect((error as Error).message).toMatch(/No space left on device/);
-      expect(asStoreFailure(error)).toMatchObject({ type: 'WorkerDiskFull', nonRetryable: false });
-      // Nothing half-pushed: the branch is where it was, and the store's quarantine is gone.
-      expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBe(run.base);
-      expect(used()).toBeLessThanOrEqual(before + 64);
-    } finally {
-      execFileSync('umount', [disk]);
-    }
+        const error = await commitWork(store, run.git, run.branch).catch((err: unknown) => err);
+        expect(error).toBeInstanceOf(WorkerDiskFullError);
+        expect((error as Error).message).toContain(store.display);
+        expect((error as Error).message).toMatch(/No space left on device/);
+        expect(asStoreFailure(error)).toMatchObject({ type: 'WorkerDiskFull', nonRetryable: false });
+        // Nothing half-pushed: the branch is where it was, and the store's quarantine is gone.
+        expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBe(run.base);
+        expect(used()).toBeLessThanOrEqual(before + 64);
+      } finally {
+        execFileSync('umount', [disk]);
+      }
+    },
+    60_000,
+  );
+});
+
+describe('sparse files: gigabytes to git, a few KiB on disk', () => {
+  /** A file of `bytes` apparent size holding one real byte: the sandbox's disk quota barely sees it. */
+  function sparse(file: string, bytes: number): void {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, 'x', bytes - 1);
+    fs.closeSync(fd);
+  }
+
+  test('a step whose new files come to more than a commit may hold is refused before git reads one', async () => {
+    const store = bareStore();
+    const run = await startRun(store, 'sparse');
+    write(run.git.workTree, { 'src/app.py': 'x = 1\n' });
+    const first = (await commitWork(store, run.git, run.branch))!;
+    // 40 x 64 MiB: 2.5 GiB for git to read, hash and compress; before the limit, minutes of work
+    // (holding the run's index.lock past the activity's end) and gigabytes on two disks.
+    for (let i = 0; i < 40; i++)
+      sparse(path.join(run.git.workTree, 'out', `blob-${i}.bin`), 64 * 1024 * 1024);
+    write(run.git.workTree, { 'src/app.py': 'x = 2\n' });
+
+    const started = Date.now();
+    const error = await within(20_000, 'commitWork', commitWork(store, run.git, run.branch)).catch(
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as Error).message).toMatch(
+      /41 new or changed files come to 2560\.0 MiB, over the 512\.0 MiB/,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // Nothing committed, staged or pushed, and nothing of the files written into git.
+    expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBe(first);
+    expect(rawGit(run.git.gitDir, 'diff', '--cached', '--name-only').trim()).toBe('');
+    expect(fs.existsSync(path.join(run.git.gitDir, 'index.lock'))).toBe(false);
+    const objects = Number(
+      execFileSync('du', ['-sk', path.join(run.git.commonDir, 'objects')], { encoding: 'utf8' }).split(
+        '\t',
+      )[0],
+    );
+    expect(objects).toBeLessThan(1024);
+  }, 60_000);
+
+  test('one file over the per-file limit is named; files within both limits commit as before', async () => {
+    const store = bareStore();
+    const run = await startRun(store, 'sparse-one');
+    sparse(path.join(run.git.workTree, 'dump.bin'), 101 * 1024 * 1024);
+    const error = await commitWork(store, run.git, run.branch).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as Error).message).toContain(
+      'dump.bin of 101.0 MiB, over the 100.0 MiB a committed file may have',
+    );
+    fs.rmSync(path.join(run.git.workTree, 'dump.bin'));
+    sparse(path.join(run.git.workTree, 'data.bin'), 2 * 1024 * 1024);
+    const commit = await commitWork(store, run.git, run.branch);
+    expect(rawGit(store.url, 'ls-tree', '-r', '--name-only', commit!).trim()).toBe('data.bin');
   }, 60_000);
 });

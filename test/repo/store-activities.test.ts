@@ -63,7 +63,7 @@ function activitiesWith(store: GitStoreLocation) {
   };
 }
 
-describe('with the default store', () => {
+describe('with a store at the default path, given to the activities', () => {
   test('a run without --repo: its base and every commit are in the store', async () => {
     const home = tempDir();
     const store = parseGitStoreLocation(undefined, home);
@@ -89,6 +89,33 @@ describe('with the default store', () => {
     expect(storeTip(store, prepared.branch)).toBe(first);
     expect(await acts.commitWork(step)).toBeNull();
     expect(storeTip(store, prepared.branch)).toBe(first);
+  });
+
+  test('a step too large to commit fails at once, not retried, naming the file', async () => {
+    const home = tempDir();
+    const store = parseGitStoreLocation(undefined, home);
+    const acts = activitiesWith(store);
+    const prepared = await acts.prepareRun({
+      workflowId: 'too-large',
+      workspace: path.join(home, 'workspaces', 'too-large'),
+      language: 'python' as const,
+      repo: null,
+      gitDir: path.join(home, 'git', 'too-large.git'),
+      testCommand: null,
+      setupCommand: null,
+    });
+    const fd = fs.openSync(path.join(prepared.git.workTree, 'core.dump'), 'w');
+    fs.writeSync(fd, 'x', 200 * 1024 * 1024);
+    fs.closeSync(fd);
+    const failure = await acts
+      .commitWork({ git: prepared.git, branch: prepared.branch, message: 'aca: attempt 1, tester' })
+      .catch((err: unknown) => err);
+    expect(failure).toMatchObject({
+      type: 'WorkTreeTooLarge',
+      nonRetryable: true,
+      message: expect.stringContaining('core.dump of 200.0 MiB'),
+    });
+    expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
   });
 
   test('a step whose push failed pushes, when retried, the commit its first try made', async () => {
