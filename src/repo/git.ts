@@ -238,17 +238,15 @@ export async function readUserIdentity(target: GitTarget): Promise<{ name: strin
   return name && email ? { name, email } : ACA_AUTHOR;
 }
 
+export interface GitCallOptions {
+  author?: { name: string; email: string };
+  allowExitCodes?: number[];
+  /** Only for calls to the git store: see GitNetworkAccess. */
+  network?: GitNetworkAccess;
+}
+
 /** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */
-export async function git(
-  target: GitTarget,
-  args: string[],
-  options: {
-    author?: { name: string; email: string };
-    allowExitCodes?: number[];
-    /** Only for calls to the git store: see GitNetworkAccess. */
-    network?: GitNetworkAccess;
-  } = {},
-): Promise<string> {
+export async function git(target: GitTarget, args: string[], options: GitCallOptions = {}): Promise<string> {
   return (await gitWithStatus(target, args, options)).stdout;
 }
 
@@ -256,11 +254,7 @@ export async function git(
 export async function gitWithStatus(
   target: GitTarget,
   args: string[],
-  options: {
-    author?: { name: string; email: string };
-    allowExitCodes?: number[];
-    network?: GitNetworkAccess;
-  } = {},
+  options: GitCallOptions = {},
 ): Promise<{ stdout: string; stderr: string; code: number | null }> {
   const author = options.author ?? ACA_AUTHOR;
   // The network settings come last: `-c` given later wins, and only they open a protocol.

@@ -63,11 +63,15 @@ export async function createRunWorktree(options: {
 }
 
 /**
- * Folders below the top of the work tree that hold a `.git` of their own. Model-written code can
- * make them; git would record them as submodules (or refuse them), so commits leave them out.
+ * Walks the work tree's real folders, never through a link and never into the top `.git`:
+ * `visit` gets each folder (relative to the top, '' for the top) with its entries and says
+ * whether to go into its subfolders.
  */
-export function nestedRepositories(workTree: string, limit = 200_000): string[] {
-  const found: string[] = [];
+function walkWorkTree(
+  workTree: string,
+  visit: (relative: string, entries: fs.Dirent[]) => boolean,
+  limit: number,
+): void {
   const pending = [''];
   let seen = 0;
   while (pending.length > 0) {
@@ -78,50 +82,56 @@ export function nestedRepositories(workTree: string, limit = 200_000): string[] 
     } catch {
       continue;
     }
-    if (relative !== '' && entries.some((e) => e.name === '.git')) {
-      found.push(relative);
-      continue;
-    }
+    seen += entries.length;
+    if (seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
+    if (!visit(relative, entries)) continue;
     for (const entry of entries) {
-      if (++seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
-      // Never through a link: only real folders of the work tree are walked.
       if (entry.isDirectory() && !(relative === '' && entry.name === '.git')) {
         pending.push(relative ? `${relative}/${entry.name}` : entry.name);
       }
     }
   }
+}
+
+/**
+ * Folders below the top of the work tree that hold a `.git` of their own. Model-written code can
+ * make them; git would record them as submodules (or refuse them), so commits leave them out.
+ */
+export function nestedRepositories(workTree: string, limit = 200_000): string[] {
+  const found: string[] = [];
+  walkWorkTree(
+    workTree,
+    (relative, entries) => {
+      if (relative === '' || !entries.some((e) => e.name === '.git')) return true;
+      found.push(relative);
+      return false;
+    },
+    limit,
+  );
   return found.sort();
 }
 
 /**
- * FIFOs, sockets and device files below the work tree (never through a link; the top `.git`
- * aside). git opens `.gitignore` and `.gitattributes` without O_NONBLOCK, so a FIFO under either
- * name hangs every git call that reads the tree (add, status, clean) for good, holding the
- * index lock; a tracked file turned into one makes `git add` fail. git cannot record them
- * anyway: callers remove them before git looks at the tree.
+ * FIFOs, sockets and device files below the work tree, nested repositories included. git opens
+ * `.gitignore` and `.gitattributes` without O_NONBLOCK, so a FIFO under either name hangs every
+ * git call that reads the tree (add, status, clean) for good, holding the index lock; a tracked
+ * file turned into one makes `git add` fail. git cannot record them anyway: callers remove them
+ * before git looks at the tree.
  */
 export function specialFiles(workTree: string, limit = 200_000): string[] {
   const found: string[] = [];
-  const pending = [''];
-  let seen = 0;
-  while (pending.length > 0) {
-    const relative = pending.pop()!;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(path.join(workTree, relative), { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      if (++seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
-      const name = relative ? `${relative}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (name !== '.git') pending.push(name);
-      } else if (!entry.isFile() && !entry.isSymbolicLink()) {
-        found.push(name);
+  walkWorkTree(
+    workTree,
+    (relative, entries) => {
+      for (const entry of entries) {
+        if (!entry.isDirectory() && !entry.isFile() && !entry.isSymbolicLink()) {
+          found.push(relative ? `${relative}/${entry.name}` : entry.name);
+        }
       }
-    }
-  }
+      return true;
+    },
+    limit,
+  );
   return found.sort();
 }
 
