@@ -1,7 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
-import { checkRunRef } from '../shared/run-ref';
+import { JsonFiles } from './json-files';
 import type { AgentRole, Language, TokenUsage, TurnFinish } from '../shared/types';
 import type { FileToolName, ToolResult } from '../tools/file-tools';
 
@@ -67,33 +64,23 @@ export function conversationNotFound(ref: string): Error {
 
 /** Keeps each conversation as one JSON file, replaced atomically on every save. */
 export class FileConversationStore implements ConversationStore {
-  constructor(private readonly rootDir: string) {}
+  private readonly files: JsonFiles;
 
-  private fileFor(ref: string): string {
-    return path.join(this.rootDir, `${checkRunRef(ref, 'conversation')}.json`);
+  constructor(rootDir: string) {
+    this.files = new JsonFiles(rootDir, 'conversation');
   }
 
-  async exists(ref: string): Promise<boolean> {
-    // A bad reference is an error, not "absent": outside the try.
-    const file = this.fileFor(ref);
-    try {
-      await fs.access(file);
-      return true;
-    } catch {
-      return false;
-    }
+  exists(ref: string): Promise<boolean> {
+    return this.files.has(ref);
   }
 
   async load(ref: string): Promise<Conversation> {
-    const text = await fs.readFile(this.fileFor(ref), 'utf8');
-    return JSON.parse(text) as Conversation;
+    const body = await this.files.get(ref);
+    if (body === null) throw conversationNotFound(ref);
+    return JSON.parse(body) as Conversation;
   }
 
-  async save(conversation: Conversation): Promise<void> {
-    const file = this.fileFor(conversation.ref);
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
-    await fs.writeFile(temporary, JSON.stringify(conversation), { encoding: 'utf8', flag: 'wx' });
-    await fs.rename(temporary, file);
+  save(conversation: Conversation): Promise<void> {
+    return this.files.put(conversation.ref, JSON.stringify(conversation));
   }
 }

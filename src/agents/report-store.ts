@@ -1,7 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs/promises';
-import * as path from 'node:path';
-import { checkRunRef } from '../shared/run-ref';
+import { JsonFiles } from './json-files';
 import type { TestRunReport } from '../shared/types';
 
 /**
@@ -24,27 +21,18 @@ export function reportRef(runKey: string, attempt: number): string {
 
 /** Keeps each report as one JSON file under `root`, replaced atomically on every save. */
 export class FileReportStore implements ReportStore {
-  constructor(readonly root: string) {}
+  private readonly files: JsonFiles;
 
-  private reportFile(ref: string): string {
-    return path.join(this.root, `${checkRunRef(ref, 'report')}.json`);
+  constructor(readonly root: string) {
+    this.files = new JsonFiles(root, 'report');
   }
 
-  async saveReport(ref: string, report: TestRunReport): Promise<void> {
-    const file = this.reportFile(ref);
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    // A fresh name created exclusively: nothing planted there in advance is written through.
-    const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
-    await fs.writeFile(temporary, JSON.stringify(report), { encoding: 'utf8', flag: 'wx' });
-    await fs.rename(temporary, file);
+  saveReport(ref: string, report: TestRunReport): Promise<void> {
+    return this.files.put(ref, JSON.stringify(report));
   }
 
   async loadReport(ref: string): Promise<TestRunReport | null> {
-    try {
-      return JSON.parse(await fs.readFile(this.reportFile(ref), 'utf8')) as TestRunReport;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
-    }
+    const body = await this.files.get(ref);
+    return body === null ? null : (JSON.parse(body) as TestRunReport);
   }
 }
