@@ -7,7 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { asStoreFailure } from '../../src/activities/store-failures';
 import { bringToCommit, pushRunBranchTip, pushRunCommit, storeBranchTip } from '../../src/repo/git-store';
@@ -18,15 +17,9 @@ import { WorkTreeTooLargeError } from '../../src/repo/commit-size';
 import { commitAll } from '../../src/repo/run-worktree';
 import { isRoot } from '../../src/sandbox/tools';
 import type { RunGit } from '../../src/shared/run-types';
+import { tempDirs } from '../helpers/temp-dirs';
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-
-function tempDir(prefix = 'aca-store-attack-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  roots.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('aca-store-attack-');
 
 /** git as a test runs it, trusted: its own environment, an explicit git directory. */
 function rawGit(gitDir: string, ...args: string[]): string {

@@ -6,7 +6,6 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { asStoreFailure } from '../../src/activities/store-failures';
 import {
@@ -30,15 +29,9 @@ import { SystemError } from '../../src/shared/errors';
 import type { RunGit } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startGitDaemon, type GitDaemon } from '../helpers/git-daemon';
+import { tempDirs } from '../helpers/temp-dirs';
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-
-function tempDir(prefix = 'aca-store-test-'): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  roots.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('aca-store-test-');
 
 /** git as a test runs it, trusted: its own environment, an explicit git directory. */
 function rawGit(gitDir: string, workTree: string | null, ...args: string[]): string {

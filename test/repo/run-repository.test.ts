@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   changedFilesBetween,
@@ -10,15 +9,9 @@ import {
 } from '../../src/repo/run-repository';
 import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
 import { UserInputError } from '../../src/shared/errors';
+import { tempDirs } from '../helpers/temp-dirs';
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-repo-test-'));
-  roots.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('aca-repo-test-');
 
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {

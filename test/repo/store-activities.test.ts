@@ -4,7 +4,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -15,15 +14,9 @@ import {
   type PrepareRunInput,
 } from '../../src/activities/repo-activities';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
+import { tempDirs } from '../helpers/temp-dirs';
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-activities-'));
-  roots.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('aca-store-activities-');
 
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {

@@ -88,21 +88,27 @@ afterAll(() => {
   for (const dir of hostDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A sandboxed test that keeps swapping a folder for a link to host files, once it is going. */
+async function startSwapper() {
+  const count = 300;
+  const hostDir = hostVictims(count);
+  const ws = makeWorkspace({ 'test_swap.py': swapperTest(hostDir, count, 8) });
+  const running = runTestSuite({
+    workspace: ws,
+    language: 'python',
+    mode: 'bwrap',
+    limits: { wallTimeoutMs: 20_000 },
+  });
+  await waitForFile(path.join(ws, 'started'), 15_000);
+  await new Promise((r) => setTimeout(r, 200));
+  return { hostDir, ws, running };
+}
+
 describe('racing the walks', () => {
   rootOnly(
     "releaseWorkspace while a cancelled run's tests still run (the workflow does not wait for them) does not chown through a swapped folder",
     async () => {
-      const count = 300;
-      const hostDir = hostVictims(count);
-      const ws = makeWorkspace({ 'test_swap.py': swapperTest(hostDir, count, 8) });
-      const running = runTestSuite({
-        workspace: ws,
-        language: 'python',
-        mode: 'bwrap',
-        limits: { wallTimeoutMs: 20_000 },
-      });
-      await waitForFile(path.join(ws, 'started'), 15_000);
-      await new Promise((r) => setTimeout(r, 200));
+      const { hostDir, ws, running } = await startSwapper();
       // What run-ending.ts does at once when a run is cancelled mid-test.
       await releaseWorkspace(ws);
       await running;
@@ -115,17 +121,7 @@ describe('racing the walks', () => {
   rootOnly(
     'a second test run of the same workspace while the first still runs (a retried attempt) does not lend host files through a swapped folder',
     async () => {
-      const count = 300;
-      const hostDir = hostVictims(count);
-      const ws = makeWorkspace({ 'test_swap.py': swapperTest(hostDir, count, 8) });
-      const first = runTestSuite({
-        workspace: ws,
-        language: 'python',
-        mode: 'bwrap',
-        limits: { wallTimeoutMs: 20_000 },
-      });
-      await waitForFile(path.join(ws, 'started'), 15_000);
-      await new Promise((r) => setTimeout(r, 200));
+      const { hostDir, ws, running: first } = await startSwapper();
       const second = await lendWorkspace(ws);
       await first;
       expect(second.uid).toBeGreaterThan(0);
