@@ -13,6 +13,7 @@ import { isRoot } from '../../src/sandbox/tools';
 import { sandboxUidPids } from './host-probes';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
 
+// Lending is chown to another uid: only a root worker lends, so only as root is there a lease to attack.
 const rootOnly = isRoot() ? test : test.skip;
 const py = (s: string): string => JSON.stringify(s);
 /** Owner of the host files the attacks aim at: a uid that is neither root nor a sandbox uid. */
@@ -313,4 +314,30 @@ describe("runTestSuite's mode 'none'", () => {
     expect(Object.fromEntries(Object.keys(owners).map((key) => [key, after[key]]))).toEqual(owners);
     expect(fs.lstatSync(path.join(ws, 'out.txt')).uid).toBe(process.getuid!());
   });
+});
+
+describe('two runs lent at once', () => {
+  rootOnly(
+    'two workspaces lent at the same time go to different uids, even when the random pick lands on the same one',
+    async () => {
+      const a = makeWorkspace({ 'a.txt': 'a\n' });
+      const b = makeWorkspace({ 'b.txt': 'b\n' });
+      const realRandom = Math.random.bind(Math);
+      const random = jest.spyOn(Math, 'random').mockImplementation(realRandom);
+      try {
+        random.mockReturnValueOnce(0.5);
+        const first = await lendWorkspace(a);
+        // The second pick tries the first one's uid before any other.
+        random.mockReturnValueOnce(0.5);
+        const second = await lendWorkspace(b);
+        expect(second.uid).not.toBe(first.uid);
+        expect(fs.lstatSync(path.join(a, 'a.txt')).uid).toBe(first.uid);
+        expect(fs.lstatSync(path.join(b, 'b.txt')).uid).toBe(second.uid);
+      } finally {
+        random.mockRestore();
+        await releaseWorkspace(a);
+        await releaseWorkspace(b);
+      }
+    },
+  );
 });
