@@ -4,6 +4,7 @@
  * according to the server's own event times.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { decodePayload } from '../api/history-payloads';
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 type HistoryEvent = NonNullable<History['events']>[number];
@@ -45,15 +46,6 @@ export function toMs(ts: Timestamp): number {
 function longToNumber(value: unknown): number {
   if (value === null || value === undefined) return 0;
   return typeof value === 'number' ? value : Number(String(value));
-}
-
-function decodePayload(payload: { data?: Uint8Array | null } | null | undefined): unknown {
-  if (!payload?.data) return undefined;
-  try {
-    return JSON.parse(Buffer.from(payload.data).toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 /**
