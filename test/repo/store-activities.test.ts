@@ -43,6 +43,19 @@ function storeTip(store: GitStoreLocation, branch: string): string | null {
   }
 }
 
+/** prepareRun's input for a run without --repo, its folders under `home`. */
+function runWithoutRepo(home: string, workflowId: string): PrepareRunInput {
+  return {
+    workflowId,
+    workspace: path.join(home, 'workspaces', workflowId),
+    language: 'python',
+    repo: null,
+    gitDir: path.join(home, 'git', `${workflowId}.git`),
+    testCommand: null,
+    setupCommand: null,
+  };
+}
+
 function activitiesWith(store: GitStoreLocation) {
   const activities = createRepoActivities({
     gitAuthor: { name: 'aca', email: 'aca@localhost' },
@@ -61,15 +74,7 @@ describe('with a store at the default path, given to the activities', () => {
     const home = tempDir();
     const store = parseGitStoreLocation(undefined, home);
     const acts = activitiesWith(store);
-    const input = {
-      workflowId: 'fresh-1',
-      workspace: path.join(home, 'workspaces', 'fresh-1'),
-      language: 'python' as const,
-      repo: null,
-      gitDir: path.join(home, 'git', 'fresh-1.git'),
-      testCommand: null,
-      setupCommand: null,
-    };
+    const input = runWithoutRepo(home, 'fresh-1');
     const prepared = await acts.prepareRun(input);
     expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
     // prepareRun retried: the same base, pushed already.
@@ -88,15 +93,7 @@ describe('with a store at the default path, given to the activities', () => {
     const home = tempDir();
     const store = parseGitStoreLocation(undefined, home);
     const acts = activitiesWith(store);
-    const prepared = await acts.prepareRun({
-      workflowId: 'too-large',
-      workspace: path.join(home, 'workspaces', 'too-large'),
-      language: 'python' as const,
-      repo: null,
-      gitDir: path.join(home, 'git', 'too-large.git'),
-      testCommand: null,
-      setupCommand: null,
-    });
+    const prepared = await acts.prepareRun(runWithoutRepo(home, 'too-large'));
     const fd = fs.openSync(path.join(prepared.git.workTree, 'core.dump'), 'w');
     fs.writeSync(fd, 'x', 200 * 1024 * 1024);
     fs.closeSync(fd);
@@ -117,15 +114,7 @@ describe('with a store at the default path, given to the activities', () => {
     sh('/', 'init', '--quiet', '--bare', storeDir);
     const store = parseGitStoreLocation(storeDir, home);
     const acts = activitiesWith(store);
-    const input = {
-      workflowId: 'retry-1',
-      workspace: path.join(home, 'workspaces', 'retry-1'),
-      language: 'python' as const,
-      repo: null,
-      gitDir: path.join(home, 'git', 'retry-1.git'),
-      testCommand: null,
-      setupCommand: null,
-    };
+    const input = runWithoutRepo(home, 'retry-1');
     const prepared = await acts.prepareRun(input);
     const step = { git: prepared.git, branch: prepared.branch, message: 'aca: attempt 1, coder' };
     // The store goes away after the commit is made: the step fails, to be retried...
