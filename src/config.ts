@@ -48,6 +48,11 @@ export interface AcaConfig {
   metricsPort: number | null;
   /** Sandboxed test runs a worker runs at once (ACA_TEST_SLOTS; default max(2, CPUs)). */
   testSlots: number;
+  /**
+   * Runs whose workflow state a worker keeps in memory between steps (ACA_CACHED_RUNS; null: the
+   * SDK's default). 0 sends every workflow task of a run to whichever worker polls first.
+   */
+  cachedRuns: number | null;
   logPrompts: boolean;
   /** Base address of the Temporal Web UI, for links. */
   uiUrl: string;
@@ -87,6 +92,15 @@ export function loadConfig(
       );
     }
   }
+  let cachedRuns: number | null = null;
+  if (env.ACA_CACHED_RUNS) {
+    cachedRuns = Number(env.ACA_CACHED_RUNS);
+    if (!Number.isInteger(cachedRuns) || cachedRuns < 0 || cachedRuns > 100_000) {
+      throw new UserInputError(
+        `ACA_CACHED_RUNS must be a whole number from 0 to 100000, got "${env.ACA_CACHED_RUNS}"`,
+      );
+    }
+  }
   const logLevelText = env.ACA_LOG_LEVEL?.trim().toUpperCase();
   const logLevel = LOG_LEVELS.find((level) => level === logLevelText);
   if (logLevelText && !logLevel) {
@@ -121,6 +135,7 @@ export function loadConfig(
     sandbox,
     metricsPort,
     testSlots,
+    cachedRuns,
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
     gitAuthor: gitAuthorOf(env),

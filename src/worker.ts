@@ -20,6 +20,7 @@ import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
 import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
 import type { GitStoreLocation } from './repo/git-store-location';
+import { RunPlaces } from './repo/run-places';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -95,6 +96,13 @@ export function createAcaActivities(
     maxConcurrentTestRuns: config.testSlots,
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
+    places: new RunPlaces({
+      store: pushedGitStore(config),
+      home: config.home,
+      author: config.gitAuthor,
+      // Tool calls and commits are local activities with a one-minute limit.
+      pushTimeoutMs: 40_000,
+    }),
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({
@@ -138,6 +146,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
       : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+    ...(config.cachedRuns === null ? {} : { maxCachedWorkflows: config.cachedRuns }),
     // On SIGTERM the worker stops polling and lets what it runs finish: the longest activity is a
     // sandboxed test run at its wall-clock limit. Without a grace time the SDK cancels at once and
     // the interrupted test run is redone by the next worker.

@@ -1,6 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import {
   openTurn,
+  type ToolCallOutcome,
   type TurnSources,
   runAgentStep,
   executeTurnToolCall,
@@ -24,6 +25,9 @@ import {
 } from '../repo-map/turn-map';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../agents/report-store';
+import type { RunPlaces } from '../repo/run-places';
+import type { RunPlace } from '../shared/run-types';
+import { asStoreFailure } from './store-failures';
 export type { TurnContext } from '../agents/turn-context';
 
 export interface AgentActivityDeps {
@@ -47,6 +51,8 @@ export interface AgentActivityDeps {
   prices: PriceTable;
   /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
   modelOptions?: ModelOptionsTable;
+  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
+  places?: RunPlaces;
   /**
    * Token budgets of the repository map in each turn's first message (the Planner's, the others');
    * `false` leaves the map out.
@@ -64,6 +70,20 @@ export interface AgentStepInput {
   timeoutMs: number;
   /** On a turn's first step: the conversation to open first (idempotent), saving a separate step. */
   open?: OpenTurnInput;
+  /** The run's work tree as recorded, which the opening step's repository map reads. */
+  place?: RunPlace;
+}
+
+/** The opening of a turn, with the workspace its repository map reads being this worker's copy. */
+async function openedHere(places: RunPlaces | undefined, input: AgentStepInput): Promise<OpenTurnInput> {
+  const { open, place } = input;
+  if (!open || !place || !places) return open!;
+  try {
+    const local = await places.exclusive(place, () => places.open(place));
+    return { ...open, workspace: local.workspace };
+  } catch (err) {
+    throw asStoreFailure(err);
+  }
 }
 
 /** A step's decision and what it cost: null when the model has no known price. */
@@ -72,6 +92,10 @@ export type AgentStepOutcome = StepDecision & { usd: number | null };
 export interface ToolCallInput {
   ref: string;
   toolCallId: string;
+  /** The run's work tree as recorded; absent, the call runs in the workspace its turn opened with. */
+  place?: RunPlace;
+  /** With a git store, a call that changes files ends with a commit of this message. */
+  commitMessage?: string;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -79,7 +103,31 @@ const HEARTBEAT_EVERY_MS = 5_000;
 const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
-  const runFileTool = (input: ToolCallInput) => executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+  const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
+    const { place } = input;
+    const places = deps.places;
+    if (!place || !places) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+    return places
+      .exclusive(place, () =>
+        executeTurnToolCall(deps.store, input.ref, input.toolCallId, async () => {
+          const local = await places.open(place);
+          if (!places.usesStore) return { workspace: local.workspace };
+          return {
+            workspace: local.workspace,
+            beforeChange: () => places.unmark(place),
+            commitChange: (path, toolName) =>
+              places.commit(place, local, {
+                message: input.commitMessage ?? `aca: ${toolName} ${path}`,
+                step: `${input.ref}/${input.toolCallId}`,
+                paths: [path],
+              }),
+          };
+        }),
+      )
+      .catch((err: unknown) => {
+        throw asStoreFailure(err);
+      });
+  };
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {
     loadReport: (ref) => deps.reports.loadReport(ref),
@@ -132,7 +180,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         decision = await withHeartbeats(
           HEARTBEAT_EVERY_MS,
           async () => {
-            if (input.open) await openTurn(deps.store, input.open, sources);
+            if (input.open) await openTurn(deps.store, await openedHere(deps.places, input), sources);
             return runAgentStep(
               deps.store,
               model,

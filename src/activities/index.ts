@@ -2,7 +2,7 @@ import { createAgentActivities, type AgentActivityDeps } from './agent-activitie
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
 import { createTestActivities, type TestActivityDeps } from './test-activities';
-import { listRunFiles, prepareWorkspace } from './workspace-activities';
+import { createWorkspaceActivities } from './workspace-activities';
 
 export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
   TestActivityDeps &
@@ -16,8 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTestActivities(deps),
     ...createMemoryActivities(deps),
     ...createRepoActivities(deps),
-    prepareWorkspace,
-    listRunFiles,
+    ...createWorkspaceActivities(deps),
   };
 }
 

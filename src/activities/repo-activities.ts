@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { discoverRepository, GitError } from '../repo/git';
+import { discoverRepository, git, GitError } from '../repo/git';
 import type { GitStoreLocation } from '../repo/git-store-location';
-import { pushRunBranchTip, pushRunCommit } from '../repo/git-store';
+import { fetchStoreBranch, pushRunBranchTip, pushRunCommit } from '../repo/git-store';
+import type { RunPlaces } from '../repo/run-places';
 import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
@@ -16,12 +17,13 @@ import { WorkTreeTooLargeError } from '../repo/commit-size';
 import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
-import type { ChangedFile, RepoInput, RunGit, RunTestSetup } from '../shared/run-types';
+import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { Language, SandboxMode } from '../shared/types';
 import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
+import { commitStep, inRunPlace } from './run-place-steps';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
@@ -32,6 +34,8 @@ export interface RepoActivityDeps {
    * before there was a store (a library user's activities keep working unchanged).
    */
   gitStore?: GitStoreLocation | null;
+  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
+  places?: RunPlaces;
 }
 
 /** commitWork runs as a local activity with a one-minute limit; its push must end well within it. */
@@ -55,6 +59,8 @@ export interface RunStart {
   commit: string;
   baseCommit: string;
   parentGit: RunGit;
+  /** The earlier run's id: with a git store, its branch there holds the start commit. */
+  parentRun?: string;
 }
 
 export interface PreparedRun {
@@ -65,12 +71,18 @@ export interface PreparedRun {
   startCommit: string;
   testSetup: RunTestSetup;
   setupCommand: string | null;
+  /** The id of the disk the run was prepared on (see RunPlaces); '' without places. */
+  disk?: string;
 }
 
 export interface CommitWorkInput {
   git: RunGit;
   branch: string;
   message: string;
+  /** The run's work tree as recorded: the commit is made in this worker's copy of it. */
+  place?: RunPlace;
+  /** Names the step in its commit, so a retry recognises a push its first try made. */
+  step?: string;
 }
 
 function badInput(message: string): ApplicationFailure {
@@ -80,7 +92,23 @@ function badInput(message: string): ApplicationFailure {
 export function createRepoActivities(deps: RepoActivityDeps) {
   return {
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode, deps.gitStore ?? null));
+      return withHeartbeats(5_000, async () => {
+        const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore ?? null);
+        const places = deps.places;
+        if (!places) return prepared;
+        const disk = places.disk();
+        places.mark(
+          {
+            workflowId: input.workflowId,
+            branch: prepared.branch,
+            commit: prepared.startCommit,
+            git: prepared.git,
+            disk,
+          },
+          prepared.startCommit,
+        );
+        return { ...prepared, disk };
+      });
     },
 
     /**
@@ -88,6 +116,18 @@ export function createRepoActivities(deps: RepoActivityDeps) {
      * commit, or null when nothing changed.
      */
     async commitWork(input: CommitWorkInput): Promise<string | null> {
+      const { place } = input;
+      if (place) {
+        return withHeartbeats(5_000, () =>
+          inRunPlace(deps.places, place, place.git.workTree, (local) =>
+            commitStep(deps.places, place, local, {
+              message: input.message,
+              step: input.step ?? `commit ${place.commit}`,
+              author: deps.gitAuthor,
+            }),
+          ),
+        );
+      }
       return withHeartbeats(5_000, async () => {
         try {
           const commit = await commitAll(
@@ -114,8 +154,16 @@ export function createRepoActivities(deps: RepoActivityDeps) {
       });
     },
 
-    async describeChanges(input: { git: RunGit; from: string; to: string }): Promise<ChangedFile[]> {
-      return changedFilesBetween(input.git, input.from, input.to);
+    async describeChanges(input: {
+      git: RunGit;
+      from: string;
+      to: string;
+      place?: RunPlace;
+    }): Promise<ChangedFile[]> {
+      if (!input.place) return changedFilesBetween(input.git, input.from, input.to);
+      return inRunPlace(deps.places, input.place, input.git.workTree, (local) =>
+        changedFilesBetween(local.git, input.from, input.to),
+      );
     },
   };
 }
@@ -131,7 +179,7 @@ export async function prepareRun(
   sandboxMode: SandboxMode,
   gitStore: GitStoreLocation | null = null,
 ): Promise<PreparedRun> {
-  const prepared = await prepareRunRepository(input);
+  const prepared = await prepareRunRepository(input, gitStore);
   if (gitStore) {
     try {
       // The branch as the run starts: the base commit (a linked run's start commit, whose
@@ -161,12 +209,25 @@ export async function prepareRun(
  * its own) and decides how its tests run, before any code of the run exists: `.aca.json` and the
  * dependency folders are read from the base commit and the user's repository.
  */
-export async function prepareRunRepository(input: PrepareRunInput): Promise<PreparedRun> {
+export async function prepareRunRepository(
+  input: PrepareRunInput,
+  gitStore: GitStoreLocation | null = null,
+): Promise<PreparedRun> {
   const branch = runBranch(input.workflowId);
   let runGit: RunGit;
   let baseCommit: string;
   let config: ProjectConfig = NO_PROJECT_CONFIG;
+  const start = input.start ?? null;
+  // A linked run prepared on a host that never held the earlier run: its branch is in the store.
+  const fetchEarlierRun =
+    gitStore && start?.parentRun
+      ? (gitDir: string) => fetchStoreBranch(gitStore, gitDir, runBranch(start.parentRun!))
+      : null;
   try {
+    if (input.repo && start && fetchEarlierRun) {
+      const { commonDir } = await discoverRepository(input.repo.path);
+      if (!(await hasCommitIn(commonDir, start.commit))) await fetchEarlierRun(commonDir);
+    }
     if (input.repo) {
       const worktree = await freshWorktree(input.repo, input.workspace, branch, input.start?.commit);
       runGit = { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree: worktree.workTree };
@@ -178,7 +239,16 @@ export async function prepareRunRepository(input: PrepareRunInput): Promise<Prep
         gitDir: input.gitDir,
         workTree: input.workspace,
         branch,
-        ...(input.start ? { from: input.start } : {}),
+        ...(start
+          ? {
+              from: {
+                ...start,
+                ...(fetchEarlierRun && !(await hasCommitIn(start.parentGit.commonDir, start.commit))
+                  ? { fetch: fetchEarlierRun }
+                  : {}),
+              },
+            }
+          : {}),
       }));
     }
   } catch (err) {
@@ -237,4 +307,13 @@ async function freshWorktree(repo: RepoInput, workspace: string, branch: string,
     }
     throw err;
   }
+}
+
+/** Whether the repository at `gitDir` (which may not exist on this worker) holds `commit`. */
+async function hasCommitIn(gitDir: string, commit: string): Promise<boolean> {
+  if (!fs.existsSync(gitDir)) return false;
+  const kind = await git({ gitDir }, ['cat-file', '-t', '--end-of-options', commit], {
+    allowExitCodes: [1, 128],
+  });
+  return kind.trim() === 'commit';
 }

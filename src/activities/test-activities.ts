@@ -11,9 +11,14 @@ import type { SandboxLimits } from '../sandbox';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../agents/report-store';
+import type { RunPlaces } from '../repo/run-places';
+import type { RunPlace } from '../shared/run-types';
+import { commitStep, inRunPlace } from './run-place-steps';
 
 export interface TestActivityDeps {
   reports: ReportStore;
+  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
+  places?: RunPlaces;
   sandboxMode: SandboxMode;
   /** Test suites run at once on this worker; more would only fight over the cores. */
   maxConcurrentTestRuns: number;
@@ -31,6 +36,12 @@ export interface RunTestsInput {
   setup?: RunTestSetup | null;
   /** The stored report of the baseline run, when the run has one. */
   baselineRef?: string | null;
+  /** The run's work tree as recorded; when given, it decides the workspace (see RunPlaces). */
+  place?: RunPlace;
+  /** The commit that added the `--tests` files: their originals on a worker without that folder. */
+  acceptanceCommit?: string | null;
+  /** The run's setup command, run again first on a worker whose copy of the run never had it. */
+  setupCommand?: string | null;
 }
 
 export interface RunSetupInput {
@@ -40,6 +51,10 @@ export interface RunSetupInput {
   setup: RunTestSetup;
   /** The user's explicit opt-in (`--setup-network`). */
   network: boolean;
+  /** The run's work tree as recorded; when given, it decides the workspace (see RunPlaces). */
+  place?: RunPlace;
+  /** When given, what the command changed is committed with this message, in this activity. */
+  commitMessage?: string;
 }
 
 export interface SetupResult {
@@ -47,6 +62,8 @@ export interface SetupResult {
   outcome: string;
   message: string | null;
   outputTail: string;
+  /** The commit of what the command changed (with commitMessage), or null. */
+  commit?: string | null;
 }
 
 /** Regressions named in workflow history; the full list stays in the stored report. */
@@ -88,9 +105,11 @@ export function createTestActivities(deps: TestActivityDeps) {
      * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
      * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
      */
-    async releaseWorkspace(input: { workspace: string }): Promise<void> {
-      if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(input.workspace)) return;
-      await releaseWorkspace(input.workspace);
+    async releaseWorkspace(input: { workspace: string; place?: RunPlace }): Promise<void> {
+      const workspace =
+        input.place && deps.places ? deps.places.localPaths(input.place).workspace : input.workspace;
+      if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
+      await releaseWorkspace(workspace);
     },
 
     /**
@@ -100,32 +119,18 @@ export function createTestActivities(deps: TestActivityDeps) {
     async runSetup(input: RunSetupInput): Promise<SetupResult> {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
-      const ctx = Context.current();
-      const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-      let report: TestRunReport;
-      try {
-        report = await runTestSuite({
-          workspace: input.workspace,
-          language: input.language,
-          mode: deps.sandboxMode,
-          command: { kind: 'command', command: input.command, source: 'option', label: input.command },
-          dependencies: input.setup.dependencies,
-          limits: sandboxLimitsOf(input.setup.limits),
-          network: input.network,
-          heartbeat: () => ctx.heartbeat(),
-          signal: ctx.cancellationSignal,
-        });
-      } finally {
-        release();
-      }
-      const ok = report.outcome === 'completed' && report.failed === 0 && report.errors === 0;
-      const tail = report.output.trimEnd().split('\n').slice(-20).join('\n').slice(-3000);
-      return {
-        ok,
-        outcome: report.outcome,
-        message: report.message ? report.message.slice(0, 500) : null,
-        outputTail: tail,
-      };
+      return inRunPlace(deps.places, input.place, input.workspace, async (local) => {
+        const result = await setupIn(local.workspace, input);
+        if (result.ok && input.place) deps.places?.markSetUp(input.place);
+        if (!result.ok || !input.commitMessage || !input.place) return result;
+        const commit = await withHeartbeats(5_000, () =>
+          commitStep(deps.places, input.place!, local, {
+            message: input.commitMessage!,
+            step: `setup ${input.place!.commit}`,
+          }),
+        );
+        return { ...result, commit };
+      });
     },
 
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
@@ -133,58 +138,121 @@ export function createTestActivities(deps: TestActivityDeps) {
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
-      const ctx = Context.current();
-      // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
-      // the suite's own progress beats.
-      const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-      let report;
-      try {
-        report = await runTestSuite({
-          workspace: input.workspace,
-          language: input.language,
-          mode: deps.sandboxMode,
-          ...(input.testsDir && input.protectedPaths?.length
-            ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
-            : {}),
-          ...(input.setup
-            ? {
-                command: input.setup.command,
-                dependencies: input.setup.dependencies,
-                limits: sandboxLimitsOf(input.setup.limits),
-              }
-            : {}),
-          heartbeat: () => ctx.heartbeat(),
-          signal: ctx.cancellationSignal,
-        });
-      } finally {
-        release();
-      }
-      ctx.metricMeter
-        .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
-        .record(report.durationMs, { language: input.language, outcome: report.outcome });
-      const ref = reportRef(input.runKey, input.attempt);
-      // The report store may be a database that is slow to answer (or waits out an outage).
-      const baseline = await withHeartbeats(5_000, async () => {
-        await deps.reports.saveReport(ref, report);
-        return loadBaseline(deps.reports, input.baselineRef);
+      return inRunPlace(deps.places, input.place, input.workspace, async (local) => {
+        const places = deps.places;
+        const place = input.place;
+        if (places && place && input.setupCommand && !places.isSetUp(place)) {
+          // Installs are ignored files, which the store does not carry: this copy never had them.
+          const setup = await setupIn(local.workspace, {
+            workspace: local.workspace,
+            language: input.language,
+            command: input.setupCommand,
+            setup: input.setup!,
+            network: false,
+          });
+          if (!setup.ok) log.warn('the setup command failed on this worker', { outcome: setup.outcome });
+          else places.markSetUp(place);
+        }
+        const sourceDir =
+          places && place && input.testsDir && input.protectedPaths?.length
+            ? await places.acceptanceOriginals(
+                place,
+                local,
+                input.testsDir,
+                input.acceptanceCommit ?? null,
+                input.protectedPaths,
+              )
+            : (input.testsDir ?? null);
+        return testsIn(local.workspace, { ...input, testsDir: sourceDir }, sandboxWarning);
       });
-      const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
-      return {
-        success: verdict.success,
-        regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
-        regressionCount: verdict.regressions.length,
-        outcome: report.outcome,
-        passed: report.passed,
-        failed: report.failed,
-        errors: report.errors,
-        passRate: report.passRate,
-        message: report.message ? report.message.slice(0, 500) : null,
-        reportRef: ref,
-        durationMs: report.durationMs,
-        sandboxWarning,
-      };
     },
   };
+
+  async function setupIn(workspace: string, input: RunSetupInput): Promise<SetupResult> {
+    const ctx = Context.current();
+    const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
+    let report: TestRunReport;
+    try {
+      report = await runTestSuite({
+        workspace,
+        language: input.language,
+        mode: deps.sandboxMode,
+        command: { kind: 'command', command: input.command, source: 'option', label: input.command },
+        dependencies: input.setup.dependencies,
+        limits: sandboxLimitsOf(input.setup.limits),
+        network: input.network,
+        heartbeat: () => ctx.heartbeat(),
+        signal: ctx.cancellationSignal,
+      });
+    } finally {
+      release();
+    }
+    const ok = report.outcome === 'completed' && report.failed === 0 && report.errors === 0;
+    const tail = report.output.trimEnd().split('\n').slice(-20).join('\n').slice(-3000);
+    return {
+      ok,
+      outcome: report.outcome,
+      message: report.message ? report.message.slice(0, 500) : null,
+      outputTail: tail,
+    };
+  }
+
+  async function testsIn(
+    workspace: string,
+    input: RunTestsInput,
+    sandboxWarning: string | null,
+  ): Promise<TestRunSummary> {
+    const ctx = Context.current();
+    // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
+    // the suite's own progress beats.
+    const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
+    let report;
+    try {
+      report = await runTestSuite({
+        workspace,
+        language: input.language,
+        mode: deps.sandboxMode,
+        ...(input.testsDir && input.protectedPaths?.length
+          ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
+          : {}),
+        ...(input.setup
+          ? {
+              command: input.setup.command,
+              dependencies: input.setup.dependencies,
+              limits: sandboxLimitsOf(input.setup.limits),
+            }
+          : {}),
+        heartbeat: () => ctx.heartbeat(),
+        signal: ctx.cancellationSignal,
+      });
+    } finally {
+      release();
+    }
+    ctx.metricMeter
+      .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
+      .record(report.durationMs, { language: input.language, outcome: report.outcome });
+    const ref = reportRef(input.runKey, input.attempt);
+    // The report store may be a database that is slow to answer (or waits out an outage).
+    const baseline = await withHeartbeats(5_000, async () => {
+      await deps.reports.saveReport(ref, report);
+      return loadBaseline(deps.reports, input.baselineRef);
+    });
+    const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
+    return {
+      success: verdict.success,
+      regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
+      regressionCount: verdict.regressions.length,
+      outcome: report.outcome,
+      passed: report.passed,
+      failed: report.failed,
+      errors: report.errors,
+      passRate: report.passRate,
+      message: report.message ? report.message.slice(0, 500) : null,
+      reportRef: ref,
+      durationMs: report.durationMs,
+      sandboxWarning,
+    };
+  }
 }
 
 async function loadBaseline(

@@ -4,7 +4,7 @@ import type { ChatAnswer, ChatModel } from '../llm/chat-model';
 import { contextBudgetFor, type ContextBudget } from '../llm/context-window';
 import { contextLengthExceeded } from '../llm/model-errors';
 import { parseTextToolCalls } from '../llm/text-tool-calls';
-import { executeFileTool, isFileToolName, type ToolResult } from '../tools/file-tools';
+import { executeFileTool, isFileToolName, type FileToolName, type ToolResult } from '../tools/file-tools';
 import { isToolName, parseToolArguments, toolDefinition, TOOLS } from '../tools/registry';
 import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
@@ -269,15 +269,38 @@ export async function runAgentStep(
   return decision;
 }
 
-/** Executes one validated file-tool call of a turn and stores its answer for the model. */
+/** What a tool call came to: its outcome, and with a git store the commit of what it changed. */
+export interface ToolCallOutcome {
+  ok: boolean;
+  error?: string;
+  commit?: string;
+}
+
+/** Where a tool call runs when the worker is told (see RunPlaces): its own copy of the work tree. */
+export interface ToolCallSite {
+  workspace: string;
+  /** Before a call that may change files: the copy is no longer at its recorded commit. */
+  beforeChange?(): void;
+  /** After a call that changed `path`: commits it (and pushes it); the commit, or null for none. */
+  commitChange?(path: string, toolName: FileToolName): Promise<string | null>;
+}
+
+/** The tools that write to the work tree. */
+const CHANGING_TOOLS: ReadonlySet<FileToolName> = new Set(['create_file', 'edit_file', 'delete_file']);
+
+/**
+ * Executes one validated file-tool call of a turn and stores its answer for the model. `site`
+ * is asked for only when the call has not run yet (a retry of a call that ran answers as before).
+ */
 export async function executeTurnToolCall(
   store: ConversationStore,
   ref: string,
   toolCallId: string,
-): Promise<{ ok: boolean; error?: string }> {
+  site?: () => Promise<ToolCallSite>,
+): Promise<ToolCallOutcome> {
   const conversation = await store.load(ref);
   const done = conversation.toolResults[toolCallId];
-  if (done) return done.ok ? { ok: true } : { ok: false, error: done.error };
+  if (done) return outcomeOf(done, conversation.toolCommits?.[toolCallId]);
   const call = conversation.entries
     .flatMap((entry) => (entry.kind === 'assistant' ? entry.toolCalls : []))
     .find((c) => c.id === toolCallId);
@@ -285,18 +308,32 @@ export async function executeTurnToolCall(
   if (!isFileToolName(call.name)) {
     throw new Error(`tool call ${toolCallId} is ${call.name}, not a file tool`);
   }
+  const where = site ? await site() : { workspace: conversation.workspace };
+  const changing = CHANGING_TOOLS.has(call.name);
+  if (changing) where.beforeChange?.();
   const result = await executeFileTool(
     {
-      workspace: conversation.workspace,
+      workspace: where.workspace,
       protectedPaths: conversation.protectedPaths,
       partlyRead: partlyReadFiles(conversation),
     },
     call.name,
     call.arguments,
   );
+  let commit: string | null = null;
+  if (changing && result.ok && typeof result.path === 'string' && where.commitChange) {
+    commit = await where.commitChange(result.path, call.name);
+  }
   conversation.toolResults[toolCallId] = result;
+  if (commit) conversation.toolCommits = { ...conversation.toolCommits, [toolCallId]: commit };
   await store.save(conversation);
-  return result.ok ? { ok: true } : { ok: false, error: result.error };
+  return outcomeOf(result, commit ?? undefined);
+}
+
+function outcomeOf(result: ToolResult, commit: string | undefined): ToolCallOutcome {
+  const outcome: ToolCallOutcome = result.ok ? { ok: true } : { ok: false, error: result.error };
+  if (commit) outcome.commit = commit;
+  return outcome;
 }
 
 /**

@@ -36,6 +36,11 @@ export interface Conversation {
   protectedPaths: string[];
   entries: ConversationEntry[];
   toolResults: Record<string, ToolResult>;
+  /**
+   * With a git store: the commit each call that changed files made, kept apart from the answer
+   * the model sees, so a retried call reports the same commit without running again.
+   */
+  toolCommits?: Record<string, string>;
   steps: StepDecision[];
   /**
    * The context window a server's context-length error taught this turn, when smaller than the

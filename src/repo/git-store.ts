@@ -299,7 +299,7 @@ export async function bringToCommit(
   const common: GitTarget = { gitDir: runGit.commonDir };
   let fetched = false;
   if (!(await hasCommit(common, commit))) {
-    await fetchBranch(store, runGit.commonDir, branch, input);
+    await fetchStoreBranch(store, runGit.commonDir, branch, input);
     fetched = true;
     if (!(await hasCommit(common, commit))) {
       throw new GitStoreMissingCommitError(store.display, branch, commit);
@@ -365,11 +365,11 @@ async function hasCommit(target: GitTarget, commit: string): Promise<boolean> {
 }
 
 /** The store's branch's objects into the run's repository; no ref or FETCH_HEAD is written. */
-async function fetchBranch(
+export async function fetchStoreBranch(
   store: GitStoreLocation,
   gitDir: string,
   branch: string,
-  options: StoreCallOptions,
+  options: StoreCallOptions = {},
 ): Promise<void> {
   await ensureGitStore(store);
   const ref = `refs/heads/${branch}`;

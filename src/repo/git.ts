@@ -275,3 +275,25 @@ export async function gitWithStatus(
   }
   return result;
 }
+
+/** Like git(), for output that may not be text (a blob): stdout as bytes. */
+export async function gitBytes(target: GitTarget, args: string[]): Promise<Buffer> {
+  const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
+  const env = { ...baseEnv(target) };
+  const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
+  return new Promise((resolve, reject) => {
+    execFile(
+      gitBinary(),
+      full,
+      { env, cwd: '/', maxBuffer: MAX_OUTPUT_BYTES, encoding: 'buffer' },
+      (err, stdout, stderr) => {
+        if (err) {
+          const code = (err as { code?: unknown }).code;
+          if (typeof code !== 'number') return reject(err);
+          return reject(new GitError(args, code, stderr.toString('utf8')));
+        }
+        resolve(stdout);
+      },
+    );
+  });
+}

@@ -116,8 +116,11 @@ export async function createFreshRunRepository(options: {
   gitDir: string;
   workTree: string;
   branch: string;
-  /** A linked run: its branch starts at `commit`, fetched with its history from the earlier run. */
-  from?: { commit: string; baseCommit: string; parentGit: RunGit };
+  /**
+   * A linked run: its branch starts at `commit`, fetched with its history from the earlier run's
+   * git directory, or by `fetch` (from the git store, on a host that never held that run).
+   */
+  from?: { commit: string; baseCommit: string; parentGit: RunGit; fetch?: (gitDir: string) => Promise<void> };
 }): Promise<{ git: RunGit; baseCommit: string }> {
   const target: GitTarget = { gitDir: options.gitDir, workTree: options.workTree };
   const runGit: RunGit = { gitDir: options.gitDir, commonDir: options.gitDir, workTree: options.workTree };
@@ -150,16 +153,18 @@ async function startFromEarlierRun(
   target: GitTarget,
   runGit: RunGit,
   ref: string,
-  from: { commit: string; baseCommit: string; parentGit: RunGit },
+  from: { commit: string; baseCommit: string; parentGit: RunGit; fetch?: (gitDir: string) => Promise<void> },
 ): Promise<{ git: RunGit; baseCommit: string }> {
-  await git(target, [
-    'fetch',
-    '--quiet',
-    '--no-tags',
-    '--end-of-options',
-    from.parentGit.commonDir,
-    `+refs/heads/*:refs/earlier-runs/*`,
-  ]);
+  if (from.fetch) await from.fetch(runGit.commonDir);
+  else
+    await git(target, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--end-of-options',
+      from.parentGit.commonDir,
+      `+refs/heads/*:refs/earlier-runs/*`,
+    ]);
   for (const commit of [from.commit, from.baseCommit]) {
     await git(target, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).catch(() => {
       throw new UserInputError(`commit ${commit} of the earlier run is not in ${from.parentGit.commonDir}`);

@@ -145,12 +145,15 @@ export async function commitAll(
   worktree: RunWorktree,
   message: string,
   author?: { name: string; email: string },
+  /** Only these paths (relative to the work tree), e.g. the file a tool call wrote; default: all. */
+  paths?: string[],
 ): Promise<string | null> {
   const target = worktreeTarget(worktree);
   removeSpecialFiles(worktree.workTree);
   const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
-  await checkCommitSize({ ...target, workTree: worktree.workTree }, ['.', ...excluded]);
-  await git(target, ['add', '--all', '--', '.', ...excluded]);
+  const included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
+  await checkCommitSize({ ...target, workTree: worktree.workTree }, [...included, ...excluded]);
+  await git(target, ['add', '--all', '--', ...included, ...excluded]);
   const staged = await git(target, [
     'diff',
     '--cached',

@@ -89,6 +89,21 @@ export interface RepoInput {
 }
 
 /** Where a run's files and commits live, as decided when its workspace was prepared. */
+/**
+ * A run's work tree as the workflow knows it, passed to every step that reads or changes it: with
+ * the recorded commit and the store, any worker can find its own copy or build one.
+ */
+export interface RunPlace {
+  workflowId: string;
+  branch: string;
+  /** The commit the step starts from: the last one the run recorded. */
+  commit: string;
+  /** The run's git directory and work tree on the disk where the run was prepared. */
+  git: RunGit;
+  /** That disk's id (see run-places.ts): a worker with another id never uses those paths. */
+  disk: string;
+}
+
 export interface RunGit {
   /** The git directory aca runs git with for this run (a worktree's own, or the fresh repository's). */
   gitDir: string;

@@ -1,5 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { TurnContext } from '../activities/agent-activities';
+import type { RunPlace } from '../shared/run-types';
 import type { AgentRole, TurnFinish } from '../shared/types';
 import type { RunContext } from './run-context';
 
@@ -60,7 +61,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         model: input.model,
         stepIndex: step,
         timeoutMs: input.options.modelTimeoutMs,
-        ...(step === 0 ? { open } : {}),
+        ...(step === 0 ? { open, ...placeOf(run) } : {}),
       },
     ]);
     run.countUsage(role, decision.usage, decision.usd);
@@ -68,10 +69,20 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();
       const tool = activities.workspace[call.name];
-      const outcome = await tool.executeWithOptions(
-        { summary: `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}` },
-        [{ ref, toolCallId: call.id }],
-      );
+      const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
+      const outcome = await tool.executeWithOptions({ summary: `${role} · ${what}` }, [
+        {
+          ref,
+          toolCallId: call.id,
+          ...placeOf(run),
+          commitMessage:
+            `aca: ${run.record.iterations > 0 ? `attempt ${run.record.iterations}, ` : ''}${role}: ${what}`.slice(
+              0,
+              200,
+            ),
+        },
+      ]);
+      run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;
     }
     if (decision.finished !== null) return { ok: true, finish: decision.finished };
@@ -89,4 +100,10 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
 function turnError(error: string): TurnResult {
   log.warn('agent turn failed', { error });
   return { ok: false, error };
+}
+
+/** The run's work tree for a step's input, once the run has one. */
+function placeOf(run: RunContext): { place: RunPlace } | Record<string, never> {
+  const place = run.place();
+  return place ? { place } : {};
 }

@@ -38,7 +38,12 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
         start: link
-          ? { commit: link.startCommit, baseCommit: link.baseCommit, parentGit: link.parentGit }
+          ? {
+              commit: link.startCommit,
+              baseCommit: link.baseCommit,
+              parentGit: link.parentGit,
+              parentRun: link.parentRun,
+            }
           : null,
       },
     ],
@@ -49,6 +54,8 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   record.headCommit = prepared.startCommit;
   record.testCommand = prepared.testSetup.command.label;
   work.testSetup = prepared.testSetup;
+  work.disk = prepared.disk ?? '';
+  work.setupCommand = prepared.setupCommand;
   run.publish();
   if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);
   if (link?.baseline) {
@@ -66,6 +73,8 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
           workspace: input.workspace,
           language: input.language,
           setup: prepared.testSetup,
+          place: run.place()!,
+          setupCommand: prepared.setupCommand,
         },
       ],
     );
@@ -73,12 +82,20 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
     work.baselineRef = baseline.reportRef;
     run.publish();
   }
-  const { protectedPaths } = await run.activities.workspace.prepareWorkspace.executeWithOptions(
+  const acceptance = await run.activities.workspace.prepareWorkspace.executeWithOptions(
     { summary: 'prepare workspace' },
-    [{ workspace: input.workspace, testsDir: input.testsDir }],
+    [
+      {
+        workspace: input.workspace,
+        testsDir: input.testsDir,
+        place: run.place()!,
+        commitMessage: 'aca: acceptance tests given with --tests',
+      },
+    ],
   );
-  work.protectedPaths = protectedPaths;
-  if (protectedPaths.length > 0) await run.commitWork('aca: acceptance tests given with --tests');
+  work.protectedPaths = acceptance.protectedPaths;
+  run.recordCommit(acceptance.commit);
+  if (work.protectedPaths.length > 0) work.acceptanceCommit = record.headCommit;
   return { next: 'PLANNING' };
 }
 
@@ -94,6 +111,8 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
         command,
         setup: work.testSetup!,
         network: input.setupNetwork,
+        place: run.place()!,
+        commitMessage: 'aca: setup command output',
       },
     ],
   );
@@ -103,7 +122,7 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
       `the setup command "${command}" failed (${setup.outcome}${setup.message ? `: ${setup.message}` : ''}); last output:\n${setup.outputTail}`,
     );
   }
-  await run.commitWork('aca: setup command output');
+  run.recordCommit(setup.commit);
 }
 
 async function plan(run: RunContext): Promise<PhaseOutcome> {
@@ -193,6 +212,9 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
         protectedPaths: work.protectedPaths,
         setup: work.testSetup,
         baselineRef: work.baselineRef,
+        place: run.place()!,
+        acceptanceCommit: work.acceptanceCommit,
+        setupCommand: work.setupCommand,
       },
     ],
   );

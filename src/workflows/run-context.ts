@@ -1,6 +1,6 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
-import type { RunInput, RunSnapshot, RunTestSetup } from '../shared/run-types';
+import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
 import { runActivities, type RunActivities } from './activity-options';
@@ -32,6 +32,14 @@ export interface RunWork {
   taskRemembered: boolean;
   /** More attempts `aca extend` gave a run waiting at its limit, until the wait takes them. */
   extension: LimitExtension | null;
+  /** The id of the disk the run was prepared on (see RunPlace). */
+  disk: string;
+  /** The commit that added the `--tests` files, whose originals a worker without them reads there. */
+  acceptanceCommit: string | null;
+  /** The setup command, run again on a worker whose copy of the run never had it. */
+  setupCommand: string | null;
+  /** Commits made so far: each commit step is named by its number, so a retry knows its own push. */
+  commitSteps: number;
 }
 
 export interface LimitExtension {
@@ -117,6 +125,10 @@ export class RunContext {
       baselineRef: null,
       taskRemembered: false,
       extension: null,
+      disk: '',
+      acceptanceCommit: null,
+      setupCommand: null,
+      commitSteps: 0,
     };
   }
 
@@ -175,12 +187,36 @@ export class RunContext {
    * activity's result), so any later step can name the files of any attempt.
    */
   async commitWork(message: string): Promise<void> {
-    const { git, branch } = this.record;
-    if (!git || !branch) return;
+    const place = this.place();
+    if (!place) return;
+    this.work.commitSteps += 1;
     const commit = await this.activities.workspace.commitWork.executeWithOptions(
       { summary: `git · ${message.slice(0, 80)}` },
-      [{ git, branch, message }],
+      [
+        {
+          git: place.git,
+          branch: place.branch,
+          message,
+          place,
+          step: `${this.runKey}/commit-${this.work.commitSteps}`,
+        },
+      ],
     );
+    this.recordCommit(commit);
+  }
+
+  /**
+   * The run's work tree as the steps that read or change it are given it: the branch, the last
+   * commit recorded and where it was prepared. Null before the branch exists.
+   */
+  place(): RunPlace | null {
+    const { git, branch, headCommit } = this.record;
+    if (!git || !branch || !headCommit) return null;
+    return { workflowId: this.workflowId, branch, commit: headCommit, git, disk: this.work.disk };
+  }
+
+  /** A step's commit (null: it changed nothing) becomes the one later steps start from. */
+  recordCommit(commit: string | null | undefined): void {
     if (commit) this.record.headCommit = commit;
   }
 

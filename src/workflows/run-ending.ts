@@ -33,22 +33,23 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
   await CancellationScope.nonCancellable(async () => {
     run.publish('Saving failure memory before the run ends…');
     const { git, baseCommit, headCommit } = run.record;
+    const place = run.place() ?? undefined;
     // A repository's own files are not news: a --repo run lists what it changed.
     const [files, changedFiles] = await Promise.all([
       run.input.repo
         ? Promise.resolve(null)
         : workspace.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
-            { workspace: run.input.workspace },
+            { workspace: run.input.workspace, ...(place ? { place } : {}) },
           ]),
       git && baseCommit && headCommit
         ? workspace.describeChanges.executeWithOptions({ summary: 'git · changed files' }, [
-            { git, from: baseCommit, to: headCommit },
+            { git, from: baseCommit, to: headCommit, ...(place ? { place } : {}) },
           ])
         : Promise.resolve([]),
       run.memory.drained(),
       run.activities.testing.releaseWorkspace.executeWithOptions(
         { summary: 'give the workspace back from the sandbox user' },
-        [{ workspace: run.input.workspace }],
+        [{ workspace: run.input.workspace, ...(place ? { place } : {}) }],
       ),
     ]);
     run.record.changedFiles = changedFiles;

@@ -675,6 +675,10 @@ describe('the run state machine with stub activities', () => {
         baselineRef: null,
         taskRemembered: true,
         extension: null,
+        disk: '',
+        acceptanceCommit: null,
+        setupCommand: null,
+        commitSteps: 0,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {

@@ -1,0 +1,66 @@
+/**
+ * Steps that read or change a run's work tree run in this worker's copy of it (see RunPlaces),
+ * and a step that changes files commits them itself: with workers on other hosts, the next step
+ * may run where this worker's disk is out of reach.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkTreeTooLargeError } from '../repo/commit-size';
+import type { LocalRun, RunPlaces } from '../repo/run-places';
+import { commitAll } from '../repo/run-worktree';
+import type { RunPlace } from '../shared/run-types';
+import { asStoreFailure } from './store-failures';
+
+/**
+ * Runs `work` in the run's work tree on this worker, brought to the recorded commit first when
+ * this worker holds it elsewhere; without a place (a caller of the activity from before places),
+ * in `workspace` as given.
+ */
+export async function inRunPlace<T>(
+  places: RunPlaces | undefined,
+  place: RunPlace | undefined,
+  workspace: string,
+  work: (local: LocalRun) => Promise<T>,
+): Promise<T> {
+  if (!place) {
+    return work({ workspace, git: { gitDir: '', commonDir: '', workTree: workspace }, rebuilt: false });
+  }
+  if (!places) return work({ workspace: place.git.workTree, git: place.git, rebuilt: false });
+  try {
+    return await places.exclusive(place, async () => work(await places.open(place)));
+  } catch (err) {
+    throw asStoreFailure(err);
+  }
+}
+
+/**
+ * Commits what the step changed on the run's branch (and pushes it to the store, when there is
+ * one); the commit, or null when nothing changed.
+ */
+export async function commitStep(
+  places: RunPlaces | undefined,
+  place: RunPlace,
+  local: LocalRun,
+  request: { message: string; step: string; paths?: string[]; author?: { name: string; email: string } },
+): Promise<string | null> {
+  try {
+    if (!places) {
+      return await commitAll(
+        { ...local.git, branch: place.branch, baseCommit: '' },
+        request.message,
+        request.author,
+        request.paths,
+      );
+    }
+    return await places.commit(place, local, request);
+  } catch (err) {
+    if (err instanceof WorkTreeTooLargeError) {
+      throw ApplicationFailure.create({
+        message: err.message,
+        type: 'WorkTreeTooLarge',
+        nonRetryable: true,
+        details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
+      });
+    }
+    throw asStoreFailure(err);
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Two workers that share nothing but the Temporal server, one Postgres and the git store, as two
+ * hosts would: each has its own ACA_HOME and workspaces root, and keeps no workflow state between
+ * steps (ACA_CACHED_RUNS=0), so the steps of every run, tool calls included, land on both. One
+ * worker is killed with SIGKILL while the runs go on; the other finishes them from the store.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { loadScenarios } from '../../src/llm/scenario';
+import type { RunResult } from '../../src/shared/run-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { startGitDaemon, type GitDaemon } from '../helpers/git-daemon';
+import { until } from '../helpers/until';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
+const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The 20 runs and the end each must reach. */
+const RUNS: Array<{ scenario: string; maxIterations: number; end: Partial<RunResult> }> = [
+  ...Array.from({ length: 12 }, () => ({
+    scenario: 'demo-fizzbuzz',
+    maxIterations: 15,
+    end: { state: 'SUCCESS' as const, iterations: 2 },
+  })),
+  ...Array.from({ length: 5 }, () => ({
+    scenario: 'never-passes',
+    maxIterations: 2,
+    end: { state: 'FAILED' as const, reason: 'max_iterations' as const, iterations: 2 },
+  })),
+  // The scripted server answers the Coder's first call of this task with 500, twice.
+  ...Array.from({ length: 3 }, () => ({
+    scenario: 'fault-500',
+    maxIterations: 15,
+    end: { state: 'SUCCESS' as const },
+  })),
+];
+
+interface Host {
+  name: string;
+  home: string;
+  workspaces: string;
+  worker: WorkerProcess;
+  identity: string;
+}
+
+/** Every worker identity that started a step of the run: workflow tasks and activities. */
+async function identitiesOf(handle: WorkflowHandle): Promise<Set<string>> {
+  const history = await handle.fetchHistory();
+  const identities = new Set<string>();
+  for (const event of history.events ?? []) {
+    const identity =
+      event.activityTaskStartedEventAttributes?.identity ??
+      event.workflowTaskCompletedEventAttributes?.identity ??
+      null;
+    if (identity) identities.add(identity);
+  }
+  return identities;
+}
+
+describe('workers on two hosts sharing only Temporal, Postgres and the git store', () => {
+  let h: Harness;
+  const hosts: Host[] = [];
+  let daemon: GitDaemon | null = null;
+
+  beforeAll(async () => {
+    h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
+  });
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.worker.kill();
+    await daemon?.stop();
+    daemon = null;
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function startHost(name: string, store: string): Promise<Host> {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), `aca-host-${name}-`));
+    const workspaces = path.join(home, 'workspaces');
+    const worker = await spawnWorker({
+      ...h.cliEnv(),
+      ACA_HOME: home,
+      ACA_WORKSPACES: workspaces,
+      DATABASE_URL,
+      ACA_GIT_STORE: store,
+      ACA_CACHED_RUNS: '0',
+      OPENAI_BASE_URL: h.llm.url,
+    });
+    const host = { name, home, workspaces, worker, identity: `${worker.child.pid}@${os.hostname()}` };
+    hosts.push(host);
+    return host;
+  }
+
+  /**
+   * Starts the 20 runs, waits until host A has run a step of each, kills A, and lets B finish
+   * them; `midway` runs once every run is under way (a store fault, say).
+   */
+  async function twentyRunsAcrossHosts(store: string, midway?: () => Promise<void>): Promise<void> {
+    const a = await startHost('a', store);
+    const b = await startHost('b', store);
+    const handles = await Promise.all(
+      RUNS.map((run) => h.start(run.scenario, { maxIterations: run.maxIterations })),
+    );
+    await until(
+      async () => {
+        for (const handle of handles) if (!(await identitiesOf(handle)).has(a.identity)) return false;
+        return true;
+      },
+      120_000,
+      'host A to run a step of every run',
+    );
+    const ended = await Promise.all(handles.map(async (hd) => (await hd.describe()).status.name !== 'RUNNING'));
+    // Killed mid-run: most runs have steps left, which B must take over from the store.
+    expect(ended.filter((e) => !e).length).toBeGreaterThan(10);
+    await a.worker.kill('SIGKILL');
+    if (midway) await midway();
+
+    const results = await Promise.all(handles.map((handle) => h.result(handle) as Promise<RunResult>));
+    for (const [i, result] of results.entries()) {
+      expect(result).toMatchObject(RUNS[i]!.end);
+      const identities = await identitiesOf(handles[i]!);
+      expect(identities).toContain(a.identity);
+      expect(identities).toContain(b.identity);
+      // The store's branch is the run's last commit, and that commit has the run's files.
+      const storeTip = execFileSync('git', ['ls-remote', store, `refs/heads/${result.branch}`], {
+        encoding: 'utf8',
+      }).split('\t')[0];
+      expect(storeTip).toBe(result.headCommit);
+    }
+    // Each host worked in copies of its own of runs the other prepared, never in the other's paths.
+    for (const host of [a, b]) {
+      const hosted = fs.existsSync(path.join(host.home, 'hosted'))
+        ? fs.readdirSync(path.join(host.home, 'hosted'))
+        : [];
+      expect(hosted.length).toBeGreaterThan(0);
+    }
+    const successes = results.filter((r) => r.state === 'SUCCESS');
+    expect(successes.length).toBe(15);
+    for (const result of successes) {
+      // The passing code is in the store, whichever host wrote it.
+      const file = result.files.find((f) => f.endsWith('.py') && !f.startsWith('test'));
+      expect(file).toBeDefined();
+    }
+  }
+
+  test('a store at a path: 20 runs end as expected, each with steps on both hosts, one host killed', async () => {
+    const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-')), 'store.git');
+    execFileSync('git', ['init', '--quiet', '--bare', store]);
+    await twentyRunsAcrossHosts(store);
+  }, 600_000);
+
+  test('a store behind git://127.0.0.1, down for a while mid-run: 20 runs end as expected on both hosts', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-daemon-'));
+    execFileSync('git', ['init', '--quiet', '--bare', path.join(root, 'store.git')]);
+    daemon = await startGitDaemon(root);
+    const url = daemon.url('store.git');
+    const port = daemon.port;
+    await twentyRunsAcrossHosts(url, async () => {
+      // The store goes away for five seconds: steps that reach it fail and are retried.
+      await daemon!.stop();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      daemon = await startGitDaemon(root, { port });
+    });
+  }, 600_000);
+});
