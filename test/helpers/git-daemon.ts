@@ -13,30 +13,30 @@ export interface GitDaemon {
   stop(): Promise<void>;
 }
 
-export async function startGitDaemon(basePath: string): Promise<GitDaemon> {
+/**
+ * `args` replace the daemon's options (but where it listens) and folders; by default every
+ * repository under `basePath` is served. git daemon takes options only before the first folder.
+ */
+export async function startGitDaemon(
+  basePath: string,
+  args: string[] = [
+    '--reuseaddr',
+    '--export-all',
+    `--base-path=${basePath}`,
+    '--enable=receive-pack',
+    basePath,
+  ],
+): Promise<GitDaemon> {
   const port = await getFreePort();
-  const child: ChildProcess = spawn(
-    'git',
-    [
-      'daemon',
-      '--reuseaddr',
-      '--export-all',
-      `--base-path=${basePath}`,
-      '--enable=receive-pack',
-      '--listen=127.0.0.1',
-      `--port=${port}`,
-      basePath,
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: '/nonexistent',
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-      },
+  const child: ChildProcess = spawn('git', ['daemon', '--listen=127.0.0.1', `--port=${port}`, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/nonexistent',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
     },
-  );
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   await waitForPort(port, child, () => stderr);

@@ -5,40 +5,24 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { parse } from 'yaml';
 import { TEMPORAL_ENV_VARIABLES } from '../../src/config';
+import { parseGitStoreLocation } from '../../src/repo/git-store-location';
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
+import {
+  compose,
+  mounts,
+  readRepoFile as read,
+  ROOT,
+  serviceEnv as env,
+  serviceScript,
+} from '../helpers/compose-file';
 
-/** The failsafe schema keeps every scalar a string, as docker compose reads ports and versions. */
-type YamlValue = string | null | YamlValue[] | { [key: string]: YamlValue };
-const parseYaml = (source: string): YamlValue => parse(source, { schema: 'failsafe' }) as YamlValue;
-
-const ROOT = path.resolve(__dirname, '..', '..');
-const read = (file: string): string => fs.readFileSync(path.join(ROOT, file), 'utf8');
-
-type Service = {
-  image?: string;
-  build?: string | { context?: string; dockerfile?: string };
-  environment?: Record<string, string | null>;
-  ports?: string[];
-  depends_on?: string[] | Record<string, { condition?: string }>;
-  volumes?: string[];
-  healthcheck?: { test?: string[] | string };
-  command?: string | string[];
-  entrypoint?: string | string[];
-};
-
-const compose = parseYaml(read('docker-compose.yml')) as {
-  services: Record<string, Service>;
-  volumes?: Record<string, YamlValue>;
-};
 const services = compose.services;
 
-function env(service: string): Record<string, string> {
-  const e = services[service]?.environment;
-  if (!e || Array.isArray(e)) throw new Error(`service ${service} needs an environment mapping`);
-  return Object.fromEntries(Object.entries(e).map(([k, v]) => [k, v ?? '']));
-}
+/** The services that run `aca worker`: built from the Dockerfile, its command left as it is. */
+const workers = Object.keys(services).filter(
+  (name) => services[name].build !== undefined && !services[name].command && !services[name].entrypoint,
+);
 
 /** "HOST:CONTAINER" port mappings as [host, container] numbers. */
 function portMappings(service: string): Array<[number, number]> {
@@ -49,18 +33,11 @@ function portMappings(service: string): Array<[number, number]> {
   });
 }
 
-/** The script a one-shot setup service runs: its entrypoint's file, from the folder it mounts. */
+/** The script a one-shot setup service runs, from the folder it mounts read-only. */
 function setupScript(service: string): string {
-  const entrypoint = services[service]?.entrypoint;
-  const args = Array.isArray(entrypoint) ? entrypoint : [];
-  const inContainer = args.find((a) => a.endsWith('.sh'));
-  if (!inContainer) throw new Error(`service ${service} runs no script`);
-  const mount = (services[service].volumes ?? [])
-    .map((v) => v.split(':'))
-    .find(([, target]) => inContainer.startsWith(`${target}/`));
-  if (!mount) throw new Error(`service ${service}: ${inContainer} is not in a mounted folder`);
-  expect(mount[2]).toBe('ro');
-  return read(path.join(mount[0], path.relative(mount[1], inContainer)));
+  const script = serviceScript(service);
+  expect(script.readOnly).toBe(true);
+  return fs.readFileSync(script.file, 'utf8');
 }
 
 function dependsOn(service: string): string[] {
@@ -78,20 +55,28 @@ function envNamesReadByCode(): Set<string> {
 }
 
 describe('docker-compose.yml', () => {
-  test('has Postgres, a Temporal server, its Web UI and aca workers', () => {
+  test('has Postgres, a Temporal server, its Web UI, a git store and two aca workers', () => {
     expect(Object.keys(services).sort()).toEqual([
-      'aca-worker',
+      'aca-worker-1',
+      'aca-worker-2',
+      'git-store',
+      'git-store-init',
       'postgres',
       'temporal',
       'temporal-schema',
       'temporal-setup',
       'temporal-ui',
     ]);
+    expect(workers).toEqual(['aca-worker-1', 'aca-worker-2']);
   });
 
-  test('pins every image to a version tag (no latest, no untagged images)', () => {
+  test('pins every image to a version tag (no latest, no untagged images); the rest are built here', () => {
     for (const [name, service] of Object.entries(services)) {
-      if (!service.image) continue;
+      if (!service.image) {
+        // No image to pull: the service is built from this repository's Dockerfile.
+        expect({ name, build: service.build }).toEqual({ name, build: '.' });
+        continue;
+      }
       const tag = /^[^@]+:([^/:@]+)$/.exec(service.image)?.[1];
       expect({ name, tag }).toEqual({ name, tag: expect.stringMatching(/^v?\d+(\.\d+)*/) });
       expect(tag).not.toBe('latest');
@@ -169,8 +154,8 @@ describe('docker-compose.yml', () => {
     if (ui.TEMPORAL_CORS_ORIGINS) expect(ui.TEMPORAL_CORS_ORIGINS).toContain(':8233');
   });
 
-  test('the worker is built from the Dockerfile, whose image runs `aca worker`', () => {
-    const build = services['aca-worker'].build;
+  test.each(workers)('%s is built from the Dockerfile, whose image runs `aca worker`', (worker) => {
+    const build = services[worker].build;
     const context = typeof build === 'string' ? build : build?.context;
     const dockerfile = typeof build === 'string' ? 'Dockerfile' : (build?.dockerfile ?? 'Dockerfile');
     expect(path.resolve(ROOT, context ?? '<none>')).toBe(ROOT);
@@ -182,56 +167,152 @@ describe('docker-compose.yml', () => {
     // An init as PID 1 reaps what sandboxes leave behind; the worker itself is not PID 1.
     expect(docker).toMatch(/apt-get install[^\n]*\btini\b/);
     expect(docker).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
-    expect(services['aca-worker'].entrypoint).toBeUndefined();
-    expect(services['aca-worker'].command).toBeUndefined();
-    // Workers start once the namespace and search attributes they use are registered.
-    expect(services['aca-worker'].depends_on).toEqual({
+    // Workers start once the namespace and search attributes they use are registered, and the
+    // store they push to answers.
+    expect(services[worker].depends_on).toEqual({
       'temporal-setup': { condition: 'service_completed_successfully' },
       postgres: { condition: 'service_healthy' },
+      'git-store': { condition: 'service_healthy' },
     });
   });
 
-  test("the worker's environment uses exactly the names src/config.ts reads, pointing at the other services", () => {
-    const w = env('aca-worker');
-    const known = envNamesReadByCode();
-    expect(Object.keys(w).filter((name) => !known.has(name))).toEqual([]);
+  test.each(workers)(
+    "%s's environment uses exactly the names src/config.ts reads, pointing at the other services",
+    (worker) => {
+      const w = env(worker);
+      const known = envNamesReadByCode();
+      expect(Object.keys(w).filter((name) => !known.has(name))).toEqual([]);
 
-    expect(w.TEMPORAL_ADDRESS).toBe(`temporal:${portMappings('temporal')[0][1]}`);
-    const pg = env('postgres');
-    const db = new URL(w.DATABASE_URL);
-    expect(db.protocol).toBe('postgres:');
-    expect(db.hostname).toBe('postgres');
-    expect(db.port || '5432').toBe('5432');
-    expect(decodeURIComponent(db.username)).toBe(pg.POSTGRES_USER);
-    expect(decodeURIComponent(db.password)).toBe(pg.POSTGRES_PASSWORD);
-    expect(db.pathname.slice(1)).toBe(pg.POSTGRES_DB ?? pg.POSTGRES_USER);
+      expect(w.TEMPORAL_ADDRESS).toBe(`temporal:${portMappings('temporal')[0][1]}`);
+      const pg = env('postgres');
+      const db = new URL(w.DATABASE_URL);
+      expect(db.protocol).toBe('postgres:');
+      expect(db.hostname).toBe('postgres');
+      expect(db.port || '5432').toBe('5432');
+      expect(decodeURIComponent(db.username)).toBe(pg.POSTGRES_USER);
+      expect(decodeURIComponent(db.password)).toBe(pg.POSTGRES_PASSWORD);
+      expect(db.pathname.slice(1)).toBe(pg.POSTGRES_DB ?? pg.POSTGRES_USER);
 
-    // The same values through the real configuration loader: a host `aca run` with the default
-    // task queue and namespace reaches these workers.
-    const defaults = loadConfig({});
-    const config = loadConfig({ ...w, OPENAI_BASE_URL: 'http://model:8000/v1', ACA_MODEL: 'm' });
-    expect(config.taskQueue).toBe(defaults.taskQueue);
-    expect(config.namespace).toBe(defaults.namespace);
-    expect(config.sandbox).toBe('bwrap');
-    expect(config.databaseUrl).toBe(w.DATABASE_URL);
-    expect(w.OPENAI_API_KEY).toBe('${OPENAI_API_KEY:-}');
-    expect(w.OPENAI_BASE_URL).toMatch(/^\$\{OPENAI_BASE_URL/);
+      // The same values through the real configuration loader: a host `aca run` with the default
+      // task queue and namespace reaches these workers, and they push to a store of their own
+      // choosing rather than each to its own default one.
+      const defaults = loadConfig({});
+      const config = loadConfig({ ...w, OPENAI_BASE_URL: 'http://model:8000/v1', ACA_MODEL: 'm' });
+      expect(config.taskQueue).toBe(defaults.taskQueue);
+      expect(config.namespace).toBe(defaults.namespace);
+      expect(config.sandbox).toBe('bwrap');
+      expect(config.databaseUrl).toBe(w.DATABASE_URL);
+      expect(config.gitStore).toMatchObject({ scheme: 'git', isDefault: false });
+      expect(w.OPENAI_API_KEY).toBe('${OPENAI_API_KEY:-}');
+      expect(w.OPENAI_BASE_URL).toMatch(/^\$\{OPENAI_BASE_URL/);
+    },
+  );
+
+  test('the workers are configured alike, so any of them may run any step of any run', () => {
+    for (const worker of workers.slice(1)) {
+      expect(env(worker)).toEqual(env(workers[0]));
+      expect(services[worker].security_opt).toEqual(services[workers[0]].security_opt);
+    }
   });
 
-  test("the worker's metrics port is the one the image exposes, and its state lives on a named volume", () => {
-    const w = env('aca-worker');
+  test("each worker's state lives on a named volume of its own, and its Temporal identity is its own", () => {
     const docker = read('Dockerfile');
-    expect(docker).toMatch(new RegExp(`^EXPOSE ${loadConfig(w).metricsPort}$`, 'm'));
-    // ACA_HOME (conversations, test reports) and ACA_WORKSPACES must be on the volume every
-    // replica of the worker mounts, or a run moved to another replica loses its files.
-    const home = /ACA_HOME=(\S+)/.exec(docker)?.[1] ?? w.ACA_HOME;
-    const workspaces = /ACA_WORKSPACES=(\S+)/.exec(docker)?.[1] ?? w.ACA_WORKSPACES;
+    // ACA_HOME holds the worker's run repositories and ACA_WORKSPACES its work trees: kept across
+    // restarts on a named volume, and shared with no other worker, as between hosts.
+    const home = /ACA_HOME=(\S+)/.exec(docker)?.[1];
+    const workspaces = /ACA_WORKSPACES=(\S+)/.exec(docker)?.[1];
     expect(home).toBeTruthy();
-    const mount = (services['aca-worker'].volumes ?? [])
-      .map((v) => v.split(':'))
-      .find(([, target]) => target === home);
-    expect(mount).toBeDefined();
-    expect(Object.keys(compose.volumes ?? {})).toContain(mount![0]);
-    expect(path.relative(home, workspaces).startsWith('..')).toBe(false);
+    expect(path.relative(home!, workspaces!).startsWith('..')).toBe(false);
+    const declared = Object.keys(compose.volumes ?? {});
+    const mountedBy = new Map<string, string[]>();
+    for (const worker of workers) {
+      expect(env(worker).ACA_HOME ?? home).toBe(home);
+      expect(env(worker).ACA_WORKSPACES ?? workspaces).toBe(workspaces);
+      const own = mounts(worker).find(({ target }) => target === home);
+      expect({ worker, declared: declared.includes(own?.source ?? '') }).toEqual({ worker, declared: true });
+      for (const { source } of mounts(worker))
+        mountedBy.set(source, [...(mountedBy.get(source) ?? []), worker]);
+    }
+    expect([...mountedBy.values()].filter((users) => users.length > 1)).toEqual([]);
+    // The SDK's worker identity is <pid>@<hostname>: a hostname each, or two identities could match.
+    const hostnames = workers.map((worker) => services[worker].hostname ?? '');
+    expect(hostnames.filter((name) => name === '')).toEqual([]);
+    expect(new Set(hostnames).size).toBe(workers.length);
+  });
+
+  test("each worker's metrics port is the one the image exposes", () => {
+    const docker = read('Dockerfile');
+    for (const worker of workers) {
+      expect(docker).toMatch(new RegExp(`^EXPOSE ${loadConfig(env(worker)).metricsPort}$`, 'm'));
+    }
+  });
+});
+
+describe('the git store in docker-compose.yml', () => {
+  const init = env('git-store-init');
+  const command = services['git-store'].command;
+  const daemonArgs = Array.isArray(command) ? command : [];
+  const option = (name: string): string | undefined =>
+    daemonArgs.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const basePath = option('base-path');
+  const port = option('port') ?? '9418';
+  const repository = path.posix.join(init.GIT_STORE_ROOT, init.GIT_STORE_REPOSITORY);
+  const script = () => setupScript('git-store-init');
+
+  test('is a git daemon, from the image the workers run, that takes pushes', () => {
+    expect(services['git-store'].build).toBe(services[workers[0]].build);
+    expect(services['git-store'].entrypoint).toBeUndefined();
+    expect(daemonArgs.slice(0, 2)).toEqual(['git', 'daemon']);
+    expect(daemonArgs).toContain('--enable=receive-pack');
+    expect(basePath).toBeDefined();
+    // The repository is served when every repository is, or when the init marked it so.
+    if (!daemonArgs.includes('--export-all'))
+      expect(script()).toMatch(/touch "\$store\/git-daemon-export-ok"/);
+  });
+
+  test('its repository is made by a one-shot step before the daemon starts, on a volume they share', () => {
+    expect(services['git-store'].depends_on).toEqual({
+      'git-store-init': { condition: 'service_completed_successfully' },
+    });
+    const storeVolume = mounts('git-store').find(({ target }) => target === basePath);
+    expect(storeVolume).toBeDefined();
+    expect(Object.keys(compose.volumes ?? {})).toContain(storeVolume!.source);
+    expect(mounts('git-store-init')).toContainEqual({
+      source: storeVolume!.source,
+      target: init.GIT_STORE_ROOT,
+    });
+    expect(script()).toMatch(/git init --bare/);
+    expect(script()).toMatch(/core\.logAllRefUpdates always/);
+    // The daemon runs as a user of its own, to whom the init step gives the repository it writes.
+    const user = services['git-store'].user;
+    expect(user).toBeTruthy();
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+    expect(init.GIT_STORE_OWNER?.split(':')[0]).toBe(user!.split(':')[0]);
+  });
+
+  test.each(workers)(
+    "%s's ACA_GIT_STORE is the repository the init step makes, through that daemon",
+    (worker) => {
+      const store = parseGitStoreLocation(env(worker).ACA_GIT_STORE, '/unused');
+      expect(store).toMatchObject({ scheme: 'git', isDefault: false });
+      const url = new URL(store.url);
+      expect(url.hostname).toBe('git-store');
+      expect(url.port || '9418').toBe(port);
+      expect(path.posix.join(basePath!, url.pathname)).toBe(repository);
+    },
+  );
+
+  test('git:// has no authentication: the daemon is published on no host port, only the compose network', () => {
+    expect(services['git-store'].ports ?? []).toEqual([]);
+  });
+
+  test("its healthcheck asks the daemon for the store's branches", () => {
+    const check = services['git-store'].healthcheck?.test;
+    expect(check).toEqual([
+      'CMD',
+      'git',
+      'ls-remote',
+      `git://127.0.0.1:${port}/${path.posix.relative(basePath!, repository)}`,
+    ]);
   });
 });
