@@ -113,7 +113,9 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
       120_000,
       'host A to run a step of every run',
     );
-    const ended = await Promise.all(handles.map(async (hd) => (await hd.describe()).status.name !== 'RUNNING'));
+    const ended = await Promise.all(
+      handles.map(async (hd) => (await hd.describe()).status.name !== 'RUNNING'),
+    );
     // Killed mid-run: most runs have steps left, which B must take over from the store.
     expect(ended.filter((e) => !e).length).toBeGreaterThan(10);
     await a.worker.kill('SIGKILL');
@@ -163,7 +165,7 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
       // The store goes away for five seconds: steps that reach it fail and are retried.
       await daemon!.stop();
       await new Promise((resolve) => setTimeout(resolve, 5_000));
-      daemon = await startGitDaemon(root, { port });
+      daemon = await startGitDaemon(root, undefined, port);
     });
   }, 600_000);
 });

@@ -26,8 +26,10 @@ export async function startGitDaemon(
     '--enable=receive-pack',
     basePath,
   ],
+  /** A port of the caller's: a daemon started again where the workers expect it. */
+  port?: number,
 ): Promise<GitDaemon> {
-  const port = await getFreePort();
+  port ??= await getFreePort();
   const child: ChildProcess = spawn('git', ['daemon', '--listen=127.0.0.1', `--port=${port}`, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
