@@ -22,6 +22,7 @@ import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { deleteStoreBranch } from '../repo/git-store';
+import { gitDirWithCommit } from '../repo/run-commits';
 import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
@@ -322,7 +323,7 @@ export class AcaRun {
    */
   async diff(options: { stat?: boolean } = {}): Promise<string> {
     const snapshot = await this.state();
-    const { git, base, head } = this.commits(snapshot);
+    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
     return diffRun(git, base, head, options);
   }
 
@@ -338,7 +339,7 @@ export class AcaRun {
         `run ${this.id} was not started with --repo, so there is no repository to apply it to; its files are in ${snapshot.workspace}`,
       );
     }
-    const { git, base, head } = this.commits(snapshot);
+    const { git, base, head } = await this.commitsHere(snapshot, 'repository');
     return applyRun({
       repoDir: snapshot.repo,
       commonDir: git.commonDir,
@@ -387,6 +388,31 @@ export class AcaRun {
       throw new RunStateError(this.id, `run ${this.id} has no commits yet (its workspace is not prepared)`);
     }
     return { git, base: snapshot.baseCommit, head: snapshot.headCommit ?? snapshot.baseCommit };
+  }
+
+  /**
+   * The run's commits where this machine can read them: the run's git directory, or, when the
+   * last steps ran on another host, a copy fetched from the git store.
+   */
+  private async commitsHere(
+    snapshot: RunSnapshot,
+    into: 'repository' | 'reading-copy',
+  ): Promise<{ git: NonNullable<RunSnapshot['git']>; base: string; head: string }> {
+    const commits = this.commits(snapshot);
+    const { config } = this.client;
+    const here = await gitDirWithCommit(
+      config.gitStore,
+      config.home,
+      {
+        workflowId: this.id,
+        branch: snapshot.branch,
+        git: commits.git,
+        repo: snapshot.repo,
+        commit: commits.head,
+      },
+      into,
+    );
+    return here ? { ...commits, git: here } : commits;
   }
 
   /** The task's first line: the workflow's static summary, which a run that continued as new has on its first execution. */

@@ -13,7 +13,7 @@ import type { RunInput, RunLink, RunResult } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
-import { git } from '../repo/git';
+import { gitDirWithCommit } from '../repo/run-commits';
 import { isValidBranchName, runBranch } from '../repo/run-repository';
 import type { ValidRunRequest } from './run-request';
 
@@ -135,10 +135,17 @@ export async function linkedRunRequest(
       break;
     }
   }
-  if (!(await hasCommit(result.git.commonDir, startCommit))) {
+  const readable = await gitDirWithCommit(config.gitStore, config.home, {
+    workflowId: parentRun,
+    branch: result.branch,
+    git: result.git,
+    repo: result.repo,
+    commit: startCommit,
+  });
+  if (!readable) {
     throw new RunStateError(
       parentRun,
-      `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.git.commonDir}; was the run discarded?`,
+      `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.git.commonDir}${config.gitStore.isDefault ? '' : ` and from the git store ${config.gitStore.display}`}; was the run discarded?`,
     );
   }
   const workflowId =
@@ -175,15 +182,6 @@ export async function linkedRunRequest(
       link,
     },
   };
-}
-
-async function hasCommit(gitDir: string, commit: string): Promise<boolean> {
-  try {
-    await git({ gitDir }, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** How the earlier run ended and what it changed, in a few lines for a continued run's agents. */

@@ -12,6 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { loadScenarios } from '../../src/llm/scenario';
 import type { RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
+import { runCli } from '../helpers/run-cli';
 import { startGitDaemon, type GitDaemon } from '../helpers/git-daemon';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
@@ -154,6 +155,45 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
     execFileSync('git', ['init', '--quiet', '--bare', store]);
     await twentyRunsAcrossHosts(store);
   }, 600_000);
+
+  test("with the run's disk gone, aca diff reads the store and a fork is prepared on a host that never held the run", async () => {
+    const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-')), 'store.git');
+    execFileSync('git', ['init', '--quiet', '--bare', store]);
+    const a = await startHost('a', store);
+    const original = await h.result(await h.start('demo-fizzbuzz'));
+    expect(original).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    const expectedDiff = execFileSync(
+      'git',
+      ['--git-dir', original.git!.commonDir, 'diff', original.baseCommit!, original.headCommit!, '--stat'],
+      { encoding: 'utf8' },
+    );
+    expect(expectedDiff).toContain('fizzbuzz.py');
+    // Host A and the run's folders on its disk are gone; host B never saw the run.
+    await a.worker.kill('SIGKILL');
+    fs.rmSync(original.git!.commonDir, { recursive: true, force: true });
+    fs.rmSync(original.workspace, { recursive: true, force: true });
+    fs.rmSync(a.home, { recursive: true, force: true });
+    const b = await startHost('b', store);
+    const client = { ...h.cliEnv(), ACA_GIT_STORE: store, DATABASE_URL };
+    const diff = await runCli(['diff', original.workflowId, '--stat'], client);
+    expect(diff.stderr).toBe('');
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('fizzbuzz.py');
+    const forkId = `fork-${original.workflowId}`;
+    const fork = await runCli(['fork', original.workflowId, '--at', '2', '--id', forkId, '--json'], client);
+    expect(fork.stderr).not.toMatch(/error/i);
+    const forked = JSON.parse(fork.stdout) as RunResult;
+    expect(forked).toMatchObject({ state: 'SUCCESS', parentRun: original.workflowId });
+    const attempt1 = original.attempts.find((at) => at.iteration === 1)!.commit;
+    const first = forked.attempts[0]!.commit;
+    // The fork's branch grows from the original's attempt 1, which B could only get from the store.
+    expect(
+      execFileSync('git', ['--git-dir', store, 'merge-base', '--is-ancestor', attempt1, first], {
+        encoding: 'utf8',
+      }),
+    ).toBe('');
+    expect(await identitiesOf(h.client.workflow.getHandle(forkId))).toEqual(new Set([b.identity]));
+  }, 300_000);
 
   test('a store behind git://127.0.0.1, down for a while mid-run: 20 runs end as expected on both hosts', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-daemon-'));
