@@ -80,7 +80,8 @@ async function openedHere(places: RunPlaces | undefined, input: AgentStepInput):
   if (!open || !place || !places) return open!;
   try {
     const local = await places.exclusive(place, () => places.open(place));
-    return { ...open, workspace: local.workspace };
+    const { commit: _commit, ...where } = place;
+    return { ...open, workspace: local.workspace, place: where };
   } catch (err) {
     throw asStoreFailure(err);
   }
@@ -92,10 +93,11 @@ export type AgentStepOutcome = StepDecision & { usd: number | null };
 export interface ToolCallInput {
   ref: string;
   toolCallId: string;
-  /** The run's work tree as recorded; absent, the call runs in the workspace its turn opened with. */
-  place?: RunPlace;
-  /** With a git store, a call that changes files ends with a commit of this message. */
-  commitMessage?: string;
+  /**
+   * The run's recorded commit, which the call starts from, in this worker's copy of the work tree
+   * its turn opened with (see RunPlaces). Absent: the call runs in the turn's workspace as it is.
+   */
+  at?: string;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -104,11 +106,15 @@ const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
-    const { place } = input;
+    const { at } = input;
     const places = deps.places;
-    if (!place || !places) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
-    return places
-      .exclusive(place, () =>
+    const opened = at && places ? (await deps.store.load(input.ref)).place : undefined;
+    if (!at || !places || !opened) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+    const place: RunPlace = { ...opened, commit: at };
+    const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
+    try {
+      // No other step of the run touches this worker's copy between the bringing and the commit.
+      return await places.exclusive(place, () =>
         executeTurnToolCall(deps.store, input.ref, input.toolCallId, async () => {
           const local = await places.open(place);
           if (!places.usesStore) return { workspace: local.workspace };
@@ -117,16 +123,16 @@ export function createAgentActivities(deps: AgentActivityDeps) {
             beforeChange: () => places.unmark(place),
             commitChange: (path, toolName) =>
               places.commit(place, local, {
-                message: input.commitMessage ?? `aca: ${toolName} ${path}`,
+                message: `aca: ${turn}: ${toolName} ${path}`,
                 step: `${input.ref}/${input.toolCallId}`,
                 paths: [path],
               }),
           };
         }),
-      )
-      .catch((err: unknown) => {
-        throw asStoreFailure(err);
-      });
+      );
+    } catch (err) {
+      throw asStoreFailure(err);
+    }
   };
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { RunPlace } from '../shared/run-types';
 import type { Lesson, TestRunReport } from '../shared/types';
 import type { ChatAnswer, ChatModel } from '../llm/chat-model';
 import { contextBudgetFor, type ContextBudget } from '../llm/context-window';
@@ -25,6 +26,8 @@ export interface OpenTurnInput {
    * become part of its conversation, so a retried step never looks them up again).
    */
   recallLessons?: { workflowId: string; task: string };
+  /** Kept with the conversation: each tool call then names only the commit it starts from. */
+  place?: Omit<RunPlace, 'commit'>;
 }
 
 /** Where an opening turn reads what its context only refers to. */
@@ -59,6 +62,7 @@ export async function openTurn(
     model: input.model,
     language: input.context.language,
     workspace: input.workspace,
+    ...(input.place ? { place: input.place } : {}),
     protectedPaths: input.context.protectedPaths,
     entries: [
       { kind: 'system', content: spec.systemPrompt },
@@ -296,7 +300,7 @@ export async function executeTurnToolCall(
   store: ConversationStore,
   ref: string,
   toolCallId: string,
-  site?: () => Promise<ToolCallSite>,
+  site?: (conversation: Conversation) => Promise<ToolCallSite>,
 ): Promise<ToolCallOutcome> {
   const conversation = await store.load(ref);
   const done = conversation.toolResults[toolCallId];
@@ -308,7 +312,7 @@ export async function executeTurnToolCall(
   if (!isFileToolName(call.name)) {
     throw new Error(`tool call ${toolCallId} is ${call.name}, not a file tool`);
   }
-  const where = site ? await site() : { workspace: conversation.workspace };
+  const where = site ? await site(conversation) : { workspace: conversation.workspace };
   const changing = CHANGING_TOOLS.has(call.name);
   if (changing) where.beforeChange?.();
   const result = await executeFileTool(

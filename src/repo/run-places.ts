@@ -44,8 +44,13 @@ export interface RunPlacesOptions {
 /** The trailer that ties a commit to the step that made it, so a retry can recognise its own push. */
 const STEP_TRAILER = 'Aca-Step';
 
+/** A copy no step has used for this long belongs to a run that has ended. */
+export const UNUSED_COPY_MS = 3 * 24 * 3600_000;
+const PRUNE_EVERY_MS = 3600_000;
+
 export class RunPlaces {
   private diskId: string | null = null;
+  private lastPrune = 0;
   /** Steps of one run on this worker take turns at its work tree. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -97,9 +102,13 @@ export class RunPlaces {
     const local = this.localPaths(place);
     if (!this.usesStore) return { ...local, rebuilt: false };
     if (this.markedAt(place) === place.commit && fs.existsSync(local.workspace)) {
+      // The marker's time says when the copy was last used (see pruneUnusedCopies).
+      const now = new Date();
+      fs.utimesSync(this.markerFile(place), now, now);
       return { ...local, rebuilt: false };
     }
     this.unmark(place);
+    this.pruneUnusedCopies();
     const brought = await bringToCommit(this.options.store!, {
       workTree: local.workspace,
       gitDir: local.git.gitDir,
@@ -112,7 +121,7 @@ export class RunPlaces {
 
   /** Runs `work` while no other step of the same run runs on this worker. */
   async exclusive<T>(place: RunPlace, work: () => Promise<T>): Promise<T> {
-    const key = place.workflowId;
+    const key = runFolderName(place.workflowId);
     const before = this.queues.get(key) ?? Promise.resolve();
     const turn = before.catch(() => undefined).then(work);
     const settled = turn.catch(() => undefined);
@@ -249,6 +258,42 @@ export class RunPlaces {
     }
     fs.renameSync(temporary, folder);
     return folder;
+  }
+
+  /**
+   * Removes copies of runs prepared elsewhere that no step has used for UNUSED_COPY_MS: the run
+   * has ended (or moved on for good), and the store has everything the copy held. Runs at most
+   * once an hour, when a copy is (re)built.
+   */
+  pruneUnusedCopies(now = Date.now()): string[] {
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return [];
+    this.lastPrune = now;
+    const hosted = path.join(this.options.home, 'hosted');
+    const removed: string[] = [];
+    let names: string[];
+    try {
+      names = fs.readdirSync(hosted);
+    } catch {
+      return removed;
+    }
+    for (const name of names) {
+      const marker = path.join(this.options.home, 'run-marks', `${name}.json`);
+      const folder = path.join(hosted, name);
+      const used = [marker, folder].map((file) => {
+        try {
+          return fs.lstatSync(file).mtimeMs;
+        } catch {
+          return 0;
+        }
+      });
+      if (now - Math.max(...used) < UNUSED_COPY_MS) continue;
+      if (this.queues.has(name)) continue;
+      fs.rmSync(folder, { recursive: true, force: true });
+      fs.rmSync(marker, { force: true });
+      fs.rmSync(`${marker}.setup`, { force: true });
+      removed.push(name);
+    }
+    return removed;
   }
 
   /** Removes this worker's copy of a run prepared elsewhere (not the run's own paths on its disk). */

@@ -70,17 +70,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       await run.whenNotPaused();
       const tool = activities.workspace[call.name];
       const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
+      const at = run.record.headCommit;
       const outcome = await tool.executeWithOptions({ summary: `${role} · ${what}` }, [
-        {
-          ref,
-          toolCallId: call.id,
-          ...placeOf(run),
-          commitMessage:
-            `aca: ${run.record.iterations > 0 ? `attempt ${run.record.iterations}, ` : ''}${role}: ${what}`.slice(
-              0,
-              200,
-            ),
-        },
+        { ref, toolCallId: call.id, ...(at ? { at } : {}) },
       ]);
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;
