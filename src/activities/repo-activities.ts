@@ -76,8 +76,9 @@ export interface PreparedRun {
 }
 
 export interface CommitWorkInput {
-  git: RunGit;
-  branch: string;
+  /** Without a place: the run's git locations and branch as they are. */
+  git?: RunGit;
+  branch?: string;
   message: string;
   /** The run's work tree as recorded: the commit is made in this worker's copy of it. */
   place?: RunPlace;
@@ -128,15 +129,18 @@ export function createRepoActivities(deps: RepoActivityDeps) {
           ),
         );
       }
+      const { git: runGit, branch } = input;
+      if (!runGit || !branch)
+        throw badInput('commitWork needs the run place, or its git locations and branch');
       return withHeartbeats(5_000, async () => {
         try {
           const commit = await commitAll(
-            { ...input.git, branch: input.branch, baseCommit: '' },
+            { ...runGit, branch, baseCommit: '' },
             input.message,
             deps.gitAuthor,
           );
           if (deps.gitStore)
-            await pushRunBranchTip(deps.gitStore, input.git, input.branch, {
+            await pushRunBranchTip(deps.gitStore, runGit, branch, {
               timeoutMs: COMMIT_PUSH_TIMEOUT_MS,
             });
           return commit;

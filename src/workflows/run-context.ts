@@ -194,8 +194,6 @@ export class RunContext {
       { summary: `git · ${message.slice(0, 80)}` },
       [
         {
-          git: place.git,
-          branch: place.branch,
           message,
           place,
           step: `${this.runKey}/commit-${this.work.commitSteps}`,
