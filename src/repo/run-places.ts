@@ -235,8 +235,9 @@ export class RunPlaces {
 
   /**
    * The folder of the `--tests` originals the sandbox mounts over the workspace copies: the
-   * folder given, where this worker sees it; else the files as `commit` (the one that added them
-   * to the branch) has them, written once into a folder of this worker's that no test reaches.
+   * folder given, where this worker sees it (on the disk the run was prepared on: a folder at the
+   * same path on another host is not the user's); else the files as `commit` (the one that added
+   * them to the branch) has them, written once into a folder of this worker's that no test reaches.
    */
   async acceptanceOriginals(
     place: RunPlace,
@@ -245,18 +246,50 @@ export class RunPlaces {
     commit: string | null,
     files: string[],
   ): Promise<string> {
-    if (!this.usesStore || commit === null || fs.existsSync(testsDir)) return testsDir;
+    if (!this.usesStore || commit === null) return testsDir;
+    if (place.disk === this.disk() && fs.existsSync(testsDir)) return testsDir;
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) throw new Error(`"${commit}" is not a full commit id`);
+    for (const file of files) {
+      // The names come from a listing of the user's folder; a name that leaves it is never written.
+      const parts = file.split('/');
+      if (file === '' || parts.some((part) => part === '' || part === '.' || part === '..')) {
+        throw new Error(`"${file}" is not a path inside the --tests folder`);
+      }
+    }
     const folder = path.join(this.hostedFolder(place.workflowId), `acceptance-${commit}`);
     if (fs.existsSync(folder)) return folder;
-    const temporary = `${folder}.new-${process.pid}`;
-    fs.rmSync(temporary, { recursive: true, force: true });
-    for (const file of files) {
-      const blob = await gitBytes({ gitDir: local.git.commonDir }, ['cat-file', 'blob', `${commit}:${file}`]);
-      const target = path.join(temporary, file);
-      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
-      fs.writeFileSync(target, blob, { mode: 0o444 });
+    // A name no other worker of this ACA_HOME uses (workers in containers may share a pid).
+    const temporary = `${folder}.new-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
+    try {
+      for (const file of files) {
+        const blob = await gitBytes({ gitDir: local.git.commonDir }, [
+          'cat-file',
+          'blob',
+          `${commit}:${file}`,
+        ]);
+        const target = path.join(temporary, file);
+        fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+        const fd = fs.openSync(
+          target,
+          fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+          0o444,
+        );
+        try {
+          fs.writeFileSync(fd, blob);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      try {
+        fs.renameSync(temporary, folder);
+      } catch (err) {
+        // Another worker of this ACA_HOME wrote the same files first.
+        const code = (err as NodeJS.ErrnoException).code;
+        if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !fs.existsSync(folder)) throw err;
+      }
+    } finally {
+      fs.rmSync(temporary, { recursive: true, force: true });
     }
-    fs.renameSync(temporary, folder);
     return folder;
   }
 

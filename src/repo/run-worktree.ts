@@ -151,7 +151,19 @@ export async function commitAll(
   const target = worktreeTarget(worktree);
   removeSpecialFiles(worktree.workTree);
   const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
-  const included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
+  let included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
+  if (paths) {
+    // `git add` fails outright on a named path it cannot take (ignored, in a submodule, gone and
+    // never tracked), and a tool call's commit failing on every retry would fail the run: only
+    // what git would take from a commit of the whole tree is named, file by file.
+    included = (
+      await git(target, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...included])
+    )
+      .split('\0')
+      .filter(Boolean)
+      .map((file) => `:(literal)${file}`);
+    if (included.length === 0) return null;
+  }
   await checkCommitSize({ ...target, workTree: worktree.workTree }, [...included, ...excluded]);
   await git(target, ['add', '--all', '--', ...included, ...excluded]);
   const staged = await git(target, [
