@@ -195,6 +195,104 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
   });
 });
 
+/** Fails instead of hanging the suite: a git call blocked on a FIFO never returns by itself. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens each FIFO's writing end once, so a git process blocked reading it (before a fix) ends. */
+function unblockFifos(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFIFO()) continue;
+    try {
+      fs.closeSync(
+        fs.openSync(path.join(entry.parentPath, entry.name), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK),
+      );
+    } catch {
+      // No reader: nothing blocked on it.
+    }
+  }
+}
+
+describe('what a test run leaves in the copy, which the next step on the same worker takes as it is', () => {
+  test('a `.git` file naming a repository with hooks and fsmonitor, a nested repository linked to it, FIFOs, a required filter: the next commits run, follow and hang on nothing', async () => {
+    const store = bareStore();
+    const { place } = await runPreparedElsewhere(store, 'planted', {
+      'src/app.py': 'x = 1\n',
+      '.gitignore': 'build/\n',
+    });
+    const b = worker(store);
+    const local = await b.places.open(place);
+    const work = local.workspace;
+    const outside = tempDir('aca-places-attack-outside-');
+    const ran = path.join(outside, 'ran');
+    const hook = `#!/bin/sh\necho "$0" >> ${ran}\n`;
+    const evilGit = path.join(outside, 'evil.git');
+    rawGit(evilGit, null, 'init', '--quiet', '--bare');
+    const hooks = [
+      'pre-commit',
+      'post-commit',
+      'commit-msg',
+      'post-index-change',
+      'reference-transaction',
+      'pre-push',
+    ];
+    for (const name of hooks) {
+      write(evilGit, { [`hooks/${name}`]: hook });
+      fs.chmodSync(path.join(evilGit, 'hooks', name), 0o755);
+    }
+    rawGit(evilGit, null, 'config', 'core.fsmonitor', path.join(evilGit, 'hooks', 'pre-commit'));
+    rawGit(evilGit, null, 'config', 'filter.evil.clean', path.join(evilGit, 'hooks', 'pre-commit'));
+    rawGit(evilGit, null, 'config', 'filter.evil.required', 'true');
+    try {
+      // A `.git` file at the top naming the code's repository, and a nested one linked to it.
+      fs.writeFileSync(path.join(work, '.git'), `gitdir: ${evilGit}\n`);
+      fs.mkdirSync(path.join(work, 'vendor'));
+      fs.symlinkSync(evilGit, path.join(work, 'vendor', '.git'));
+      write(work, { 'vendor/lib.py': 'v = 1\n', '.gitattributes': '* filter=evil\n' });
+      execFileSync('mkfifo', [path.join(work, 'src', '.gitignore')]);
+      execFileSync('mkfifo', [path.join(work, 'build-fifo')]);
+      // The marker still matches: the copy is taken as it is.
+      const again = await b.places.open(place);
+      expect(again.rebuilt).toBe(false);
+      write(work, { 'src/app.py': 'x = 2\n' });
+      const one = await within(
+        20_000,
+        'paths-only commit',
+        b.places.commit(place, again, {
+          message: 'aca: edit',
+          step: 'planted/call-1',
+          paths: ['src/app.py'],
+        }),
+      );
+      expect(filesAt(store, one!)).toEqual(['.gitignore', 'src/app.py']);
+      const next: RunPlace = { ...place, commit: one! };
+      const all = await within(
+        20_000,
+        'whole-tree commit',
+        b.places.commit(next, await b.places.open(next), { message: 'aca: coder', step: 'planted/commit-1' }),
+      );
+      expect(storeTip(store, place.branch)).toBe(all);
+      // The attributes file is the code's to commit; the nested repository, the `.git` file and the FIFOs are not.
+      expect(filesAt(store, all!)).toEqual(['.gitattributes', '.gitignore', 'src/app.py']);
+      expect(fs.existsSync(ran)).toBe(false);
+      expect(rawGit(evilGit, null, 'for-each-ref')).toBe('');
+      // The run's own git directory on B is the hosted one, untouched by the planted `.git`.
+      expect(again.git.gitDir).toBe(path.join(path.dirname(work), 'git'));
+    } finally {
+      unblockFifos(work);
+    }
+  }, 60_000);
+});
+
 describe('adopting the store tip as an earlier try of the same step', () => {
   /** Pushes, as "someone else", a commit on `parents` with `message` to the store's branch. */
   function pushForeign(store: GitStoreLocation, branch: string, parents: string[], message: string): string {

@@ -1,0 +1,173 @@
+/**
+ * The sandbox around a test run in a worker's copy of a run prepared on another host
+ * (`$ACA_HOME/hosted/<run>/work`, see run-places.ts): beside that folder lie the copy's git
+ * directory, the `--tests` originals written from a commit, and under ACA_HOME the markers that
+ * say which commit the copy is at and whether the setup command ran there. The code under test
+ * tries every way it has to reach them; the host is checked afterwards rather than the report
+ * trusted.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pushRunCommit } from '../../src/repo/git-store';
+import { parseGitStoreLocation } from '../../src/repo/git-store-location';
+import { RunPlaces, runFolderName } from '../../src/repo/run-places';
+import { createFreshRunRepository } from '../../src/repo/run-repository';
+import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
+import type { RunPlace } from '../../src/shared/run-types';
+
+const py = (s: string): string => JSON.stringify(s);
+const AUTHOR = { name: 'aca', email: 'aca@localhost' };
+const ACCEPTANCE = 'def test_acc():\n    assert True\n';
+const made: string[] = [];
+
+afterAll(() => made.splice(0).forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+/** Outside /tmp, so the sandbox's private /tmp is not what hides it. */
+function hostDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join('/var/tmp', prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Every file under `dir` with its content, links as links. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    const name = path.relative(dir, full);
+    if (entry.isSymbolicLink()) out[name] = `link:${fs.readlinkSync(full)}`;
+    else if (entry.isFile()) out[name] = fs.readFileSync(full, 'base64');
+    else if (entry.isDirectory()) out[`${name}/`] = '';
+  }
+  return out;
+}
+
+test("from a hosted copy the code under test reaches neither the copy's git directory, nor the originals, nor the markers", async () => {
+  const root = hostDir('aca-hosted-escape-');
+  const storeDir = path.join(root, 'store.git');
+  execFileSync('git', ['init', '--bare', '--quiet', storeDir], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/nonexistent',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+    },
+  });
+  const store = parseGitStoreLocation(storeDir, '/unused');
+  // Host A prepares the run and commits the acceptance test; host B runs its tests.
+  const a = new RunPlaces({ store, home: path.join(root, 'a-home'), author: AUTHOR });
+  const id = 'hosted-escape';
+  const branch = `aca/${id}`;
+  const run = await createFreshRunRepository({
+    gitDir: path.join(root, 'a-home', 'git', `${id}.git`),
+    workTree: path.join(root, 'a-workspaces', id),
+    branch,
+  });
+  await pushRunCommit(store, run.git, branch, run.baseCommit, null);
+  let place: RunPlace = { workflowId: id, branch, commit: run.baseCommit, git: run.git, disk: a.disk() };
+  const onA = await a.open(place);
+  fs.mkdirSync(path.join(onA.workspace, 'tests'));
+  fs.writeFileSync(path.join(onA.workspace, 'tests', 'test_acc.py'), ACCEPTANCE);
+  place = { ...place, commit: (await a.commit(place, onA, { message: 'aca: tests', step: `${id}/tests` }))! };
+
+  const bHome = path.join(root, 'b-home');
+  const b = new RunPlaces({ store, home: bHome, author: AUTHOR });
+  const local = await b.open(place);
+  const hosted = path.join(bHome, 'hosted', runFolderName(id));
+  expect(local.workspace).toBe(path.join(hosted, 'work'));
+  b.markSetUp(place);
+  const originals = await b.acceptanceOriginals(place, local, '/nonexistent/tests', place.commit, [
+    'tests/test_acc.py',
+  ]);
+  expect(path.dirname(originals)).toBe(hosted);
+  const marks = path.join(bHome, 'run-marks');
+  const targets = {
+    gitConfig: path.join(hosted, 'git', 'config'),
+    gitHooks: path.join(hosted, 'git', 'hooks'),
+    original: path.join(originals, 'tests', 'test_acc.py'),
+    marker: path.join(marks, `${runFolderName(id)}.json`),
+    setupMark: path.join(marks, `${runFolderName(id)}.json.setup`),
+    diskId: path.join(bHome, 'disk-id'),
+  };
+  const before = {
+    hosted: snapshot(path.join(hosted, 'git')),
+    originals: snapshot(originals),
+    marks: snapshot(marks),
+  };
+
+  fs.writeFileSync(
+    path.join(local.workspace, 'test_reach.py'),
+    `
+import errno, os
+
+TARGETS = ${py(JSON.stringify(targets))}
+
+def attempt(fn):
+    try:
+        fn()
+        return "done"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+def write(p):
+    with open(p, "a") as f:
+        f.write("planted")
+
+def plant_hook(folder):
+    with open(os.path.join(folder, "post-commit"), "w") as f:
+        f.write("#!/bin/sh\\ntouch /tmp/pwned\\n")
+
+def test_reach():
+    import json
+    targets = json.loads(TARGETS)
+    tried = {}
+    for name, p in targets.items():
+        tried[name + " by path"] = attempt(lambda: write(p))
+        tried[name + " via /proc/1/root"] = attempt(lambda: write("/proc/1/root" + p))
+        tried[name + " via /proc/self/cwd/.."] = attempt(lambda: write("/proc/self/cwd/../.." + p))
+    tried["hooks"] = attempt(lambda: plant_hook(targets["gitHooks"]))
+    # Out of the mount by ".." from the workspace: the sandbox's own root, not the host folder.
+    tried["../git/config"] = attempt(lambda: write("../git/config"))
+    tried["../../../run-marks"] = attempt(lambda: os.listdir("../../../run-marks"))
+    # The host path of the workspace's mount, as /proc/self/mountinfo shows it.
+    for line in open("/proc/self/mountinfo"):
+        fields = line.split()
+        if fields[4] == "/workspace":
+            host = os.path.dirname(fields[3])
+            tried["mountinfo " + host] = attempt(lambda: write(os.path.join(host, "git", "config")))
+            tried["mountinfo listdir"] = attempt(lambda: os.listdir(host))
+    # The workspace copy of the acceptance test: its original is mounted over it, read-only.
+    tried["acceptance copy"] = attempt(lambda: write("tests/test_acc.py"))
+    with open("reach.json", "w") as f:
+        json.dump(tried, f)
+    reached = {k: v for k, v in tried.items() if v not in ("ENOENT", "EACCES", "EROFS", "EPERM", "ENOTDIR")}
+    assert reached == {}, tried
+`,
+  );
+  const report = await runTestSuite({
+    workspace: local.workspace,
+    language: 'python',
+    mode: 'bwrap',
+    acceptance: { sourceDir: originals, files: ['tests/test_acc.py'] },
+  });
+  try {
+    expect(report.cases.map((c) => `${c.name} ${c.status} ${c.message ?? ''}`)).toEqual([
+      'test_reach.py::test_reach passed ',
+      'tests/test_acc.py::test_acc passed ',
+    ]);
+    const tried = JSON.parse(fs.readFileSync(path.join(local.workspace, 'reach.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    // The probe found the workspace's host path and tried the folder beside it.
+    expect(Object.keys(tried).filter((k) => k.startsWith('mountinfo ')).length).toBeGreaterThan(0);
+    expect(snapshot(path.join(hosted, 'git'))).toEqual(before.hosted);
+    expect(snapshot(originals)).toEqual(before.originals);
+    expect(snapshot(marks)).toEqual(before.marks);
+    expect(fs.readdirSync(hosted).sort()).toEqual(['git', path.basename(originals), 'work'].sort());
+    expect(b.isSetUp(place)).toBe(true);
+  } finally {
+    await releaseWorkspace(local.workspace);
+  }
+}, 60_000);
