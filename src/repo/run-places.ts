@@ -17,11 +17,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunGit, RunPlace } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
-import { git, gitBytes } from './git';
+import { git, gitBytes, gitWithStatus } from './git';
 import type { GitStoreLocation } from './git-store-location';
 import { bringToCommit, fetchStoreBranch, pushRunCommit } from './git-store';
 import { GitStorePushRejectedError } from './git-store-errors';
 import { commitAll } from './run-worktree';
+import { makeFoldersWritable } from './work-tree-reset';
 
 /** A run's work tree and git directory on this worker. */
 export interface LocalRun {
@@ -96,12 +97,16 @@ export class RunPlaces {
 
   /**
    * The run's work tree on this worker at the recorded commit: as it is when this worker left it
-   * there, else rebuilt from the store. Steps of one run take turns (see `exclusive`).
+   * there, else rebuilt from the store. A copy of this worker's own (under `hosted/`) that was
+   * last at a commit outside the recorded commit's history, or at no known commit, is of another
+   * run that had the same id (or of nothing aca knows): it is removed, ignored files, setup mark
+   * and all, before the rebuild. Steps of one run take turns (see `exclusive`).
    */
   async open(place: RunPlace): Promise<LocalRun> {
     const local = this.localPaths(place);
     if (!this.usesStore) return { ...local, rebuilt: false };
-    if (this.markedAt(place) === place.commit && fs.existsSync(local.workspace)) {
+    const marker = this.marker(place);
+    if (marker?.commit === place.commit && fs.existsSync(local.workspace)) {
       // The marker's time says when the copy was last used (see pruneUnusedCopies).
       const now = new Date();
       fs.utimesSync(this.markerFile(place), now, now);
@@ -109,6 +114,12 @@ export class RunPlaces {
     }
     this.unmark(place);
     this.pruneUnusedCopies();
+    const known = marker?.commit ?? marker?.last ?? null;
+    if (place.disk !== this.disk() && fs.existsSync(this.hostedFolder(place.workflowId))) {
+      if (known === null || !(await this.copyDescendsTo(local.git.commonDir, place, known))) {
+        this.removeCopy(place);
+      }
+    }
     const brought = await bringToCommit(this.options.store!, {
       workTree: local.workspace,
       gitDir: local.git.gitDir,
@@ -117,6 +128,32 @@ export class RunPlaces {
     });
     this.mark(place, place.commit);
     return { workspace: local.workspace, git: brought.git, rebuilt: brought.changed };
+  }
+
+  /** Whether `known`, where this worker last had the copy, is `place.commit` or an ancestor of it. */
+  private async copyDescendsTo(gitDir: string, place: RunPlace, known: string): Promise<boolean> {
+    if (!fs.existsSync(path.join(gitDir, 'HEAD'))) return false;
+    const target = { gitDir };
+    const has = await git(target, ['cat-file', '-t', '--end-of-options', place.commit], {
+      allowExitCodes: [1, 128],
+    });
+    if (has.trim() !== 'commit') await fetchStoreBranch(this.options.store!, gitDir, place.branch);
+    const result = await gitWithStatus(
+      target,
+      ['merge-base', '--is-ancestor', '--end-of-options', known, place.commit],
+      { allowExitCodes: [1, 128] },
+    );
+    return result.code === 0;
+  }
+
+  /** This worker's copy of a run prepared elsewhere, and its setup mark, gone. */
+  private removeCopy(place: RunPlace): void {
+    const folder = this.hostedFolder(place.workflowId);
+    const work = path.join(folder, 'work');
+    // Folders a test made unwritable (as the worker's own user, without root) would stop the removal.
+    if (fs.existsSync(work)) makeFoldersWritable(work);
+    fs.rmSync(folder, { recursive: true, force: true });
+    fs.rmSync(`${this.markerFile(place)}.setup`, { force: true });
   }
 
   /** Runs `work` while no other step of the same run runs on this worker. */
@@ -138,7 +175,12 @@ export class RunPlaces {
    * a step that dies half-way leaves a copy the next step rebuilds.
    */
   unmark(place: RunPlace): void {
-    if (this.usesStore) fs.rmSync(this.markerFile(place), { force: true });
+    if (!this.usesStore) return;
+    // The commit it was last at stays known: a later step finds out whether the copy is this run's.
+    const marker = this.marker(place);
+    const last = marker?.commit ?? marker?.last ?? null;
+    if (last === null) fs.rmSync(this.markerFile(place), { force: true });
+    else this.writeMarker(place, { commit: null, last });
   }
 
   /**
@@ -341,21 +383,32 @@ export class RunPlaces {
   /** Records that this worker left the run's copy at `commit`. */
   mark(place: RunPlace, commit: string): void {
     if (!this.usesStore) return;
+    this.writeMarker(place, { commit, last: commit });
+  }
+
+  private writeMarker(place: RunPlace, at: { commit: string | null; last: string }): void {
     const file = this.markerFile(place);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const local = this.localPaths(place);
-    fs.writeFileSync(`${file}.new`, JSON.stringify({ commit, workTree: local.workspace }), { mode: 0o600 });
+    fs.writeFileSync(`${file}.new`, JSON.stringify({ ...at, workTree: local.workspace }), { mode: 0o600 });
     fs.renameSync(`${file}.new`, file);
   }
 
-  private markedAt(place: RunPlace): string | null {
+  /**
+   * The marker: the commit this worker left the copy at (null while a step may be changing it),
+   * and the last commit it was known at; null when there is none for the copy at these paths.
+   */
+  private marker(place: RunPlace): { commit: string | null; last: string | null } | null {
     try {
       const marker = JSON.parse(fs.readFileSync(this.markerFile(place), 'utf8')) as {
         commit?: unknown;
+        last?: unknown;
         workTree?: unknown;
       };
       if (marker.workTree !== this.localPaths(place).workspace) return null;
-      return typeof marker.commit === 'string' ? marker.commit : null;
+      const id = (value: unknown) =>
+        typeof value === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(value) ? value : null;
+      return { commit: id(marker.commit), last: id(marker.last) };
     } catch {
       return null;
     }

@@ -98,7 +98,7 @@ function topGitEntryIsRight(workTree: string, gitDir: string, linked: boolean): 
  * Folders the code made unwritable (chmod 0555) would stop git from removing what is in them.
  * Only real folders are walked and changed; links are never followed.
  */
-function makeFoldersWritable(workTree: string, limit = 200_000): void {
+export function makeFoldersWritable(workTree: string, limit = 200_000): void {
   const pending = [workTree];
   let seen = 0;
   while (pending.length > 0) {

@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pushRunCommit } from '../../src/repo/git-store';
+import { deleteStoreBranch, pushRunCommit } from '../../src/repo/git-store';
 import { GitStorePushRejectedError } from '../../src/repo/git-store-errors';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { gitDirWithCommit } from '../../src/repo/run-commits';
@@ -293,6 +293,87 @@ describe('what a test run leaves in the copy, which the next step on the same wo
   }, 60_000);
 });
 
+describe('a run id used again (`aca discard`, then a run with the same --id)', () => {
+  /**
+   * Run 1 on host B: a test run plants files the repository ignores (where a setup command's
+   * installs live) and the setup command is marked as run there. Then the run is discarded and a
+   * run with the same id starts, with a history of its own.
+   */
+  async function reusedId(id: string) {
+    const store = bareStore();
+    const first = await runPreparedElsewhere(store, id, {
+      '.gitignore': 'build/\n',
+      'src/app.py': 'x = 1\n',
+    });
+    const b = worker(store);
+    const local = await b.places.open(first.place);
+    b.places.markSetUp(first.place);
+    write(local.workspace, {
+      'build/installed.js': 'module.exports = "installed by the setup command";\n',
+      'build/poison.js': 'module.exports = "planted by run 1";\n',
+    });
+    write(local.workspace, { 'src/app.py': 'x = 2\n' });
+    await b.places.commit(first.place, local, {
+      message: 'aca: edit',
+      step: `${id}/call-1`,
+      paths: ['src/app.py'],
+    });
+    await deleteStoreBranch(store, first.branch);
+    // The same repository again: the same ignore rules.
+    const second = await runPreparedElsewhere(store, id, {
+      '.gitignore': 'build/\n',
+      'README.md': 'run 2\n',
+    });
+    return { store, b, first, second };
+  }
+
+  test("host B's copy of run 1 (ignored files, setup mark) is not run 2's: it starts afresh", async () => {
+    const { b, second } = await reusedId('reused');
+    const local = await b.places.open(second.place);
+    expect(local.rebuilt).toBe(true);
+    expect(fs.readdirSync(local.workspace).sort()).toEqual(['.gitignore', 'README.md']);
+    expect(b.places.isSetUp(second.place)).toBe(false);
+  });
+
+  test('a copy whose marker is gone (no commit known for it) is not trusted either: it starts afresh', async () => {
+    const store = bareStore();
+    const { place } = await runPreparedElsewhere(store, 'no-marker', {
+      '.gitignore': 'build/\n',
+      'a.txt': '1\n',
+    });
+    const b = worker(store);
+    const local = await b.places.open(place);
+    write(local.workspace, { 'build/poison.js': 'planted\n' });
+    fs.rmSync(path.join(b.home, 'run-marks'), { recursive: true });
+    const again = await b.places.open(place);
+    expect(fs.readdirSync(again.workspace).sort()).toEqual(['.gitignore', 'a.txt']);
+  });
+
+  test('control: within one run the ignored files and the setup mark stay across rebuilds to later commits', async () => {
+    const store = bareStore();
+    const { place, a } = await runPreparedElsewhere(store, 'kept', {
+      '.gitignore': 'build/\n',
+      'a.txt': '1\n',
+    });
+    const b = worker(store);
+    const local = await b.places.open(place);
+    b.places.markSetUp(place);
+    write(local.workspace, { 'build/installed.js': 'installed\n' });
+    // The next steps run on host A; then one on B again, at a later commit.
+    a.places.unmark(place);
+    const onA = await a.places.open(place);
+    write(onA.workspace, { 'a.txt': '2\n' });
+    const later = await a.places.commit(place, onA, { message: 'aca: a', step: 'kept/a' });
+    // A step on B that died half-way left the copy unmarked, at the earlier commit.
+    b.places.unmark(place);
+    const again = await b.places.open({ ...place, commit: later! });
+    expect(again.rebuilt).toBe(true);
+    expect(fs.readFileSync(path.join(again.workspace, 'a.txt'), 'utf8')).toBe('2\n');
+    expect(fs.readFileSync(path.join(again.workspace, 'build/installed.js'), 'utf8')).toBe('installed\n');
+    expect(b.places.isSetUp(place)).toBe(true);
+  });
+});
+
 describe('adopting the store tip as an earlier try of the same step', () => {
   /** Pushes, as "someone else", a commit on `parents` with `message` to the store's branch. */
   function pushForeign(store: GitStoreLocation, branch: string, parents: string[], message: string): string {
@@ -343,9 +424,8 @@ describe('adopting the store tip as an earlier try of the same step', () => {
     ).rejects.toBeInstanceOf(GitStorePushRejectedError);
     expect(storeTip(store, place.branch)).toBe(foreign);
     // The copy is not taken for being at any commit: the next step rebuilds it.
-    expect(fs.existsSync(path.join(b.home, 'run-marks', `${runFolderName(place.workflowId)}.json`))).toBe(
-      false,
-    );
+    const marker = path.join(b.home, 'run-marks', `${runFolderName(place.workflowId)}.json`);
+    expect(JSON.parse(fs.readFileSync(marker, 'utf8'))).toMatchObject({ commit: null, last: place.commit });
   });
 
   test("control: the same step's own earlier push on the recorded commit is adopted", async () => {
