@@ -19,7 +19,7 @@ import type { RunGit, RunPlace } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import { git, gitBytes, gitWithStatus } from './git';
 import type { GitStoreLocation } from './git-store-location';
-import { bringToCommit, fetchStoreBranch, pushRunCommit } from './git-store';
+import { bringToCommit, fetchStoreBranch, pushRunCommit, storeBranchTip } from './git-store';
 import { GitStorePushRejectedError } from './git-store-errors';
 import { commitAll } from './run-worktree';
 import { makeFoldersWritable } from './work-tree-reset';
@@ -97,10 +97,12 @@ export class RunPlaces {
 
   /**
    * The run's work tree on this worker at the recorded commit: as it is when this worker left it
-   * there, else rebuilt from the store. A copy of this worker's own (under `hosted/`) that was
-   * last at a commit outside the recorded commit's history, or at no known commit, is of another
-   * run that had the same id (or of nothing aca knows): it is removed, ignored files, setup mark
-   * and all, before the rebuild. Steps of one run take turns (see `exclusive`).
+   * there, else rebuilt from the store. A copy of this worker's own (under `hosted/`) last at a
+   * commit that is neither in the recorded commit's history nor in the store's branch, or at no
+   * known commit, is of another run that had the same id (`aca discard`, then `--id` again) or of
+   * nothing aca knows: it is removed, ignored files, setup mark and all, before the rebuild, so
+   * nothing an earlier run's code under test left reaches this run. Steps of one run take turns
+   * (see `exclusive`).
    */
   async open(place: RunPlace): Promise<LocalRun> {
     const local = this.localPaths(place);
@@ -130,20 +132,32 @@ export class RunPlaces {
     return { workspace: local.workspace, git: brought.git, rebuilt: brought.changed };
   }
 
-  /** Whether `known`, where this worker last had the copy, is `place.commit` or an ancestor of it. */
+  /**
+   * Whether `known`, where this worker last had the copy, is in this run's history: the recorded
+   * commit or an ancestor of it, or (a step retried after its first try pushed from this copy)
+   * in the store's branch. A run with the same id before it (its branch discarded, this one pushed
+   * anew) has commits in neither.
+   */
   private async copyDescendsTo(gitDir: string, place: RunPlace, known: string): Promise<boolean> {
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) return false;
+    const store = this.options.store!;
     const target = { gitDir };
-    const has = await git(target, ['cat-file', '-t', '--end-of-options', place.commit], {
-      allowExitCodes: [1, 128],
-    });
-    if (has.trim() !== 'commit') await fetchStoreBranch(this.options.store!, gitDir, place.branch);
-    const result = await gitWithStatus(
-      target,
-      ['merge-base', '--is-ancestor', '--end-of-options', known, place.commit],
-      { allowExitCodes: [1, 128] },
-    );
-    return result.code === 0;
+    const has = async (commit: string) =>
+      (
+        await git(target, ['cat-file', '-t', '--end-of-options', commit], { allowExitCodes: [1, 128] })
+      ).trim() === 'commit';
+    const isAncestor = async (of: string) =>
+      (
+        await gitWithStatus(target, ['merge-base', '--is-ancestor', '--end-of-options', known, of], {
+          allowExitCodes: [1, 128],
+        })
+      ).code === 0;
+    if (!(await has(place.commit))) await fetchStoreBranch(store, gitDir, place.branch);
+    if (await isAncestor(place.commit)) return true;
+    const tip = await storeBranchTip(store, gitDir, place.branch);
+    if (tip === null) return false;
+    if (!(await has(tip))) await fetchStoreBranch(store, gitDir, place.branch);
+    return isAncestor(tip);
   }
 
   /** This worker's copy of a run prepared elsewhere, and its setup mark, gone. */

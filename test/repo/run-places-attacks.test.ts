@@ -335,6 +335,31 @@ describe('a run id used again (`aca discard`, then a run with the same --id)', (
     expect(b.places.isSetUp(second.place)).toBe(false);
   });
 
+  test("run 2 of the same repository starting where run 1 did (--repo at the same HEAD): B's copy of run 1 is not taken", async () => {
+    const store = bareStore();
+    const id = 'reused-start';
+    const first = await runPreparedElsewhere(store, id, {
+      '.gitignore': 'build/\n',
+      'src/app.py': 'x = 1\n',
+    });
+    const start = first.place.commit;
+    const b = worker(store);
+    const local = await b.places.open(first.place);
+    b.places.markSetUp(first.place);
+    write(local.workspace, { 'build/poison.js': 'planted by run 1\n', 'src/app.py': 'x = 2\n' });
+    await b.places.commit(first.place, local, {
+      message: 'aca: edit',
+      step: `${id}/call-1`,
+      paths: ['src/app.py'],
+    });
+    await deleteStoreBranch(store, first.branch);
+    // Run 2 starts at the same commit: its branch is pushed anew from there.
+    await pushRunCommit(store, first.place.git, first.branch, start, null);
+    const again = await b.places.open({ ...first.place, commit: start });
+    expect(fs.readdirSync(again.workspace).sort()).toEqual(['.gitignore', 'src']);
+    expect(b.places.isSetUp(first.place)).toBe(false);
+  });
+
   test('a copy whose marker is gone (no commit known for it) is not trusted either: it starts afresh', async () => {
     const store = bareStore();
     const { place } = await runPreparedElsewhere(store, 'no-marker', {
@@ -347,6 +372,28 @@ describe('a run id used again (`aca discard`, then a run with the same --id)', (
     fs.rmSync(path.join(b.home, 'run-marks'), { recursive: true });
     const again = await b.places.open(place);
     expect(fs.readdirSync(again.workspace).sort()).toEqual(['.gitignore', 'a.txt']);
+  });
+
+  test("control: a retried step, whose first try pushed and marked the next commit on B, keeps B's installs and adopts its push", async () => {
+    const store = bareStore();
+    const { place } = await runPreparedElsewhere(store, 'retried', {
+      '.gitignore': 'build/\n',
+      'a.txt': '1\n',
+    });
+    const b = worker(store);
+    const local = await b.places.open(place);
+    b.places.markSetUp(place);
+    write(local.workspace, { 'build/installed.js': 'installed\n', 'a.txt': '2\n' });
+    const request = { message: 'aca: edit a.txt', step: 'retried/call-3', paths: ['a.txt'] };
+    const pushed = await b.places.commit(place, local, request);
+    // The activity's result never reached the workflow: the step runs again from the recorded commit.
+    const again = await b.places.open(place);
+    expect(again.rebuilt).toBe(true);
+    expect(fs.readFileSync(path.join(again.workspace, 'a.txt'), 'utf8')).toBe('1\n');
+    expect(fs.readFileSync(path.join(again.workspace, 'build/installed.js'), 'utf8')).toBe('installed\n');
+    expect(b.places.isSetUp(place)).toBe(true);
+    write(again.workspace, { 'a.txt': '2\n' });
+    expect(await b.places.commit(place, again, request)).toBe(pushed);
   });
 
   test('control: within one run the ignored files and the setup mark stay across rebuilds to later commits', async () => {
