@@ -223,7 +223,7 @@ function unblockFifos(dir: string): void {
 }
 
 describe('what a test run leaves in the copy, which the next step on the same worker takes as it is', () => {
-  test('a `.git` file naming a repository with hooks and fsmonitor, a nested repository linked to it, FIFOs, a required filter: the next commits run, follow and hang on nothing', async () => {
+  test('a `.git` file naming a repository with hooks and fsmonitor, a nested repository linked to it, a link out, FIFOs, a required filter: the next commits run, follow and hang on nothing', async () => {
     const store = bareStore();
     const { place } = await runPreparedElsewhere(store, 'planted', {
       'src/app.py': 'x = 1\n',
@@ -258,6 +258,10 @@ describe('what a test run leaves in the copy, which the next step on the same wo
       fs.mkdirSync(path.join(work, 'vendor'));
       fs.symlinkSync(evilGit, path.join(work, 'vendor', '.git'));
       write(work, { 'vendor/lib.py': 'v = 1\n', '.gitattributes': '* filter=evil\n' });
+      // A link out to a root-only file, at a new name.
+      const secret = path.join(outside, 'secret.txt');
+      fs.writeFileSync(secret, 'ROOT-ONLY-SECRET\n', { mode: 0o600 });
+      fs.symlinkSync(secret, path.join(work, 'escape'));
       execFileSync('mkfifo', [path.join(work, 'src', '.gitignore')]);
       execFileSync('mkfifo', [path.join(work, 'build-fifo')]);
       // The marker still matches: the copy is taken as it is.
@@ -282,7 +286,10 @@ describe('what a test run leaves in the copy, which the next step on the same wo
       );
       expect(storeTip(store, place.branch)).toBe(all);
       // The attributes file is the code's to commit; the nested repository, the `.git` file and the FIFOs are not.
-      expect(filesAt(store, all!)).toEqual(['.gitattributes', '.gitignore', 'src/app.py']);
+      expect(filesAt(store, all!)).toEqual(['.gitattributes', '.gitignore', 'escape', 'src/app.py']);
+      // The link is recorded as a link: what it points at never reaches the store.
+      expect(rawGit(store.url, null, 'ls-tree', all!, 'escape')).toMatch(/^120000 blob /);
+      expect(rawGit(store.url, null, 'show', `${all}:escape`)).toBe(secret);
       expect(fs.existsSync(ran)).toBe(false);
       expect(rawGit(evilGit, null, 'for-each-ref')).toBe('');
       // The run's own git directory on B is the hosted one, untouched by the planted `.git`.
