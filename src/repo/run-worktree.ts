@@ -174,7 +174,10 @@ export async function commitAll(
     '--ignore-submodules=all',
   ]);
   if (staged.trim() === '') return null;
-  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], {
+  // A model's summary in the message may hold NUL, which no argument can carry: the commit would
+  // fail on every retry.
+  const text = message.replace(/\0/g, '');
+  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text], {
     ...(author ? { author } : {}),
   });
   return (await git(target, ['rev-parse', 'HEAD'])).trim();

@@ -179,6 +179,22 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     expect(storeTip(store, place.branch)).toBe(withLink);
   });
 
+  test("a model's summary with NUL in the commit message: the commit is made (no argument can carry NUL)", async () => {
+    const store = bareStore();
+    const { place } = await runPreparedElsewhere(store, 'nul-message', { 'a.txt': '1\n' });
+    const b = worker(store);
+    const local = await b.places.open(place);
+    write(local.workspace, { 'a.txt': '2\n' });
+    const commit = await b.places.commit(place, local, {
+      message: 'aca: attempt 1, coder: done\u0000\nAca-Step: forged',
+      step: 'nul-message/commit-1',
+    });
+    expect(storeTip(store, place.branch)).toBe(commit);
+    expect(
+      rawGit(store.url, null, 'log', '-1', '--format=%(trailers:key=Aca-Step,valueonly)', commit!).trim(),
+    ).toBe('nul-message/commit-1');
+  });
+
   test('delete_file of a file git never tracked (a test run made it): nothing to commit, no failure', async () => {
     const store = bareStore();
     const { place } = await runPreparedElsewhere(store, 'untracked-delete', { 'src/app.py': 'x = 1\n' });
