@@ -168,9 +168,11 @@ describe('RunPlaces', () => {
     const original = path.join(folder, 'tests', 'test_x.py');
     expect(fs.readFileSync(original, 'utf8')).toBe('def test_x():\n    assert True\n');
     expect(fs.statSync(original).mode & 0o222).toBe(0);
-    // Where the folder is visible, it is used as it is.
+    // On the disk the run was prepared on, the folder is used as it is; a folder at the same path
+    // on another host is not the user's, and the commit's files are used there.
     const visible = tempDir();
-    expect(await b.acceptanceOriginals(at, onB, visible, added, ['tests/test_x.py'])).toBe(visible);
+    expect(await a.acceptanceOriginals(at, onA, visible, added, ['tests/test_x.py'])).toBe(visible);
+    expect(await b.acceptanceOriginals(at, onB, visible, added, ['tests/test_x.py'])).toBe(folder);
   });
 
   test("copies of runs unused for three days are removed; recent ones and the run's own paths stay", async () => {
