@@ -162,11 +162,7 @@ export class RunPlaces {
 
   /** This worker's copy of a run prepared elsewhere, and its setup mark, gone. */
   private removeCopy(place: RunPlace): void {
-    const folder = this.hostedFolder(place.workflowId);
-    const work = path.join(folder, 'work');
-    // Folders a test made unwritable (as the worker's own user, without root) would stop the removal.
-    if (fs.existsSync(work)) makeFoldersWritable(work);
-    fs.rmSync(folder, { recursive: true, force: true });
+    removeHostedFolder(this.hostedFolder(place.workflowId));
     fs.rmSync(`${this.markerFile(place)}.setup`, { force: true });
   }
 
@@ -377,10 +373,14 @@ export class RunPlaces {
       });
       if (now - Math.max(...used) < UNUSED_COPY_MS) continue;
       if (this.queues.has(name)) continue;
-      fs.rmSync(folder, { recursive: true, force: true });
-      fs.rmSync(marker, { force: true });
-      fs.rmSync(`${marker}.setup`, { force: true });
-      removed.push(name);
+      try {
+        removeHostedFolder(folder);
+        fs.rmSync(marker, { force: true });
+        fs.rmSync(`${marker}.setup`, { force: true });
+        removed.push(name);
+      } catch {
+        // Not this step's business: what is left is tried again at the next pruning.
+      }
     }
     return removed;
   }
@@ -435,6 +435,17 @@ export class RunPlaces {
   private hostedFolder(workflowId: string): string {
     return path.join(this.options.home, 'hosted', runFolderName(workflowId));
   }
+}
+
+/**
+ * Removes a copy of a run under `hosted/`. Folders a test made unwritable (chmod 0555, as the
+ * worker's own user when it is not root) would stop the removal: they are made writable first,
+ * without following links.
+ */
+function removeHostedFolder(folder: string): void {
+  const work = path.join(folder, 'work');
+  if (fs.existsSync(work)) makeFoldersWritable(work);
+  fs.rmSync(folder, { recursive: true, force: true });
 }
 
 /** One folder name per workflow id: readable, and unique even for ids that differ only in odd characters. */

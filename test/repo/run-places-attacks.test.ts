@@ -13,7 +13,7 @@ import { deleteStoreBranch, pushRunCommit } from '../../src/repo/git-store';
 import { GitStorePushRejectedError } from '../../src/repo/git-store-errors';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { gitDirWithCommit } from '../../src/repo/run-commits';
-import { RunPlaces, runFolderName } from '../../src/repo/run-places';
+import { RunPlaces, runFolderName, UNUSED_COPY_MS } from '../../src/repo/run-places';
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import type { RunPlace } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
@@ -442,6 +442,42 @@ describe('a run id used again (`aca discard`, then a run with the same --id)', (
     expect(fs.readFileSync(path.join(again.workspace, 'build/installed.js'), 'utf8')).toBe('installed\n');
     expect(b.places.isSetUp(place)).toBe(true);
   });
+});
+
+describe('pruning copies unused for days', () => {
+  // A file rm cannot remove: as root, an immutable one stands in for a folder a test made
+  // unwritable on a worker without root (which a root worker would remove anyway).
+  const rootOnly = process.getuid?.() === 0 ? test : test.skip;
+  rootOnly(
+    "a copy that cannot be removed fails no other run's step, and the others are still pruned",
+    async () => {
+      const store = bareStore();
+      const stuck = await runPreparedElsewhere(store, 'prune-stuck', { 'a.txt': '1\n' });
+      const stale = await runPreparedElsewhere(store, 'prune-stale', { 'a.txt': '1\n' });
+      const b = worker(store);
+      const stuckCopy = await b.places.open(stuck.place);
+      await b.places.open(stale.place);
+      const past = new Date(Date.now() - UNUSED_COPY_MS - 60_000);
+      for (const id of ['prune-stuck', 'prune-stale']) {
+        fs.utimesSync(path.join(b.home, 'hosted', runFolderName(id)), past, past);
+        fs.utimesSync(path.join(b.home, 'run-marks', `${runFolderName(id)}.json`), past, past);
+      }
+      const pinned = path.join(stuckCopy.workspace, 'pinned.txt');
+      fs.writeFileSync(pinned, 'x');
+      execFileSync('chattr', ['+i', pinned]);
+      try {
+        const other = await runPreparedElsewhere(store, 'prune-other', { 'a.txt': '1\n' });
+        // The worker restarted since (it prunes at most once an hour): its first rebuild prunes.
+        const restarted = new RunPlaces({ store, home: b.home, author: AUTHOR });
+        const local = await restarted.open(other.place);
+        expect(fs.readFileSync(path.join(local.workspace, 'a.txt'), 'utf8')).toBe('1\n');
+        expect(fs.existsSync(path.join(b.home, 'hosted', runFolderName('prune-stale')))).toBe(false);
+        expect(fs.existsSync(pinned)).toBe(true);
+      } finally {
+        execFileSync('chattr', ['-i', pinned]);
+      }
+    },
+  );
 });
 
 describe('adopting the store tip as an earlier try of the same step', () => {
