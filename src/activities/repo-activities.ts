@@ -204,7 +204,9 @@ export async function prepareRun(
       throw asStoreFailure(err);
     }
   }
-  if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(input.workspace);
+  // With a store, the run's steps may all run on other hosts: its workspace here is lent by each
+  // test run and given back at its end instead (see giveBackOnPreparingDisk).
+  if (sandboxMode === 'bwrap' && isRoot() && !gitStore) await lendWorkspaceContents(input.workspace);
   return prepared;
 }
 

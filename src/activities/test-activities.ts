@@ -42,6 +42,8 @@ export interface RunTestsInput {
   acceptanceCommit?: string | null;
   /** The run's setup command, run again first on a worker whose copy of the run never had it. */
   setupCommand?: string | null;
+  /** Whether that setup command may reach the network (`--setup-network`). */
+  setupNetwork?: boolean;
 }
 
 export interface RunSetupInput {
@@ -121,6 +123,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
       return inRunPlace(deps.places, input.place, input.workspace, async (local) => {
         const result = await setupIn(local.workspace, input);
+        await giveBackOnPreparingDisk(input.place, local.workspace);
         if (result.ok && input.place) deps.places?.markSetUp(input.place);
         if (!result.ok || !input.commitMessage || !input.place) return result;
         const commit = await withHeartbeats(5_000, () =>
@@ -148,7 +151,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             language: input.language,
             command: input.setupCommand,
             setup: input.setup!,
-            network: false,
+            network: input.setupNetwork ?? false,
           });
           if (!setup.ok) log.warn('the setup command failed on this worker', { outcome: setup.outcome });
           else places.markSetUp(place);
@@ -163,10 +166,27 @@ export function createTestActivities(deps: TestActivityDeps) {
                 input.protectedPaths,
               )
             : (input.testsDir ?? null);
-        return testsIn(local.workspace, { ...input, testsDir: sourceDir }, sandboxWarning);
+        try {
+          return await testsIn(local.workspace, { ...input, testsDir: sourceDir }, sandboxWarning);
+        } finally {
+          await giveBackOnPreparingDisk(place, local.workspace);
+        }
       });
     },
   };
+
+  /**
+   * With a git store, the run's workspace on the disk that prepared it is the one its user sees,
+   * and the run's last step may run on another host, where the end-of-run give-back cannot reach
+   * it: there, each sandboxed run's lease ends with the files given back. Copies under
+   * `$ACA_HOME/hosted/` stay lent between runs, as one host's workspace does.
+   */
+  async function giveBackOnPreparingDisk(place: RunPlace | undefined, workspace: string): Promise<void> {
+    const places = deps.places;
+    if (!place || !places?.usesStore || place.disk !== places.disk()) return;
+    if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
+    await releaseWorkspace(workspace);
+  }
 
   async function setupIn(workspace: string, input: RunSetupInput): Promise<SetupResult> {
     const ctx = Context.current();

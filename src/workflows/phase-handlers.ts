@@ -75,6 +75,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
           setup: prepared.testSetup,
           place: run.place()!,
           setupCommand: prepared.setupCommand,
+          setupNetwork: input.setupNetwork,
         },
       ],
     );
@@ -215,6 +216,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
         place: run.place()!,
         acceptanceCommit: work.acceptanceCommit,
         setupCommand: work.setupCommand,
+        setupNetwork: input.setupNetwork,
       },
     ],
   );
