@@ -13,7 +13,6 @@ import {
   readProjectConfigAt,
   runBranch,
 } from '../repo/run-repository';
-import { WorkTreeTooLargeError } from '../repo/commit-size';
 import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
@@ -23,7 +22,7 @@ import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import { commitStep, inRunPlace } from './run-place-steps';
+import { asCommitFailure, commitStep, inRunPlace } from './run-place-steps';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
@@ -145,15 +144,7 @@ export function createRepoActivities(deps: RepoActivityDeps) {
             });
           return commit;
         } catch (err) {
-          if (err instanceof WorkTreeTooLargeError) {
-            throw ApplicationFailure.create({
-              message: err.message,
-              type: 'WorkTreeTooLarge',
-              nonRetryable: true,
-              details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
-            });
-          }
-          throw asStoreFailure(err);
+          throw asCommitFailure(err);
         }
       });
     },

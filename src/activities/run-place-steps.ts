@@ -53,14 +53,22 @@ export async function commitStep(
     }
     return await places.commit(place, local, request);
   } catch (err) {
-    if (err instanceof WorkTreeTooLargeError) {
-      throw ApplicationFailure.create({
-        message: err.message,
-        type: 'WorkTreeTooLarge',
-        nonRetryable: true,
-        details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
-      });
-    }
-    throw asStoreFailure(err);
+    throw asCommitFailure(err);
   }
+}
+
+/**
+ * A commit's errors as the failures Temporal acts on: a step too large to commit ends the run
+ * (retrying cannot shrink it); the store's errors as asStoreFailure has them.
+ */
+export function asCommitFailure(err: unknown): unknown {
+  if (err instanceof WorkTreeTooLargeError) {
+    return ApplicationFailure.create({
+      message: err.message,
+      type: 'WorkTreeTooLarge',
+      nonRetryable: true,
+      details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
+    });
+  }
+  return asStoreFailure(err);
 }

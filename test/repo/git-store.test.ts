@@ -30,27 +30,9 @@ import type { RunGit } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { startGitDaemon, type GitDaemon } from '../helpers/git-daemon';
 import { tempDirs } from '../helpers/temp-dirs';
+import { rawGit } from '../helpers/raw-git';
 
 const tempDir = tempDirs('aca-store-test-');
-
-/** git as a test runs it, trusted: its own environment, an explicit git directory. */
-function rawGit(gitDir: string, workTree: string | null, ...args: string[]): string {
-  return execFileSync('git', args, {
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: '/nonexistent',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_DIR: gitDir,
-      ...(workTree ? { GIT_WORK_TREE: workTree } : {}),
-      GIT_AUTHOR_NAME: 'Other',
-      GIT_AUTHOR_EMAIL: 'other@example.com',
-      GIT_COMMITTER_NAME: 'Other',
-      GIT_COMMITTER_EMAIL: 'other@example.com',
-    },
-  });
-}
 
 interface Host {
   home: string;

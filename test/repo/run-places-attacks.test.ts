@@ -17,28 +17,10 @@ import { RunPlaces, runFolderName, UNUSED_COPY_MS } from '../../src/repo/run-pla
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import type { RunPlace } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
+import { rawGit } from '../helpers/raw-git';
 
 const tempDir = tempDirs('aca-places-attack-');
 const AUTHOR = { name: 'aca', email: 'aca@localhost' };
-
-/** git as a test runs it, trusted: its own environment, an explicit git directory. */
-function rawGit(gitDir: string, workTree: string | null, ...args: string[]): string {
-  return execFileSync('git', args, {
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: '/nonexistent',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_DIR: gitDir,
-      ...(workTree ? { GIT_WORK_TREE: workTree } : {}),
-      GIT_AUTHOR_NAME: 'Other',
-      GIT_AUTHOR_EMAIL: 'other@example.com',
-      GIT_COMMITTER_NAME: 'Other',
-      GIT_COMMITTER_EMAIL: 'other@example.com',
-    },
-  });
-}
 
 function write(dir: string, files: Record<string, string>): void {
   for (const [name, content] of Object.entries(files)) {
