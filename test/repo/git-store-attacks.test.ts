@@ -18,23 +18,10 @@ import { commitAll } from '../../src/repo/run-worktree';
 import { isRoot } from '../../src/sandbox/tools';
 import type { RunGit } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
+import { unblockFifos, within } from '../helpers/fifo-guards';
+import { rawGit } from '../helpers/raw-git';
 
 const tempDir = tempDirs('aca-store-attack-');
-
-/** git as a test runs it, trusted: its own environment, an explicit git directory. */
-function rawGit(gitDir: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-    env: {
-      PATH: process.env.PATH,
-      HOME: '/nonexistent',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_DIR: gitDir,
-    },
-  });
-}
 
 function write(dir: string, files: Record<string, string | Buffer>): void {
   for (const [name, content] of Object.entries(files)) {
@@ -46,7 +33,7 @@ function write(dir: string, files: Record<string, string | Buffer>): void {
 
 function bareStore(parent = tempDir()): GitStoreLocation {
   const dir = path.join(parent, 'store.git');
-  rawGit(dir, 'init', '--bare', '--quiet');
+  rawGit(dir, null, 'init', '--bare', '--quiet');
   return parseGitStoreLocation(dir, '/unused');
 }
 
@@ -70,37 +57,6 @@ async function commitWork(store: GitStoreLocation, runGit: RunGit, branch: strin
   return commit;
 }
 
-/** Fails instead of hanging the suite: a git call blocked on a FIFO never returns by itself. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Opens each FIFO's writing end once, so a git process blocked reading it (before the fix) ends. */
-function unblockFifos(dir: string): void {
-  const walk = (d: string) => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
-      const full = path.join(d, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFIFO()) {
-        try {
-          fs.closeSync(fs.openSync(full, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-        } catch {
-          // No reader: nothing blocked on it.
-        }
-      }
-    }
-  };
-  if (fs.existsSync(dir)) walk(dir);
-}
-
 function mkfifo(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   execFileSync('mkfifo', [file]);
@@ -112,10 +68,10 @@ function mksocket(file: string): void {
 
 /** Every object the store holds, as git would send it to anyone who fetches. */
 function allStoreContent(store: GitStoreLocation): string {
-  const objects = rawGit(store.url, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
+  const objects = rawGit(store.url, null, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)')
     .split('\n')
     .filter(Boolean);
-  return objects.map((id) => rawGit(store.url, 'cat-file', '-p', id)).join('\n');
+  return objects.map((id) => rawGit(store.url, null, 'cat-file', '-p', id)).join('\n');
 }
 
 describe('FIFOs and sockets the code under test leaves in the work tree', () => {
@@ -141,12 +97,10 @@ describe('FIFOs and sockets the code under test leaves in the work tree', () => 
       const second = await within(20_000, 'commitWork', commitWork(store, run.git, run.branch));
       expect(second).not.toBeNull();
       expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBe(second);
-      expect(rawGit(store.url, 'ls-tree', '-r', '--name-only', second!).split('\n').filter(Boolean)).toEqual([
-        'pkg/lib.py',
-        'pkg/new.py',
-        'src/keep.py',
-      ]);
-      expect(rawGit(store.url, 'rev-parse', `${second}^`).trim()).toBe(first);
+      expect(
+        rawGit(store.url, null, 'ls-tree', '-r', '--name-only', second!).split('\n').filter(Boolean),
+      ).toEqual(['pkg/lib.py', 'pkg/new.py', 'src/keep.py']);
+      expect(rawGit(store.url, null, 'rev-parse', `${second}^`).trim()).toBe(first);
       // The run's repository is not left locked.
       expect(fs.existsSync(path.join(run.git.gitDir, 'index.lock'))).toBe(false);
     } finally {
@@ -214,7 +168,7 @@ describe('links out of the work tree, committed as root and pushed', () => {
     fs.symlinkSync(path.join(outside, 'dir'), path.join(workTree, 'sub', 'inner'));
 
     const commit = (await commitWork(store, run.git, run.branch))!;
-    const entries = rawGit(store.url, 'ls-tree', '-r', commit)
+    const entries = rawGit(store.url, null, 'ls-tree', '-r', commit)
       .split('\n')
       .filter(Boolean)
       .map((line) => {
@@ -230,7 +184,7 @@ describe('links out of the work tree, committed as root and pushed', () => {
       '120000 shadow',
       '120000 sub/inner',
     ]);
-    expect(rawGit(store.url, 'cat-file', '-p', `${commit}:key`)).toBe(path.join(outside, 'id_rsa'));
+    expect(rawGit(store.url, null, 'cat-file', '-p', `${commit}:key`)).toBe(path.join(outside, 'id_rsa'));
     const everything = allStoreContent(store);
     expect(everything).not.toContain(secretText);
     expect(everything).not.toMatch(/^root:/m);
@@ -302,7 +256,7 @@ describe('sparse files: gigabytes to git, a few KiB on disk', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     // Nothing committed, staged or pushed, and nothing of the files written into git.
     expect(await storeBranchTip(store, run.git.commonDir, run.branch)).toBe(first);
-    expect(rawGit(run.git.gitDir, 'diff', '--cached', '--name-only').trim()).toBe('');
+    expect(rawGit(run.git.gitDir, null, 'diff', '--cached', '--name-only').trim()).toBe('');
     expect(fs.existsSync(path.join(run.git.gitDir, 'index.lock'))).toBe(false);
     const objects = Number(
       execFileSync('du', ['-sk', path.join(run.git.commonDir, 'objects')], { encoding: 'utf8' }).split(
@@ -324,6 +278,6 @@ describe('sparse files: gigabytes to git, a few KiB on disk', () => {
     fs.rmSync(path.join(run.git.workTree, 'dump.bin'));
     sparse(path.join(run.git.workTree, 'data.bin'), 2 * 1024 * 1024);
     const commit = await commitWork(store, run.git, run.branch);
-    expect(rawGit(store.url, 'ls-tree', '-r', '--name-only', commit!).trim()).toBe('data.bin');
+    expect(rawGit(store.url, null, 'ls-tree', '-r', '--name-only', commit!).trim()).toBe('data.bin');
   }, 60_000);
 });

@@ -18,6 +18,7 @@ import { createFreshRunRepository } from '../../src/repo/run-repository';
 import type { RunPlace } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
 import { rawGit } from '../helpers/raw-git';
+import { unblockFifos, within } from '../helpers/fifo-guards';
 
 const tempDir = tempDirs('aca-places-attack-');
 const AUTHOR = { name: 'aca', email: 'aca@localhost' };
@@ -192,33 +193,6 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     expect(commit).toBeNull();
   });
 });
-
-/** Fails instead of hanging the suite: a git call blocked on a FIFO never returns by itself. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Opens each FIFO's writing end once, so a git process blocked reading it (before a fix) ends. */
-function unblockFifos(dir: string): void {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFIFO()) continue;
-    try {
-      fs.closeSync(
-        fs.openSync(path.join(entry.parentPath, entry.name), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK),
-      );
-    } catch {
-      // No reader: nothing blocked on it.
-    }
-  }
-}
 
 describe('what a test run leaves in the copy, which the next step on the same worker takes as it is', () => {
   test('a `.git` file naming a repository with hooks and fsmonitor, a nested repository linked to it, a link out, FIFOs, a required filter: the next commits run, follow and hang on nothing', async () => {
