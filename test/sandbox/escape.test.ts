@@ -700,6 +700,14 @@ def pytest_runtest_makereport(item, call):
     yield
 `,
     },
+    "pytest's assertion rewriter patched to drop every assert": {
+      'conftest.py': `
+import ast
+from _pytest.assertion.rewrite import AssertionRewriter
+
+AssertionRewriter.visit_Assert = lambda self, node: [ast.copy_location(ast.Pass(), node)]
+`,
+    },
     "aca's plugin patched from conftest, then the failures flipped": {
       'conftest.py': `
 import sys
@@ -708,8 +716,9 @@ import pytest
 plugin = sys.modules.get("aca_results")
 if plugin is not None:
     for name in dir(plugin):
-        if name.startswith("_raised"):
-            setattr(plugin, name, lambda call: "passed")
+        if name.startswith("_") and callable(getattr(plugin, name)):
+            setattr(plugin, name, lambda *a, **k: "passed")
+    plugin.json.dumps = lambda record, **k: '{"t":"done","exit":0}'
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
@@ -726,6 +735,101 @@ def pytest_runtest_makereport(item, call):
     const report = await runForgery(BODY_BYPASSES[name]);
     expect(report.outcome).toBe('tampered');
     expect(report.passed).toBe(0);
+    expect(report.message).toMatch(/the run was tampered with|yet it was reported passed/);
+  });
+
+  test('acceptance tests in every common form still pass honestly: fixtures, parametrize, classes, unittest, decorators', async () => {
+    const acceptance = `import functools
+import unittest
+
+import pytest
+
+from solution import add
+
+
+@pytest.fixture
+def two():
+    return 2
+
+
+def test_fixture(two):
+    assert add(two, 3) == 5
+
+
+@pytest.mark.parametrize("a,b,total", [(1, 2, 3), (-1, -1, -2)])
+def test_parametrized(a, b, total):
+    assert add(a, b) == total
+
+
+def decorated(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return wrapper
+
+
+@decorated
+def test_decorated():
+    assert add(1, 1) == 2
+
+
+def test_raises_last():
+    with pytest.raises(TypeError):
+        add(1, None)
+
+
+class TestClass:
+    def test_method(self):
+        assert add(2, 2) == 4
+
+
+class TestChild(TestClass):
+    def test_more(self):
+        assert add(0, 0) == 0
+
+
+class AddCase(unittest.TestCase):
+    def setUp(self):
+        self.base = 10
+
+    def test_unittest(self):
+        self.assertEqual(add(self.base, 1), 11)
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert add(1, 1) == 3
+`;
+    const sourceDir = makeWorkspace({ 'tests/test_forms.py': acceptance });
+    const ws = makeWorkspace({
+      'solution.py': 'def add(a, b):\n    return a + b\n',
+      'tests/test_forms.py': acceptance,
+      'conftest.py': 'import pytest\n\n@pytest.fixture(autouse=True)\ndef around():\n    yield\n',
+    });
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      acceptance: { sourceDir, files: ['tests/test_forms.py'] },
+    });
+    expect(report.message ?? '').not.toMatch(/tamper/);
+    expect(report.outcome).toBe('completed');
+    const statuses = Object.fromEntries(
+      report.cases.map((c) => [c.name.replace('tests/test_forms.py::', ''), c.status]),
+    );
+    expect(statuses).toEqual({
+      test_fixture: 'passed',
+      'test_parametrized[1-2-3]': 'passed',
+      'test_parametrized[-1--1--2]': 'passed',
+      test_decorated: 'passed',
+      test_raises_last: 'passed',
+      'TestClass::test_method': 'passed',
+      'TestChild::test_method': 'passed',
+      'TestChild::test_more': 'passed',
+      'AddCase::test_unittest': 'passed',
+      // An acceptance test must run: an expected failure is not a pass (acceptance.ts).
+      test_xfail: 'error',
+    });
   });
 
   test('Jest: a test that plants a read-only report where Jest will write its own', async () => {
