@@ -67,7 +67,7 @@ interface Interpreter {
 }
 
 function pytestCommand(
-  { paths, testPaths, reportName, dependencies }: RunnerContext,
+  { paths, testPaths, reportName, dependencies, acceptanceTests = [] }: RunnerContext,
   { python, autoloadPlugins }: Interpreter,
 ): { argv: string[]; env: Record<string, string> } {
   const argv = [
@@ -103,6 +103,11 @@ function pytestCommand(
       PYTHONDONTWRITEBYTECODE: '1',
       // Where `-p aca_results` is found. Read-only in the sandbox.
       PYTHONPATH: paths.runnerDir,
+      // The acceptance test files, which the plugin compiles as it loads: their test functions
+      // must be seen to run (results-plugin-sources.ts). Workspace-relative as in node ids, and full.
+      ACA_ACCEPTANCE_TESTS: JSON.stringify(
+        acceptanceTests.map((file) => [file, path.posix.join(paths.workspace, file)]),
+      ),
       ...(autoloadPlugins ? {} : { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1' }),
     },
   };
@@ -144,11 +149,30 @@ export function readPytestStream(text: string): StreamResult {
             ? `${record.id} was reported passed by something other than pytest's runner`
             : `${record.id}: its ${record.when} phase ${record.raw === 'failed' ? 'raised an error' : 'was skipped'}, yet it was reported passed`,
         );
+      if (
+        record.when === 'call' &&
+        record.outcome === 'passed' &&
+        record.body !== 'ran' &&
+        record.body !== 'unknown'
+      )
+        problems.push(
+          record.body === 'raised'
+            ? `${record.id}: the test function raised an error, yet it was reported passed (the run was tampered with)`
+            : `${record.id}: the test function itself never ran, yet it was reported passed (the run was tampered with)`,
+        );
       seen.push({ when: record.when, outcome: record.outcome });
       phases.set(record.id, seen);
     }
   }
   const cases: TestCaseResult[] = [...phases].map(([name, seen]) => ({ name, status: combinePhases(seen) }));
+  // pytest runs the call phase whenever setup passed, so in a run that got to its end a test that
+  // passed without one was never run. (A run killed mid-test stops between the two; it fails anyway.)
+  if (announcedExit !== undefined)
+    for (const c of cases)
+      if (c.status === 'passed' && !phases.get(c.name)!.some((p) => p.when === 'call'))
+        problems.push(
+          `${c.name} was reported passed, but its call phase never ran (the run was tampered with)`,
+        );
   return {
     cases,
     collectionErrors,

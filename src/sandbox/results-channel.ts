@@ -44,6 +44,12 @@ const PytestCase = z.object({
   outcome: PhaseOutcome,
   /** What the phase itself raised, seen beneath every hook that may rewrite the report. */
   raw: z.enum(['passed', 'failed', 'skipped', 'unknown']),
+  /**
+   * For the call phase of an acceptance test: whether the test's own function, as compiled from
+   * the original file, returned (`ran`), only raised (`raised`) or never ran (`not_run`) during
+   * the phase; `unknown` for other tests and phases.
+   */
+  body: z.enum(['ran', 'raised', 'not_run', 'unknown']),
   xfail: z.boolean(),
 });
 const PytestCollectError = z.object({ t: z.literal('collect_error'), id: z.string() });

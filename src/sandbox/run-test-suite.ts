@@ -82,6 +82,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
   const expected = acceptance ? await expectations(runner, language, acceptance) : undefined;
+  const acceptanceTests = acceptance ? acceptanceTestFiles(language, acceptance) : [];
   if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-'));
@@ -138,6 +139,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
           testPaths,
           reportName,
           dependencies: mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
+          acceptanceTests,
         });
         const { command, args } = bwrapCommand({
           tools,
@@ -187,6 +189,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         testPaths,
         reportName,
         dependencies: hostDependencies(dependencies),
+        acceptanceTests,
       });
       const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
       const wrapped = withRlimits(argv, limits, {

@@ -27,6 +27,8 @@ export interface RunnerContext {
   reportName: string;
   /** The repository's dependency folders, where the test process finds them. */
   dependencies: SeenDependency[];
+  /** Workspace-relative acceptance test files (`--tests`) the runner holds to a stricter check. */
+  acceptanceTests?: string[];
 }
 
 interface RunnerBase {
