@@ -766,6 +766,12 @@ os._exit(0)
     'a _pytest/ package': { '_pytest/__init__.py': FORGER },
     'a json.py': { 'json.py': FORGER },
     'an aca_results.py': { 'aca_results.py': FORGER },
+    // Found by pytest's `-p` lookup, which tries installed entry points first, wherever they lie on sys.path.
+    'a distribution whose pytest11 entry point is named aca_results': {
+      'forge-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: forge\nVersion: 1.0\n',
+      'forge-1.0.dist-info/entry_points.txt': '[pytest11]\naca_results = forge_plugin\n',
+      'forge_plugin.py': FORGER,
+    },
   };
 
   test.each(Object.keys(SHADOWS))('the workspace shadows a module pytest loads: %s', async (name) => {
