@@ -6,6 +6,7 @@ import { parseRecords, PytestRecord } from './results-channel';
 import { baseEnv, dependencyPath, type RunnerContext, type StreamingRunner } from './runner';
 import { readJunitCases } from './junit-xml';
 import { junitCaseResult } from './junit-cases';
+import { PYTEST_LAUNCHER } from './results-plugin-sources';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
 export const PYTHON = '/usr/bin/python3';
@@ -72,8 +73,10 @@ function pytestCommand(
 ): { argv: string[]; env: Record<string, string> } {
   const argv = [
     python,
-    '-m',
-    'pytest',
+    // Not `-m pytest`: nothing is imported from the workspace until pytest and aca's plugin have
+    // loaded (PYTEST_LAUNCHER); then the workspace goes first on sys.path, as with `-m`.
+    '-c',
+    PYTEST_LAUNCHER,
     '-q',
     '--color=no',
     // aca's configuration, not the workspace's: nothing written there can add -k, --deselect
@@ -85,9 +88,6 @@ function pytestCommand(
     // The cache would be written into the workspace and change the next run's order.
     '-p',
     'no:cacheprovider',
-    // aca's results plugin, loaded before any conftest.py can register hooks of its own.
-    '-p',
-    'aca_results',
     '-o',
     'junit_family=xunit2',
     `--junitxml=${path.posix.join(paths.output, reportName)}`,
@@ -101,7 +101,7 @@ function pytestCommand(
       PYTHONUNBUFFERED: '1',
       // No __pycache__ left in the workspace; both modes pay the same compile cost.
       PYTHONDONTWRITEBYTECODE: '1',
-      // Where `-p aca_results` is found. Read-only in the sandbox.
+      // Where the launcher finds aca's plugin (module `aca_results`). Read-only in the sandbox.
       PYTHONPATH: paths.runnerDir,
       // The acceptance test files, which the plugin compiles as it loads: their test functions
       // must be seen to run (results-plugin-sources.ts). Workspace-relative as in node ids, and full.

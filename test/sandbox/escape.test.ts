@@ -738,6 +738,50 @@ def pytest_runtest_makereport(item, call):
     expect(report.message).toMatch(/the run was tampered with|yet it was reported passed/);
   });
 
+  // Model-written modules named like what the test process imports before aca's plugin has loaded:
+  // pytest itself, its internals, aca's plugin, or a standard module the plugin uses. Each would
+  // run in place of the real one and forge the channel and the report; the working folder must
+  // not be searched until pytest and the plugin have loaded from the system.
+  const FORGER = `import os, sys
+
+_lines = []
+for _id in ("tests/test_add.py::test_add", "tests/test_add.py::test_add_negative"):
+    for _when in ("setup", "call", "teardown"):
+        _lines.append('{"t":"case","id":"%s","when":"%s","outcome":"passed","raw":"passed","body":"%s","xfail":false}'
+                      % (_id, _when, "ran" if _when == "call" else "unknown"))
+_lines.append('{"t":"done","exit":0}')
+try:
+    os.write(3, ("\\n".join(_lines) + "\\n").encode())
+except OSError:
+    pass
+for _arg in sys.argv:
+    if _arg.startswith("--junitxml="):
+        with open(_arg.split("=", 1)[1], "w") as _f:
+            _f.write(${py(FORGED_XML)})
+os._exit(0)
+`;
+  const SHADOWS: Record<string, Record<string, string>> = {
+    'a pytest.py': { 'pytest.py': FORGER },
+    'a pytest/ package': { 'pytest/__init__.py': FORGER, 'pytest/__main__.py': FORGER },
+    'a _pytest/ package': { '_pytest/__init__.py': FORGER },
+    'a json.py': { 'json.py': FORGER },
+    'an aca_results.py': { 'aca_results.py': FORGER },
+    // Found by pytest's `-p` lookup, which tries installed entry points first, wherever they lie on sys.path.
+    'a distribution whose pytest11 entry point is named aca_results': {
+      'forge-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: forge\nVersion: 1.0\n',
+      'forge-1.0.dist-info/entry_points.txt': '[pytest11]\naca_results = forge_plugin\n',
+      'forge_plugin.py': FORGER,
+    },
+  };
+
+  test.each(Object.keys(SHADOWS))('the workspace shadows a module pytest loads: %s', async (name) => {
+    const report = await runForgery(SHADOWS[name]);
+    expect(report.passed).toBe(0);
+    // The real pytest ran the acceptance tests, and they failed on their merits.
+    expect(report.outcome).toBe('completed');
+    expect(report.failed).toBe(2);
+  });
+
   test('acceptance tests in every common form still pass honestly: fixtures, parametrize, classes, unittest, decorators', async () => {
     const acceptance = `import functools
 import unittest
