@@ -294,7 +294,7 @@ export async function bringToCommit(
   if (!branch.startsWith('aca/') || /[\s\0~^:?*[\\]|\.\.|@\{/.test(branch)) {
     throw new Error(`"${branch}" is not a run's branch`);
   }
-  prepareWorkTreeFolder(workTree);
+  const madeHere = prepareWorkTreeFolder(workTree);
   const runGit = await openOrCreateRunRepository(gitDir, workTree, branch);
   const common: GitTarget = { gitDir: runGit.commonDir };
   let fetched = false;
@@ -311,7 +311,11 @@ export async function bringToCommit(
     if (!fetched && (await workTreeIsAt(target, branch, commit, linked))) {
       return { git: runGit, fetched, changed: false };
     }
-    await resetWorkTree(target, branch, commit, { linked, removeIgnored: input.removeIgnored ?? false });
+    await resetWorkTree(target, branch, commit, {
+      linked,
+      removeIgnored: input.removeIgnored ?? false,
+      emptyFolder: madeHere,
+    });
   } catch (err) {
     if (err instanceof GitError && isDiskFull(err.stderr))
       throw new WorkerDiskFullError(workTree, err.stderr.trim());
@@ -322,7 +326,8 @@ export async function bringToCommit(
   return { git: runGit, fetched, changed: true };
 }
 
-function prepareWorkTreeFolder(workTree: string): void {
+/** The work tree's folder, made (empty) when absent: true when this call made it. */
+function prepareWorkTreeFolder(workTree: string): boolean {
   let stat: fs.Stats | undefined;
   try {
     stat = fs.lstatSync(workTree);
@@ -330,7 +335,9 @@ function prepareWorkTreeFolder(workTree: string): void {
     stat = undefined;
   }
   if (stat && !stat.isDirectory()) throw new Error(`the run's workspace ${workTree} is not a folder`);
-  if (!stat) fs.mkdirSync(workTree, { recursive: true });
+  if (stat) return false;
+  fs.mkdirSync(workTree, { recursive: true });
+  return true;
 }
 
 /**

@@ -44,7 +44,8 @@ export async function resetWorkTree(
   target: GitTarget & { workTree: string },
   branch: string,
   commit: string,
-  options: { linked: boolean; removeIgnored: boolean },
+  /** emptyFolder: the work tree was made empty by the caller just now, so no file can be stale. */
+  options: { linked: boolean; removeIgnored: boolean; emptyFolder?: boolean },
 ): Promise<void> {
   const { workTree, gitDir } = target;
   makeFoldersWritable(workTree);
@@ -55,6 +56,11 @@ export async function resetWorkTree(
   await git(target, ['symbolic-ref', 'HEAD', ref]);
   // First from the index aca last wrote: files the commit does not have go, ignored or not.
   await git(target, ['read-tree', '--reset', '-u', commit]);
+  if (options.emptyFolder) {
+    // Every file was just written from the commit into a folder nothing else has touched.
+    if (options.linked) restoreWorktreePointer(workTree, gitDir);
+    return;
+  }
   // Then from no index: a file changed within the second its entry was written, its size and
   // mtime then set back, matches the entry's stat data (git compares whole seconds of ctime) and
   // would be skipped. With no entries to compare against, every file is written.
