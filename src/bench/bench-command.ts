@@ -1,7 +1,7 @@
 /**
  * `aca bench [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, repo, history, edit, humaneval; none or `all` runs every one.
+ * concurrency, sandbox, search, repo, store, history, edit, humaneval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -31,6 +31,7 @@ import { overheadReport, runOverheadBench } from './overhead-bench';
 import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { runSearchBench, searchReport } from './search-bench';
+import { runStoreBench, storeReport } from './store-bench';
 
 export const PARTS = [
   'overhead',
@@ -38,6 +39,7 @@ export const PARTS = [
   'sandbox',
   'search',
   'repo',
+  'store',
   'history',
   'edit',
   'humaneval',
@@ -81,6 +83,9 @@ interface BenchPlan {
   /** The repo part's repetitions: --reps, else 5 (each makes a worktree of the whole repository). */
   repoReps: number;
   repoFiles: number;
+  /** The store part's repetitions: --reps, else 3 (each is four runs, two of them on the whole repository). */
+  storeReps: number;
+  storeFiles: number;
   historyCases: string[];
   humaneval: HumanEvalOptions;
   keep: boolean;
@@ -142,6 +147,8 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
     searchFiles: positiveInteger(flags.searchFiles, 'search-files') ?? 20_000,
     repoReps: positiveInteger(flags.reps, 'reps') ?? 5,
     repoFiles: positiveInteger(flags.repoFiles, 'repo-files') ?? 20_000,
+    storeReps: positiveInteger(flags.reps, 'reps') ?? 3,
+    storeFiles: positiveInteger(flags.storeFiles, 'store-files') ?? 20_000,
     historyCases,
     humaneval: {
       dataset,
@@ -237,6 +244,17 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
             repoReport(r, io);
             goals.push({ part, goal: r.prepare.goal }, { part, goal: r.baseline.goal });
             save('repo.json', r);
+            break;
+          }
+          case 'store': {
+            const r = await runStoreBench(
+              await getStack(),
+              { delayMs: plan.delayMs, reps: plan.storeReps, files: plan.storeFiles, keep: plan.keep },
+              progress,
+            );
+            storeReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('store.json', r);
             break;
           }
           case 'history': {

@@ -8,6 +8,7 @@ export interface BenchFlags {
   reps?: string;
   searchFiles?: string;
   repoFiles?: string;
+  storeFiles?: string;
   history?: string;
   dataset?: string;
   limit?: string;
@@ -30,6 +31,8 @@ Parts:
   search       search_files against git grep on a generated repository of 20,000 files; goal <= 1.20
   repo         on a generated repository of 20,000 files: preparing a --repo run against git worktree add,
                goal <= 1.20; its baseline test run in bubblewrap against bare pytest, goal <= 1.10
+  store        the demo run and the demo as a --repo run on 20,000 files, with ACA_GIT_STORE against one
+               host; a cold worker bringing the last commit from the store; goal: demo <= 1.25x one host
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   humaneval    every HumanEval problem as a run with its check() as acceptance test`;
 
@@ -38,9 +41,10 @@ export function addBenchOptions(command: Command): Command {
     .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
     .option('--runs <n>', 'measured overhead runs, median reported (3)')
     .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200)')
-    .option('--reps <n>', 'sandbox and search repetitions each side (9); repo (5)')
+    .option('--reps <n>', 'sandbox and search repetitions each side (9); repo (5); store (3)')
     .option('--search-files <n>', 'files in the generated repository of the search part (20000)')
     .option('--repo-files <n>', 'files in the generated repository of the repo part (20000)')
+    .option('--store-files <n>', "files in the generated repository of the store part's repo case (20000)")
     .option('--history <cases>', 'history cases: demo, long (both)')
     .option('--dataset <file>', 'HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)')
     .option('--limit <n>', 'first N problems only')

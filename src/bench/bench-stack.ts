@@ -23,7 +23,7 @@ import { loadConfig, type AcaConfig } from '../config';
 import { ScriptedLlmServer } from '../llm/scripted-server';
 import type { ModelOptionsTable } from '../llm/model-options';
 import type { Scenario } from '../llm/scenario';
-import { DEFAULT_RUN_OPTIONS, type RunOptions, type RunResult } from '../shared/run-types';
+import { DEFAULT_RUN_OPTIONS, type RepoInput, type RunOptions, type RunResult } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { Language, TestRunReport } from '../shared/types';
 import {
@@ -49,6 +49,14 @@ export interface BenchStackOptions {
   temporalDbFile?: string;
   /** Per-model options over ACA_MODEL_OPTIONS's, for the scripted models of a part. */
   modelOptions?: ModelOptionsTable;
+  /**
+   * ACA_GIT_STORE for the worker (a path or git URL it pushes every run's branch to). Absent: the
+   * default store under the temporary ACA_HOME (nothing pushed, as on one host), never the
+   * ACA_GIT_STORE of the environment.
+   */
+  gitStore?: string;
+  /** A Temporal server that answers (another stack's): used instead of starting one. */
+  temporalAddress?: string;
 }
 
 export interface StartedRun {
@@ -66,6 +74,10 @@ export interface RunSpec {
   language?: Language;
   testsDir?: string | null;
   options?: Partial<RunOptions>;
+  /** A `--repo` run: the repository and its base commit (resolveRepository's). */
+  repo?: RepoInput | null;
+  /** `--test-cmd`. */
+  testCommand?: string | null;
 }
 
 export interface BenchStack {
@@ -130,7 +142,10 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
     let server: DevServerHandle | null = null;
     let address = process.env.TEMPORAL_ADDRESS;
     const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-    if (address && (await isTemporalReachable(address, 3000))) {
+    if (options.temporalAddress) {
+      address = options.temporalAddress;
+      progress(`using the Temporal server at ${address}`);
+    } else if (address && (await isTemporalReachable(address, 3000))) {
       progress(`using the Temporal server at ${address} (TEMPORAL_ADDRESS)`);
     } else {
       if (address) progress(`TEMPORAL_ADDRESS=${address} does not answer; starting a dev server of our own`);
@@ -162,6 +177,7 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
     const loaded = loadConfig({
       ...process.env,
       ACA_HOME: home,
+      ACA_GIT_STORE: options.gitStore ?? '',
       TEMPORAL_ADDRESS: address,
       TEMPORAL_NAMESPACE: namespace,
     });
@@ -233,9 +249,9 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
               testsDir: spec.testsDir ?? null,
               model: spec.model,
               options: { ...DEFAULT_RUN_OPTIONS, ...spec.options },
-              repo: null,
-              gitDir: path.join(config.home, 'git', `${safeKey(spec.workflowId)}.git`),
-              testCommand: null,
+              repo: spec.repo ?? null,
+              gitDir: spec.repo ? null : path.join(config.home, 'git', `${safeKey(spec.workflowId)}.git`),
+              testCommand: spec.testCommand ?? null,
               setupCommand: null,
               setupNetwork: false,
               link: null,

@@ -5,7 +5,7 @@
  */
 import { loadBuiltinScenario } from '../llm/scenario';
 import type { RunResult } from '../shared/run-types';
-import type { BenchStack, StartedRun } from './bench-stack';
+import type { BenchStack, RunSpec, StartedRun } from './bench-stack';
 import { runResult, uniqueSuffix } from './bench-stack';
 import { sum, withTimeout } from './bench-util';
 import { fetchExecutions, timeBreakdown, type TimeBreakdown } from './history-analysis';
@@ -24,10 +24,14 @@ export interface MeasuredRun {
   testRuns: number;
 }
 
-/** Starts one demo run under its own scenario alias, so its model calls can be counted. */
+/**
+ * Starts one demo run under its own scenario alias, so its model calls can be counted; `extra`
+ * makes it a `--repo` run.
+ */
 export async function startDemoRun(
   stack: BenchStack,
   label: string,
+  extra: Pick<RunSpec, 'repo' | 'testCommand'> = {},
 ): Promise<{ run: StartedRun; model: string }> {
   const scenario = loadBuiltinScenario(DEMO_SCENARIO);
   const id = `bench-${label}-${uniqueSuffix()}`;
@@ -37,6 +41,7 @@ export async function startDemoRun(
     task: scenario.task ?? DEMO_SCENARIO,
     model,
     language: scenario.language ?? 'python',
+    ...extra,
   });
   return { run, model };
 }
@@ -67,8 +72,12 @@ export async function finishDemoRun(
   };
 }
 
-export async function measureDemoRun(stack: BenchStack, label: string): Promise<MeasuredRun> {
-  return finishDemoRun(stack, await startDemoRun(stack, label));
+export async function measureDemoRun(
+  stack: BenchStack,
+  label: string,
+  extra: Pick<RunSpec, 'repo' | 'testCommand'> = {},
+): Promise<MeasuredRun> {
+  return finishDemoRun(stack, await startDemoRun(stack, label, extra));
 }
 
 /** One unmeasured run so bundle loading, first connections and python's page cache do not count. */

@@ -31,7 +31,7 @@ export const REPO_BASELINE_GOAL = 1.1;
 const FILES_PER_FOLDER = 100;
 /** Test files in the suite: one per 500 files of the repository, 1 to 40 (40 at 20,000). */
 const MAX_TEST_FILES = 40;
-const TESTS_PER_FILE = 25;
+export const TESTS_PER_FILE = 25;
 
 export function testFileCount(files: number): number {
   return Math.min(MAX_TEST_FILES, Math.max(1, Math.floor(files / 500)));
@@ -82,7 +82,7 @@ const GIT_ENV: NodeJS.ProcessEnv = {
   GIT_COMMITTER_EMAIL: 'bench@localhost',
 };
 
-const bareGit = (cwd: string, args: string[]) =>
+export const bareGit = (cwd: string, args: string[]) =>
   run('git', args, { cwd, env: GIT_ENV, maxBuffer: 64 * 1024 * 1024 });
 
 /**
@@ -129,9 +129,16 @@ function testFile(index: number): string {
 
 /**
  * A committed repository of `files` tracked files: a package `calc` and `tests/` with
- * `testFileCount(files)` x 25 trivial pytest tests, the rest Python modules in folders of 100.
+ * `testFiles` (default `testFileCount(files)`) x 25 trivial pytest tests, the rest Python
+ * modules in folders of 100. `packed`: its objects in one pack, as a clone has them, made before
+ * this returns (otherwise the commit's loose objects start an automatic gc in the background).
  */
-async function generateRepository(dir: string, files: number): Promise<number> {
+export async function generateRepository(
+  dir: string,
+  files: number,
+  testFiles = testFileCount(files),
+  packed = false,
+): Promise<number> {
   const write = (relative: string, text: string): void => {
     fs.mkdirSync(path.dirname(path.join(dir, relative)), { recursive: true });
     fs.writeFileSync(path.join(dir, relative), text);
@@ -150,7 +157,6 @@ async function generateRepository(dir: string, files: number): Promise<number> {
   );
   // A package, so pytest puts the repository's top on sys.path and `import calc` works.
   write('tests/__init__.py', '');
-  const testFiles = testFileCount(files);
   for (let i = 0; i < testFiles; i++) write(`tests/test_suite_${i}.py`, testFile(i));
   write('.gitignore', '__pycache__/\n');
   const filler = Math.max(0, files - (testFiles + 4));
@@ -165,7 +171,8 @@ async function generateRepository(dir: string, files: number): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 1100));
   await bareGit(dir, ['init', '-q', '-b', 'main']);
   await bareGit(dir, ['add', '-A']);
-  await bareGit(dir, ['commit', '-q', '-m', 'generated repository']);
+  await bareGit(dir, [...(packed ? ['-c', 'gc.auto=0'] : []), 'commit', '-q', '-m', 'generated repository']);
+  if (packed) await bareGit(dir, ['repack', '-a', '-d', '-q']);
   const tracked = await bareGit(dir, ['ls-files', '-z']);
   return tracked.stdout.split('\0').filter(Boolean).length;
 }

@@ -15,6 +15,7 @@ import type { OverheadResult } from '../../src/bench/overhead-bench';
 import type { RepoBenchResult } from '../../src/bench/repo-bench';
 import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
 import type { SearchBenchResult } from '../../src/bench/search-bench';
+import type { StoreBenchResult } from '../../src/bench/store-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
 
 const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -79,6 +80,8 @@ describe('aca bench (smoke: every part, tiny)', () => {
         '300',
         '--repo-files',
         '200',
+        '--store-files',
+        '200',
         '--history',
         'demo',
         '--dataset',
@@ -93,7 +96,7 @@ describe('aca bench (smoke: every part, tiny)', () => {
       ],
       io,
     );
-  }, 240_000);
+  }, 300_000);
 
   afterAll(() => {
     fs.rmSync(outDir, { recursive: true, force: true });
@@ -204,5 +207,31 @@ describe('aca bench (smoke: every part, tiny)', () => {
       expect(side.ratio).toBeGreaterThan(0);
     }
     expect(r.prepare.resolveMs).toHaveLength(2);
+  });
+
+  test('store: both cases ran on one host and with the store, pushed, and a cold worker rebuilt them', () => {
+    const r = readJson<StoreBenchResult>(outDir, 'store.json');
+    expect(r.cases.map((c) => c.name)).toEqual(['demo', 'repo']);
+    expect(r.repoFiles).toBe(200);
+    expect(r.repoTests).toBe(25);
+    expect(r.repoTestCommand).toContain('pytest');
+    for (const c of r.cases) {
+      expect(c.reps).toHaveLength(2);
+      for (const rep of c.reps) {
+        for (const v of [rep.oneHostMs, rep.storeMs, rep.coldOpenMs]) expect(v).toBeGreaterThan(0);
+        // prepareRun's push of the base and at least one step's commit.
+        expect(rep.pushes).toBeGreaterThanOrEqual(2);
+        expect(rep.coldFetchedKiB).toBeGreaterThan(0);
+      }
+      expect(Number.isFinite(c.storeRatio) && Number.isFinite(c.coldRatio)).toBe(true);
+      expect(c.where.length).toBeGreaterThan(0);
+    }
+    const [demo, repo] = r.cases;
+    // The demo's files (fizzbuzz.py and its test), and the repository's with them.
+    expect(demo.coldFiles).toBe(2);
+    expect(repo.coldFiles).toBe(202);
+    expect(demo.firstPush).toBeNull();
+    expect(repo.firstPush!.ms).toHaveLength(2);
+    expect(typeof r.goal.met).toBe('boolean');
   });
 });
