@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { getFreePort } from '../../src/temporal/dev-server';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 
 const git = (gitDir: string, ...args: string[]): string =>
@@ -37,6 +38,24 @@ describe('a run and the git store', () => {
       fs.readFileSync(path.join(result.workspace, 'fizzbuzz.py'), 'utf8').trim(),
     );
     fs.rmSync(storeRoot, { recursive: true, force: true });
+  }, 120_000);
+
+  test('a store that cannot be reached: the step is retried, then the run ends FAILED error naming the store', async () => {
+    // Nothing listens on this port: every push is refused at once.
+    const url = `git://127.0.0.1:${await getFreePort()}/aca.git`;
+    const h = await createHarness({ env: { ACA_GIT_STORE: url } });
+    harnesses.push(h);
+    await h.startWorker();
+    const handle = await h.start('demo-fizzbuzz');
+    const result = await h.result(handle);
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'error' });
+    expect(result.error).toContain(`the git store ${url} cannot be reached`);
+    const history = await handle.fetchHistory();
+    const failed = (history.events ?? []).filter((e) => e.activityTaskFailedEventAttributes);
+    expect(failed).toHaveLength(1);
+    const started = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes);
+    // prepareRun's three attempts, the last one failing.
+    expect(started.some((e) => e.activityTaskStartedEventAttributes!.attempt === 3)).toBe(true);
   }, 120_000);
 
   test('with the default store, a run on one host pushes nothing and makes no store', async () => {
