@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { discoverRepository, git, GitError } from '../repo/git';
+import { discoverRepository, GitError } from '../repo/git';
+import { hasCommitAt } from '../repo/objects';
 import type { GitStoreLocation } from '../repo/git-store-location';
 import { fetchStoreBranch, pushRunBranchTip, pushRunCommit } from '../repo/git-store';
 import type { RunPlaces } from '../repo/run-places';
@@ -223,7 +224,7 @@ export async function prepareRunRepository(
   try {
     if (input.repo && start && fetchEarlierRun) {
       const { commonDir } = await discoverRepository(input.repo.path);
-      if (!(await hasCommitIn(commonDir, start.commit))) await fetchEarlierRun(commonDir);
+      if (!(await hasCommitAt(commonDir, start.commit))) await fetchEarlierRun(commonDir);
     }
     if (input.repo) {
       const worktree = await freshWorktree(input.repo, input.workspace, branch, input.start?.commit);
@@ -240,7 +241,7 @@ export async function prepareRunRepository(
           ? {
               from: {
                 ...start,
-                ...(fetchEarlierRun && !(await hasCommitIn(start.parentGit.commonDir, start.commit))
+                ...(fetchEarlierRun && !(await hasCommitAt(start.parentGit.commonDir, start.commit))
                   ? { fetch: fetchEarlierRun }
                   : {}),
               },
@@ -304,13 +305,4 @@ async function freshWorktree(repo: RepoInput, workspace: string, branch: string,
     }
     throw err;
   }
-}
-
-/** Whether the repository at `gitDir` (which may not exist on this worker) holds `commit`. */
-async function hasCommitIn(gitDir: string, commit: string): Promise<boolean> {
-  if (!fs.existsSync(gitDir)) return false;
-  const kind = await git({ gitDir }, ['cat-file', '-t', '--end-of-options', commit], {
-    allowExitCodes: [1, 128],
-  });
-  return kind.trim() === 'commit';
 }

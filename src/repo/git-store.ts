@@ -23,6 +23,7 @@ import {
   isDiskFull,
   WorkerDiskFullError,
 } from './git-store-errors';
+import { isCommit } from './objects';
 import { resetWorkTree, workTreeIsAt } from './work-tree-reset';
 
 /** Long enough for a large repository's first push; a step's own push is one commit. */
@@ -298,10 +299,10 @@ export async function bringToCommit(
   const runGit = await openOrCreateRunRepository(gitDir, workTree, branch);
   const common: GitTarget = { gitDir: runGit.commonDir };
   let fetched = false;
-  if (!(await hasCommit(common, commit))) {
+  if (!(await isCommit(common, commit))) {
     await fetchStoreBranch(store, runGit.commonDir, branch, input);
     fetched = true;
-    if (!(await hasCommit(common, commit))) {
+    if (!(await isCommit(common, commit))) {
       throw new GitStoreMissingCommitError(store.display, branch, commit);
     }
   }
@@ -362,13 +363,6 @@ async function openOrCreateRunRepository(gitDir: string, workTree: string, branc
     throw err;
   }
   return { gitDir, commonDir: gitDir, workTree };
-}
-
-async function hasCommit(target: GitTarget, commit: string): Promise<boolean> {
-  const kind = await git(target, ['cat-file', '-t', '--end-of-options', commit], {
-    allowExitCodes: [1, 128],
-  });
-  return kind.trim() === 'commit';
 }
 
 /** The store's branch's objects into the run's repository; no ref or FETCH_HEAD is written. */

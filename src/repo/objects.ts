@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { git, type GitTarget } from './git';
 
 /** The tree a commit points at. */
@@ -14,4 +15,9 @@ export async function treeOf(target: GitTarget, commit: string): Promise<string>
 export async function isCommit(target: GitTarget, id: string): Promise<boolean> {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(id)) return false;
   return (await git(target, ['cat-file', '-t', id], { allowExitCodes: [128] })).trim() === 'commit';
+}
+
+/** isCommit in the repository at `gitDir`, which may not exist on this machine (then false). */
+export async function hasCommitAt(gitDir: string, id: string): Promise<boolean> {
+  return fs.existsSync(gitDir) && isCommit({ gitDir }, id);
 }

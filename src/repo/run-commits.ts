@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunGit } from '../shared/run-types';
 import { discoverRepository, git } from './git';
+import { hasCommitAt } from './objects';
 import type { GitStoreLocation } from './git-store-location';
 import { fetchStoreBranch } from './git-store';
 import { runFolderName } from './run-places';
@@ -34,7 +35,7 @@ export async function gitDirWithCommit(
   /** `aca apply` reads them in the user's repository, which it changes anyway; the others never do. */
   into: 'repository' | 'reading-copy' = 'reading-copy',
 ): Promise<RunGit | null> {
-  if (await hasCommit(query.git.commonDir, query.commit)) return query.git;
+  if (await hasCommitAt(query.git.commonDir, query.commit)) return query.git;
   if (store.isDefault || !query.branch) return null;
   let target: RunGit;
   if (into === 'repository' && query.repo && fs.existsSync(query.repo)) {
@@ -48,16 +49,8 @@ export async function gitDirWithCommit(
     }
     target = { gitDir, commonDir: gitDir, workTree: query.git.workTree };
   }
-  if (!(await hasCommit(target.commonDir, query.commit))) {
+  if (!(await hasCommitAt(target.commonDir, query.commit))) {
     await fetchStoreBranch(store, target.commonDir, query.branch);
   }
-  return (await hasCommit(target.commonDir, query.commit)) ? target : null;
-}
-
-async function hasCommit(gitDir: string, commit: string): Promise<boolean> {
-  if (!fs.existsSync(gitDir)) return false;
-  const kind = await git({ gitDir }, ['cat-file', '-t', '--end-of-options', commit], {
-    allowExitCodes: [1, 128],
-  });
-  return kind.trim() === 'commit';
+  return (await hasCommitAt(target.commonDir, query.commit)) ? target : null;
 }

@@ -21,6 +21,7 @@ import { git, gitBytes, gitWithStatus } from './git';
 import type { GitStoreLocation } from './git-store-location';
 import { bringToCommit, fetchStoreBranch, pushRunCommit, storeBranchTip } from './git-store';
 import { GitStorePushRejectedError } from './git-store-errors';
+import { isCommit } from './objects';
 import { commitAll } from './run-worktree';
 import { makeFoldersWritable } from './work-tree-reset';
 
@@ -142,10 +143,7 @@ export class RunPlaces {
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) return false;
     const store = this.options.store!;
     const target = { gitDir };
-    const has = async (commit: string) =>
-      (
-        await git(target, ['cat-file', '-t', '--end-of-options', commit], { allowExitCodes: [1, 128] })
-      ).trim() === 'commit';
+    const has = (commit: string) => isCommit(target, commit);
     const isAncestor = async (of: string) =>
       (
         await gitWithStatus(target, ['merge-base', '--is-ancestor', '--end-of-options', known, of], {
