@@ -9,6 +9,7 @@ import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
 import { judgeAgainstBaseline } from './baseline-verdict';
+import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../agents/report-store';
 import type { RunPlaces } from '../repo/run-places';
@@ -44,6 +45,14 @@ export interface RunTestsInput {
   setupCommand?: string | null;
   /** Whether that setup command may reach the network (`--setup-network`). */
   setupNetwork?: boolean;
+  /** The run's targets, each judged in this run's report. */
+  targets?: string[];
+}
+
+export interface CheckTargetsInput {
+  /** The stored report the targets are looked for in (the baseline's). */
+  reportRef: string;
+  targets: string[];
 }
 
 export interface RunSetupInput {
@@ -86,6 +95,12 @@ export interface TestRunSummary {
   success: boolean;
   regressions: string[];
   regressionCount: number;
+  /** Each target's outcome in this run (absent when the run has none). */
+  targets?: TargetResult[];
+  /** Targets no case of this run belongs to, not even a skipped one. */
+  unknownTargets?: string[];
+  /** Tests failing in this run, by name (the first MAX_NAMED_REGRESSIONS). */
+  failingTests?: string[];
 }
 
 /** `.aca.json`'s limits in the sandbox's units. */
@@ -103,6 +118,19 @@ export function sandboxLimitsOf(limits: ProjectLimits | undefined): Partial<Sand
 export function createTestActivities(deps: TestActivityDeps) {
   const slots = new Semaphore(deps.maxConcurrentTestRuns);
   return {
+    /**
+     * Which of the targets a stored report knows (the Planner's, against the baseline): each
+     * target's outcome there, `missing` for one no case belongs to.
+     */
+    async checkTargets(input: CheckTargetsInput): Promise<{ targets: TargetResult[]; unknown: string[] }> {
+      const report = await loadBaseline(deps.reports, input.reportRef);
+      const cases = report?.cases ?? [];
+      return {
+        targets: judgeTargets(input.targets, cases, report?.outcome === 'completed'),
+        unknown: unknownTargets(input.targets, cases),
+      };
+    },
+
     /**
      * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
      * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
@@ -258,7 +286,18 @@ export function createTestActivities(deps: TestActivityDeps) {
       return loadBaseline(deps.reports, input.baselineRef);
     });
     const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
+    const targets = input.targets ?? [];
+    const failingTests = report.cases
+      .filter((c) => c.status === 'failed' || c.status === 'error')
+      .map((c) => c.name);
     return {
+      ...(targets.length
+        ? {
+            targets: judgeTargets(targets, report.cases, report.outcome === 'completed'),
+            unknownTargets: unknownTargets(targets, report.cases),
+          }
+        : {}),
+      failingTests: [...new Set(failingTests)].slice(0, MAX_NAMED_REGRESSIONS),
       success: verdict.success,
       regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
       regressionCount: verdict.regressions.length,

@@ -6,6 +6,7 @@ import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
+import { checkTargets } from '../repo/target-files';
 import { safeKey } from '../shared/safe-key';
 import { LANGUAGES, type Language } from '../shared/types';
 
@@ -43,6 +44,11 @@ export interface StartRunRequest {
   onLimit?: 'fail' | 'ask';
   /** How long an `ask` run waits at its limit; 24 hours when omitted. */
   askTimeoutMs?: number;
+  /**
+   * Tests that must pass for the run to succeed, whatever the baseline said: pytest node ids,
+   * `<file>::<full name>` for Jest, or test files; added to `.aca.json`'s `targets`.
+   */
+  targets?: string[];
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -99,7 +105,11 @@ export async function validateRunRequest(
   if (request.base !== undefined && request.repo === undefined) {
     throw new UserInputError('--base needs --repo: it names the commit of the repository a run starts from');
   }
+  if (request.targets !== undefined && !Array.isArray(request.targets)) {
+    throw new UserInputError('targets must be a list of test ids');
+  }
   let repo: RunInput['repo'] = null;
+  let targets: string[];
   if (request.repo !== undefined) {
     if (!(await isValidBranchName(runBranch(workflowId)))) {
       throw new UserInputError(
@@ -114,6 +124,12 @@ export async function validateRunRequest(
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+    targets = await checkTargets(
+      { option: request.targets ?? [], config: found.config.targets },
+      { repo: { commonDir: found.commonDir, baseCommit: found.baseCommit, topLevel: found.topLevel } },
+    );
+  } else {
+    targets = await checkTargets({ option: request.targets ?? [], config: [] }, { testsDir });
   }
   if (request.setupNetwork) {
     warnings.push('warning: --setup-network lets the setup command reach the network from the sandbox');
@@ -144,6 +160,7 @@ export async function validateRunRequest(
       setupCommand,
       setupNetwork: request.setupNetwork === true,
       link: null,
+      ...(targets.length ? { targets } : {}),
     },
   };
 }

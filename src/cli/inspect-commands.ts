@@ -1,5 +1,6 @@
 import type { AcaClient } from '../api/aca-client';
 import { UserInputError } from '../shared/errors';
+import { describeTargets } from '../shared/targets';
 import type { AgentState } from '../shared/types';
 import { positiveInteger } from './args';
 import { EXIT, type CliIO } from './cli-context';
@@ -27,6 +28,8 @@ export async function statusCommand(
       `  waiting at its iteration limit: aca extend ${s.workflowId} --iterations N gives it N more attempts`,
     );
   }
+  if (s.targets?.length) io.out(`  targets: ${describeTargets(s.targets)}`);
+  if (s.failingTests?.length) io.out(`  failing: ${s.failingTests.join(', ')}`);
   if (s.warning) io.out(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
     io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);

@@ -92,6 +92,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
     .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
     .option('--setup-network', 'let the setup command reach the network (off by default)')
+    .option(
+      '--target <test-id>',
+      'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option('--detach', 'print the run id and return at once')
     .addOption(json())
     .action(async (task: string, flags: RunFlags) => {

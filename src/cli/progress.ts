@@ -1,4 +1,5 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
+import { describeTargets } from '../shared/targets';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -42,7 +43,9 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   if (r.baseline) {
     lines.push(`  baseline:  ${r.baseline.passed} passed, ${r.baseline.failed} failing before the run`);
   }
+  if (r.targets?.length) lines.push(`  targets:   ${describeTargets(r.targets)}`);
   if (r.regressions.length) lines.push(`  regressions: ${r.regressions.join(', ')}`);
+  if (r.failingTests?.length) lines.push(`  failing:   ${r.failingTests.join(', ')}`);
   if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
   lines.push(`  web UI:    ${uiLink}`);
   if (r.changedFiles.length) {

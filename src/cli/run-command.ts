@@ -33,6 +33,7 @@ export interface RunFlags {
   setupNetwork?: boolean;
   onLimit?: string;
   askTimeout?: string;
+  target?: string[];
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -55,6 +56,7 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ...(flags.testCmd !== undefined ? { testCommand: flags.testCmd } : {}),
     ...(flags.setupCmd !== undefined ? { setupCommand: flags.setupCmd } : {}),
     ...(flags.setupNetwork ? { setupNetwork: true } : {}),
+    ...(flags.target !== undefined ? { targets: flags.target } : {}),
   };
   const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
     ['maxIterations', flags.maxIterations, 'max-iterations'],
@@ -79,6 +81,8 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
 
 export function exitCodeFor(result: RunResult): number {
   if (result.state === 'SUCCESS') return EXIT.success;
+  // A target no test of the base commit belongs to is bad input, found before any model call.
+  if (result.unknownTargets?.length) return EXIT.badInput;
   return result.reason === 'cancelled' ? EXIT.cancelled : EXIT.failed;
 }
 
@@ -118,7 +122,9 @@ export async function attachToRun(
   function report(result: RunResult): number {
     if (options.json) io.out(JSON.stringify(result));
     else for (const line of summaryLines(result, aca.webUrl(workflowId))) io.out(line);
-    return exitCodeFor(result);
+    const code = exitCodeFor(result);
+    if (code === EXIT.badInput && result.error) io.err(`aca: ${result.error}`);
+    return code;
   }
 }
 

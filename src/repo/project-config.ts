@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserInputError } from '../shared/errors';
+import { MAX_TARGETS, targetProblem } from '../shared/targets';
 import type { ProjectLimits } from '../shared/test-command';
 
 /** The file at a repository's root where a project tells aca how to test it. */
@@ -38,15 +39,31 @@ const ProjectConfig = z.strictObject({
         .optional(),
     })
     .optional(),
+  targets: z
+    .array(
+      z.string().superRefine((id, ctx) => {
+        const problem = targetProblem(id);
+        if (problem) ctx.addIssue({ code: 'custom', message: `target "${id.slice(0, 200)}" ${problem}` });
+      }),
+    )
+    .max(MAX_TARGETS)
+    .optional(),
 });
 
 export interface ProjectConfig {
   testCommand: string | null;
   setupCommand: string | null;
   limits: ProjectLimits;
+  /** Tests every run of the project must leave passing, whatever the baseline said. */
+  targets: string[];
 }
 
-export const NO_PROJECT_CONFIG: ProjectConfig = { testCommand: null, setupCommand: null, limits: {} };
+export const NO_PROJECT_CONFIG: ProjectConfig = {
+  testCommand: null,
+  setupCommand: null,
+  limits: {},
+  targets: [],
+};
 
 /** Reads `.aca.json`'s text; a UserInputError names the file and the first thing wrong with it. */
 export function parseProjectConfig(text: string, source: string): ProjectConfig {
@@ -66,9 +83,14 @@ export function parseProjectConfig(text: string, source: string): ProjectConfig 
     const detail =
       issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
     throw new UserInputError(
-      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds})`,
+      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds}, targets)`,
     );
   }
-  const { testCommand, setupCommand, limits } = parsed.data;
-  return { testCommand: testCommand ?? null, setupCommand: setupCommand ?? null, limits: limits ?? {} };
+  const { testCommand, setupCommand, limits, targets } = parsed.data;
+  return {
+    testCommand: testCommand ?? null,
+    setupCommand: setupCommand ?? null,
+    limits: limits ?? {},
+    targets: targets ?? [],
+  };
 }

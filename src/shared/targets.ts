@@ -33,7 +33,6 @@ export function targetProblem(id: string): string | null {
   if (id.trim() === '') return 'is empty';
   if (id !== id.trim()) return 'has spaces around it';
   if (id.length > MAX_TARGET_CHARS) return `is longer than ${MAX_TARGET_CHARS} characters`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(id)) return 'contains a control character';
   const file = targetFile(id);
   if (file === '') return 'names no file before "::"';

@@ -80,6 +80,8 @@ export interface Plan {
   summary: string;
   steps: string[];
   files: string[];
+  /** Existing tests the task names as having to pass; those found to exist become the run's targets. */
+  targets?: string[];
 }
 
 /** The Reflector's output, as submitted through `submit_analysis`. */

@@ -1,4 +1,5 @@
 import type { RunSnapshot } from '../shared/run-types';
+import { describeTargets } from '../shared/targets';
 
 /** The run's current details in the Web UI, as Temporal markdown (a list: single newlines would merge lines into one paragraph). */
 export function renderDetails(snapshot: RunSnapshot): string {
@@ -31,7 +32,11 @@ export function renderDetails(snapshot: RunSnapshot): string {
   if (snapshot.baseline) {
     lines.push(`- **Baseline:** ${snapshot.baseline.passed} passed, ${snapshot.baseline.failed} failing`);
   }
+  if (snapshot.targets?.length) lines.push(`- **Targets:** ${describeTargets(snapshot.targets)}`);
   if (snapshot.regressions.length) lines.push(`- **Regressions:** ${snapshot.regressions.join(', ')}`);
+  if (snapshot.failingTests?.length) {
+    lines.push(`- **Still failing:** ${snapshot.failingTests.join(', ')}`);
+  }
   if (snapshot.changedFiles.length) {
     const shown = snapshot.changedFiles.slice(0, 20).map((f) => `${f.path} (+${f.added} -${f.removed})`);
     const more = snapshot.changedFiles.length > 20 ? ` and ${snapshot.changedFiles.length - 20} more` : '';

@@ -2,6 +2,7 @@ import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
+import { mergeTargets } from '../shared/targets';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
 import { runActivities, type RunActivities } from './activity-options';
 import { MemoryQueue } from './memory-queue';
@@ -40,6 +41,8 @@ export interface RunWork {
   setupCommand: string | null;
   /** Commits made so far: each commit step is named by its number, so a retry knows its own push. */
   commitSteps: number;
+  /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
+  pendingNotes?: string[];
 }
 
 export interface LimitExtension {
@@ -52,6 +55,13 @@ export interface CarriedState {
   record: RunRecord;
   work: RunWork;
 }
+
+/** For a record carried over from a run started before targets were recorded. */
+const NO_TARGETS: Pick<RunRecord, 'targets' | 'failingTests' | 'unknownTargets'> = {
+  targets: [],
+  failingTests: [],
+  unknownTargets: [],
+};
 
 /** Ends the run early with a reason; caught at the top of the workflow. */
 export class RunStopped extends Error {
@@ -85,7 +95,9 @@ export class RunContext {
     this.activities = runActivities(input.options);
     const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
-    this.record = carried?.record ?? {
+    // A retry or a fork also keeps the targets its plan added.
+    const targets = mergeTargets(input.targets, link && link.kind !== 'continue' ? link.plan?.targets : []);
+    this.record = carried ? { ...NO_TARGETS, ...carried.record } : {
       workflowId: this.workflowId,
       reason: null,
       iterations: link?.attemptsBefore ?? 0,
@@ -106,6 +118,9 @@ export class RunContext {
       changedFiles: [],
       baseline: null,
       regressions: [],
+      targets: targets.map((id) => ({ id, outcome: 'missing' as const })),
+      failingTests: [],
+      unknownTargets: [],
       attempts: [],
       cost: null,
       parentRun: link?.parentRun ?? null,
@@ -129,6 +144,7 @@ export class RunContext {
       acceptanceCommit: null,
       setupCommand: null,
       commitSteps: 0,
+      pendingNotes: [],
     };
   }
 
@@ -141,6 +157,11 @@ export class RunContext {
       transitions: [...this.machine.transitions],
       paused: this.machine.paused,
     };
+  }
+
+  /** The ids of the run's targets: the tests that must pass for it to succeed. */
+  targetIds(): string[] {
+    return this.record.targets.map((t) => t.id);
   }
 
   publish(note?: string): void {
