@@ -36,7 +36,8 @@ export function targetProblem(id: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(id)) return 'contains a control character';
   const file = targetFile(id);
   if (file === '') return 'names no file before "::"';
-  if (file.startsWith('/') || file.startsWith('-')) return 'must start with a path relative to the repository';
+  if (file.startsWith('/') || file.startsWith('-'))
+    return 'must start with a path relative to the repository';
   const parts = file.split('/');
   if (parts.some((p) => p === '..' || p === '.' || p === '')) {
     return 'must name a file inside the repository (no "..", "." or empty path parts)';

@@ -1,6 +1,12 @@
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
-import { describeTargets, MAX_TARGETS, targetFile, targetProblem, type TargetResult } from '../shared/targets';
+import {
+  describeTargets,
+  MAX_TARGETS,
+  targetFile,
+  targetProblem,
+  type TargetResult,
+} from '../shared/targets';
 import type { Plan, TurnFinish } from '../shared/types';
 import { runAgentTurn, type TurnResult } from './agent-turn';
 import { RunStopped, type RunContext } from './run-context';
