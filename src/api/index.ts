@@ -24,5 +24,6 @@ export { ApplyConflictError, UncommittedChangesError } from '../repo/apply-error
 export type { ApplyRunResult } from '../repo/apply-run';
 export type { DiscardRunResult } from '../repo/discard-run';
 export type { RunInput, RunOptions, RunResult, RunSnapshot } from '../shared/run-types';
+export type { TargetOutcome, TargetResult } from '../shared/targets';
 export type { AgentState, Analysis, FailureReason, Language, Plan, Transition } from '../shared/types';
 export { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';

@@ -7,6 +7,8 @@ import {
   targetProblem,
   unknownTargets,
 } from '../../src/shared/targets';
+import { submitPlanTool } from '../../src/tools/finishing-tools';
+import { parseToolArguments, toolDefinition } from '../../src/tools/registry';
 
 const c = (name: string, status: 'passed' | 'failed' | 'error' | 'skipped' = 'passed') => ({ name, status });
 
@@ -136,5 +138,29 @@ describe('targets as written', () => {
 
   test('merged from several sources, each once, in order', () => {
     expect(mergeTargets(['a', 'b'], undefined, ['b', 'c'], ['a'])).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe("the Planner's targets in submit_plan", () => {
+  test('an optional list of strings in the schema the model is offered', () => {
+    const parameters = toolDefinition('submit_plan').function.parameters as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    expect(parameters.properties.targets).toMatchObject({ type: 'array', items: { type: 'string' } });
+    expect(parameters.required).toEqual(['summary', 'steps', 'files']);
+  });
+
+  test('kept in the plan when given, absent when not', () => {
+    const args = { summary: 's', steps: ['a'], files: [] };
+    expect(submitPlanTool.finish({ ...args, targets: ['tests/t.py::x'] })).toEqual({
+      tool: 'submit_plan',
+      plan: { ...args, targets: ['tests/t.py::x'] },
+    });
+    expect(submitPlanTool.finish(args)).toEqual({ tool: 'submit_plan', plan: args });
+    expect(submitPlanTool.finish({ ...args, targets: [] })).toEqual({ tool: 'submit_plan', plan: args });
+    expect(
+      parseToolArguments('submit_plan', '{"summary":"s","steps":[],"files":[],"targets":"t.py"}').ok,
+    ).toBe(false);
   });
 });
