@@ -56,12 +56,16 @@ export interface CarriedState {
   work: RunWork;
 }
 
-/** For a record carried over from a run started before targets were recorded. */
 const NO_TARGETS: Pick<RunRecord, 'targets' | 'failingTests' | 'unknownTargets'> = {
   targets: [],
   failingTests: [],
   unknownTargets: [],
 };
+
+/** The record carried over, with the fields a run started before targets were recorded lacks. */
+function carriedRecord(carried: CarriedState | undefined): RunRecord | undefined {
+  return carried && { ...NO_TARGETS, ...carried.record };
+}
 
 /** Ends the run early with a reason; caught at the top of the workflow. */
 export class RunStopped extends Error {
@@ -97,38 +101,36 @@ export class RunContext {
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
     // A retry or a fork also keeps the targets its plan added.
     const targets = mergeTargets(input.targets, link && link.kind !== 'continue' ? link.plan?.targets : []);
-    this.record = carried
-      ? { ...NO_TARGETS, ...carried.record }
-      : {
-          workflowId: this.workflowId,
-          reason: null,
-          iterations: link?.attemptsBefore ?? 0,
-          maxIterations: input.options.maxIterations,
-          passRate: null,
-          tests: { passed: 0, failed: 0, errors: 0 },
-          workspace: input.workspace,
-          files: [],
-          tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
-          waiting: null,
-          warning: null,
-          lastAnalysis: link?.analysis ?? null,
-          error: null,
-          repo: input.repo?.path ?? null,
-          branch: null,
-          baseCommit: null,
-          headCommit: null,
-          changedFiles: [],
-          baseline: null,
-          regressions: [],
-          targets: targets.map((id) => ({ id, outcome: 'missing' as const })),
-          failingTests: [],
-          unknownTargets: [],
-          attempts: [],
-          cost: null,
-          parentRun: link?.parentRun ?? null,
-          git: null,
-          testCommand: null,
-        };
+    this.record = carriedRecord(carried) ?? {
+      workflowId: this.workflowId,
+      reason: null,
+      iterations: link?.attemptsBefore ?? 0,
+      maxIterations: input.options.maxIterations,
+      passRate: null,
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: input.workspace,
+      files: [],
+      tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
+      waiting: null,
+      warning: null,
+      lastAnalysis: link?.analysis ?? null,
+      error: null,
+      repo: input.repo?.path ?? null,
+      branch: null,
+      baseCommit: null,
+      headCommit: null,
+      changedFiles: [],
+      baseline: null,
+      regressions: [],
+      targets: targets.map((id) => ({ id, outcome: 'missing' as const })),
+      failingTests: [],
+      unknownTargets: [],
+      attempts: [],
+      cost: null,
+      parentRun: link?.parentRun ?? null,
+      git: null,
+      testCommand: null,
+    };
     this.work = carried?.work ?? {
       // A continued run plans anew; a retry or a fork goes on with the plan and the tests it has.
       plan: link && link.kind !== 'continue' ? link.plan : null,
