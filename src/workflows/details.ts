@@ -35,7 +35,9 @@ export function renderDetails(snapshot: RunSnapshot): string {
   if (snapshot.targets?.length) lines.push(`- **Targets:** ${describeTargets(snapshot.targets)}`);
   if (snapshot.regressions.length) lines.push(`- **Regressions:** ${snapshot.regressions.join(', ')}`);
   if (snapshot.failingTests?.length) {
-    lines.push(`- **Still failing:** ${snapshot.failingTests.join(', ')}`);
+    const failing = snapshot.failingTests;
+    const more = failing.length > 20 ? ` and ${failing.length - 20} more` : '';
+    lines.push(`- **Still failing:** ${failing.slice(0, 20).join(', ')}${more}`);
   }
   if (snapshot.changedFiles.length) {
     const shown = snapshot.changedFiles.slice(0, 20).map((f) => `${f.path} (+${f.added} -${f.removed})`);

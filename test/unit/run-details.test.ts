@@ -55,6 +55,14 @@ describe('targets and failing tests, named where a run is shown', () => {
     expect(lines).toContain(`  failing:   ${TARGET}`);
   });
 
+  test('the Web UI names the first 20 failing tests and counts the rest', () => {
+    const many = Array.from({ length: 23 }, (_, i) => `tests/t.py::test_${i}`);
+    const line = renderDetails({ ...snapshot, failingTests: many })
+      .split('\n')
+      .find((l) => l.startsWith('- **Still failing:**'));
+    expect(line).toBe(`- **Still failing:** ${many.slice(0, 20).join(', ')} and 3 more`);
+  });
+
   test('a run without targets or failures shows neither line', () => {
     const quiet = { ...snapshot, targets: [], failingTests: [] };
     expect(renderDetails(quiet)).not.toMatch(/Targets|Still failing/);
