@@ -359,7 +359,9 @@ export function partlyReadFiles(conversation: Conversation): Set<string> {
         const total = Number(result.total_lines);
         const before = seen.get(result.path);
         const windows = before && before.total === total ? before.windows : [];
-        windows.push([Number(result.start_line), Number(result.end_line)]);
+        // A window with lines shown only in part does not count towards a whole read.
+        const clipped = Array.isArray(result.clipped_lines) && result.clipped_lines.length > 0;
+        if (!clipped) windows.push([Number(result.start_line), Number(result.end_line)]);
         seen.set(result.path, { total, windows });
         if (coversAllLines(windows, total)) partly.delete(result.path);
         else partly.add(result.path);
