@@ -245,6 +245,30 @@ describe('tools for large code', () => {
       expect(await run('search_files', { pattern: 'needle', glob: '../**' })).toMatchObject({ ok: false });
     });
 
+    test('a planted git directory never configures the search, and no git directory or .git file is read', async () => {
+      // Where the search's git once looked for its repository: its excludes would hide every .py.
+      const planted = path.join(workspace, '.aca-no-repository');
+      fs.mkdirSync(path.join(planted, 'info'), { recursive: true });
+      fs.mkdirSync(path.join(planted, 'refs'));
+      fs.mkdirSync(path.join(planted, 'objects'));
+      fs.writeFileSync(path.join(planted, 'HEAD'), 'ref: refs/heads/main\n');
+      fs.writeFileSync(
+        path.join(planted, 'config'),
+        '[core]\n\trepositoryformatversion = 0\n\tbare = true\n',
+      );
+      fs.writeFileSync(path.join(planted, 'info', 'exclude'), '*.py\n');
+      for (const folder of ['.git', 'pkg/.git', 'pkg/.GIT', 'deep/er/.Git', 'GIT~1']) {
+        fs.mkdirSync(path.join(workspace, folder), { recursive: true });
+        fs.writeFileSync(path.join(workspace, folder, 'config'), 'def target():\n');
+      }
+      fs.writeFileSync(path.join(workspace, 'deep', '.git'), 'def target(): gitdir\n');
+      const answer = await run('search_files', { pattern: 'def target' });
+      expect(answer).toEqual({
+        ok: true,
+        matches: [{ path: 'src/big.py', line: 3000, text: 'def target():' }],
+      });
+    });
+
     test('a catastrophic pattern is an error, quickly; an invalid one too', async () => {
       fs.writeFileSync(path.join(workspace, 'aaa.txt'), `${'a'.repeat(50_000)}!\n`);
       const started = Date.now();
