@@ -205,7 +205,8 @@ export async function runAgentStep(
   const json = { repair: !cut };
   let content = answer.content;
   let received: Array<{ id: string; name: string; arguments: string }> = answer.toolCalls;
-  if (received.length === 0 && content) {
+  // Calls in text only from a model that writes them so, never beside native ones.
+  if (received.length === 0 && content && answer.toolCallsInText === true) {
     const written = parseTextToolCalls(content, spec.tools, json);
     if (written.calls.length) {
       received = written.calls.map((call, index) => ({ id: `call_text_${stepIndex}_${index}`, ...call }));
