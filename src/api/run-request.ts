@@ -5,6 +5,7 @@ import type { AcaConfig } from '../config';
 import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
+import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { safeKey } from '../shared/safe-key';
 import { LANGUAGES, type Language } from '../shared/types';
@@ -107,6 +108,11 @@ export async function validateRunRequest(
       );
     }
     const found = await resolveRepository(request.repo, request.base ?? 'HEAD');
+    checkProjectLimits(
+      found.config.limits,
+      config.limitMaximums,
+      path.join(found.topLevel, PROJECT_CONFIG_FILE),
+    );
     if (isInside(workspace, found.topLevel)) {
       throw new UserInputError(
         `the run's workspace ${workspace} lies inside the repository ${found.topLevel}; set ACA_WORKSPACES or --workspace outside it`,
