@@ -366,7 +366,7 @@ describe('models as they behave', () => {
 describe('a model the server takes no tools for', () => {
   let server: http.Server;
   let url: string;
-  const seen: Array<{ tools: boolean; first: { role: string; content: string } }> = [];
+  const seen: Array<{ tools: boolean; messages: Array<{ role: string; content: string }> }> = [];
 
   beforeAll(async () => {
     // Ollama's answer for a model without a tool template; without tools, calls written as text.
@@ -378,7 +378,8 @@ describe('a model the server takes no tools for', () => {
           tools?: unknown[];
           messages: Array<{ role: string; content: string }>;
         };
-        seen.push({ tools: body.tools !== undefined, first: body.messages[0] });
+        seen.push({ tools: body.tools !== undefined, messages: body.messages });
+        const answered = body.messages.some((m) => m.role === 'assistant');
         res.setHeader('content-type', 'application/json');
         if (body.tools) {
           res.statusCode = 400;
@@ -401,8 +402,9 @@ describe('a model the server takes no tools for', () => {
                 finish_reason: 'stop',
                 message: {
                   role: 'assistant',
-                  content:
-                    'Done.\n<tool_call>{"name": "finish", "arguments": {"summary": "done"}}</tool_call>',
+                  content: answered
+                    ? 'Done.\n<tool_call>{"name": "finish", "arguments": {"summary": "done"}}</tool_call>'
+                    : '<tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>',
                 },
               },
             ],
@@ -425,8 +427,8 @@ describe('a model the server takes no tools for', () => {
     expect(answer.toolCallsInText).toBe(true);
     await ask();
     expect(seen.map((r) => r.tools)).toEqual([true, false, false]);
-    expect(seen[1].first.role).toBe('system');
-    expect(seen[1].first.content).toMatch(/<tool_call>.*"create_file"/s);
+    expect(seen[1].messages[0].role).toBe('system');
+    expect(seen[1].messages[0].content).toMatch(/<tool_call>.*"create_file"/s);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-model-'));
     try {
       const store = new FileConversationStore(path.join(root, 'runs'));
@@ -447,7 +449,20 @@ describe('a model the server takes no tools for', () => {
         },
         noSources,
       );
-      expect((await runAgentStep(store, chat, ref, 0)).finished).toEqual({ tool: 'finish', summary: 'done' });
+      fs.writeFileSync(path.join(root, 'a.py'), 'x = 1\n');
+      const first = await runAgentStep(store, chat, ref, 0);
+      expect(first.toolCalls).toEqual([{ id: 'call_text_0_0', name: 'read_file', target: 'a.py' }]);
+      await executeTurnToolCall(store, ref, 'call_text_0_0');
+      expect((await runAgentStep(store, chat, ref, 1)).finished).toEqual({ tool: 'finish', summary: 'done' });
+      // The call and its answer were sent back as text: such a server's template may drop tool turns.
+      const last = seen.at(-1)!.messages;
+      expect(last.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'user']);
+      expect(last[3].content).toBe(
+        '<tool_call>{"name": "read_file", "arguments": {"path":"a.py"}}</tool_call>',
+      );
+      expect(last[4].content).toMatch(
+        /^<tool_response name="read_file">\n\{"ok":true,.*"content":"x = 1\\n"/,
+      );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
