@@ -155,7 +155,8 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
       for (;;) {
         try {
           const answer = await ask(shape);
-          return { ...answer, toolCallsInText: perModel.text_tool_calls === true || !shape.nativeTools };
+          const inText = perModel.text_tool_calls === true || !shape.nativeTools;
+          return inText ? { ...answer, toolCallsInText: true } : answer;
         } catch (err) {
           if (shape.nativeTools && shape.toolChoice && rejectsToolChoice(err)) {
             withoutToolChoice.add(request.model);
