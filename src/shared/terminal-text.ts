@@ -68,6 +68,15 @@ export function printable(text: string): string {
 }
 
 /**
+ * A whole line as it is written out (the last guard of the CLI's output): printable(), except that
+ * a carriage return ending the line stays, since the newline written after it leaves nothing for
+ * it to overwrite (a CRLF file's lines in a diff).
+ */
+export function printableOutput(line: string): string {
+  return line.replace(HIDDEN_KEEPING_CRLF, escapeChar());
+}
+
+/**
  * A field printed on one line (a summary, an analysis, a status line): newlines and tabs are
  * shown as `\n` and `\t` as well, so the field can neither forge a line nor widen past its room.
  */
@@ -81,9 +90,7 @@ export function printableLine(text: string): string {
  */
 export function printableName(name: string): string {
   if (!NEEDS_QUOTES.test(name)) return name;
-  const inner = name
-    .replace(/["\\]/g, (c) => `\\${c}`)
-    .replace(HIDDEN_IN_LINE, escapeChar());
+  const inner = name.replace(/["\\]/g, (c) => `\\${c}`).replace(HIDDEN_IN_LINE, escapeChar());
   return `"${inner}"`;
 }
 

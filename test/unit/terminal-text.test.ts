@@ -8,7 +8,6 @@ import {
 
 /** True when the text holds nothing a terminal would act on or hide. */
 const plain = (text: string): boolean =>
-  // eslint-disable-next-line no-control-regex
   !/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u.test(text) &&
   !/\p{Cs}/u.test(text);
 
@@ -32,11 +31,23 @@ describe('printable', () => {
 
   test('shows bidi overrides, isolates and invisible format characters', () => {
     expect(printable('if admin\u202e } \u2066{\u2069')).toBe('if admin\\u202e } \\u2066{\\u2069');
-    for (const c of ['\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u2060', '\ufeff', '\u00ad', '\u061c']) {
+    for (const c of [
+      '\u200b',
+      '\u200c',
+      '\u200d',
+      '\u200e',
+      '\u200f',
+      '\u2060',
+      '\ufeff',
+      '\u00ad',
+      '\u061c',
+    ]) {
       expect(printable(`a${c}b`)).toBe(`a\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}b`);
     }
     expect(printable('x\u2028y\u2029z')).toBe('x\\u2028y\\u2029z');
-    expect(printable('\u3164 = 1; \u115f\u1160\uffa0\u034f')).toBe('\\u3164 = 1; \\u115f\\u1160\\uffa0\\u034f');
+    expect(printable('\u3164 = 1; \u115f\u1160\uffa0\u034f')).toBe(
+      '\\u3164 = 1; \\u115f\\u1160\\uffa0\\u034f',
+    );
     expect(printable('tag\u{e0041}\u{e007f} vs\ufe0f\u{e0100}')).toBe(
       'tag\\u{e0041}\\u{e007f} vs\\ufe0f\\u{e0100}',
     );
