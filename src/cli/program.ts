@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
-import { printable, printableLine } from '../shared/terminal-text';
+import { printableLine } from '../shared/terminal-text';
 import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import {
@@ -99,7 +99,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       const cfg = config();
       // Validate everything before touching the network, so bad input starts nothing.
       const request = await parseRunRequest(task, flags, cfg);
-      for (const warning of request.warnings) io.err(printable(warning));
+      for (const warning of request.warnings) io.err(printableLine(warning));
       set(await startAndFollow(cfg, request, async () => request));
     });
 
