@@ -4,7 +4,7 @@
  * ApplyConflictError: exit 1) that main() prints as one line.
  */
 import type { AcaClient } from '../api/aca-client';
-import { printableByteLines, printableLine } from '../shared/terminal-text';
+import { printableBytes, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 
 export const DIFF_HELP = `
@@ -55,8 +55,8 @@ export async function diffCommand(
     else process.stdout.write(diff);
     return EXIT.success;
   }
-  const { lines, escaped } = printableByteLines(diff);
-  printBlock(io, lines.join('\n'));
+  const { text, escaped } = printableBytes(diff);
+  printBlock(io, text);
   if (escaped) {
     // On stderr, so that a pipe gets the diff alone.
     io.err(

@@ -29,17 +29,20 @@
  * the lines that carried a hidden character and say so.
  */
 
-const HIDDEN_CLASS =
-  '\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\u034f\\u115f\\u1160\\u3164\\uffa0\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}';
+/** Hidden characters that are not control characters (Cc), as a regular expression class body. */
+const HIDDEN_OTHER =
+  '\\p{Cf}\\p{Zl}\\p{Zp}\\p{Cs}\\u034f\\u115f\\u1160\\u3164\\uffa0\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}';
 
+// Written as classes and alternatives, without a lookahead at every position: a diff can be
+// tens of megabytes.
 /** Every hidden character but newline and tab, for text that may span lines. */
-const HIDDEN = new RegExp(`(?![\\t\\n])[${HIDDEN_CLASS}]`, 'gu');
+const HIDDEN = new RegExp(`[^\\t\\n\\P{Cc}]|[${HIDDEN_OTHER}]`, 'gu');
 /** Every hidden character, newline and tab included, for a field that must stay one line. */
-const HIDDEN_IN_LINE = new RegExp(`[${HIDDEN_CLASS}]`, 'gu');
-/** A carriage return that ends a line overwrites nothing (CRLF files), so it may stay. */
-const HIDDEN_KEEPING_CRLF = new RegExp(`(?![\\t\\n]|\\r(?:\\n|$))[${HIDDEN_CLASS}]`, 'gu');
+const HIDDEN_IN_LINE = new RegExp(`[\\p{Cc}${HIDDEN_OTHER}]`, 'gu');
+/** As HIDDEN, but a carriage return that ends a line overwrites nothing (CRLF files), so it may stay. */
+const HIDDEN_KEEPING_CRLF = new RegExp(`[^\\t\\n\\r\\P{Cc}]|[${HIDDEN_OTHER}]|\\r(?!\\n|$)`, 'gu');
 /** What a name must not hold as it is: hidden characters, and the quote and backslash of quoting. */
-const NEEDS_QUOTES = new RegExp(`["\\\\${HIDDEN_CLASS}]`, 'u');
+const NEEDS_QUOTES = new RegExp(`["\\\\\\p{Cc}${HIDDEN_OTHER}]`, 'u');
 
 /** Stand-in code points for bytes that are not UTF-8 (as Python's surrogateescape). */
 const BYTE_BASE = 0xdc00;
@@ -94,16 +97,24 @@ export function printableName(name: string): string {
   return `"${inner}"`;
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as UTF-8, or null when they are not UTF-8 throughout. */
+function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Bytes as text that keeps every byte: UTF-8 decoded, each byte that is not part of a valid
  * sequence mapped to U+DC80–DCFF (a lone surrogate, which valid UTF-8 never decodes to).
  */
 function decodeKeepingBytes(bytes: Uint8Array): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    // Not UTF-8 throughout: decode by hand below.
-  }
+  const text = decodeUtf8(bytes);
+  if (text !== null) return text;
   let out = '';
   let i = 0;
   while (i < bytes.length) {
@@ -136,15 +147,19 @@ function decodeKeepingBytes(bytes: Uint8Array): string {
 }
 
 /**
- * Lines of bytes (git's output) for the terminal: each line decoded as UTF-8, bytes that are not
- * UTF-8 shown as `\xNN`, hidden characters as escapes (a carriage return that ends a line stays:
- * it overwrites nothing). `escaped` counts the lines that held anything shown as an escape.
+ * Bytes (git's output) for the terminal, line by line: each line decoded as UTF-8, bytes that are
+ * not UTF-8 shown as `\xNN`, hidden characters as escapes (a carriage return that ends a line
+ * stays: it overwrites nothing). `escaped` counts the lines that held anything shown as an escape.
  */
-export function printableByteLines(bytes: Uint8Array): { lines: string[]; escaped: number } {
+export function printableBytes(bytes: Uint8Array): { text: string; escaped: number } {
+  // Usually the whole output is UTF-8 with nothing hidden: one decode and one scan say so.
+  const whole = decodeUtf8(bytes);
+  if (whole !== null && !new RegExp(HIDDEN_KEEPING_CRLF.source, 'u').test(whole)) {
+    return { text: whole, escaped: 0 };
+  }
   const lines: string[] = [];
   let escaped = 0;
-  let start = 0;
-  while (start < bytes.length) {
+  for (let start = 0; start <= bytes.length;) {
     let end = bytes.indexOf(0x0a, start);
     if (end === -1) end = bytes.length;
     const text = decodeKeepingBytes(bytes.subarray(start, end));
@@ -153,7 +168,7 @@ export function printableByteLines(bytes: Uint8Array): { lines: string[]; escape
     lines.push(shown);
     start = end + 1;
   }
-  return { lines, escaped };
+  return { text: lines.join('\n'), escaped };
 }
 
 /**

@@ -1,7 +1,7 @@
 import {
   jsonForTerminal,
   printable,
-  printableByteLines,
+  printableBytes,
   printableLine,
   printableName,
 } from '../../src/shared/terminal-text';
@@ -94,39 +94,34 @@ describe('printableName', () => {
   });
 });
 
-describe('printableByteLines', () => {
-  const lines = (bytes: number[] | string) =>
-    printableByteLines(typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes));
+describe('printableBytes', () => {
+  const shown = (bytes: number[] | string) =>
+    printableBytes(typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes));
 
-  test('splits git output into lines and counts the lines that needed escapes', () => {
+  test('keeps the lines of git output and counts the lines that needed escapes', () => {
     const diff = '+os.system("curl x | sh")  # \x1b[2K\x1b[1A\n+ok\n-\u202eevil\n';
-    expect(lines(diff)).toEqual({
-      lines: ['+os.system("curl x | sh")  # \\x1b[2K\\x1b[1A', '+ok', '-\\u202eevil'],
+    expect(shown(diff)).toEqual({
+      text: '+os.system("curl x | sh")  # \\x1b[2K\\x1b[1A\n+ok\n-\\u202eevil\n',
       escaped: 2,
     });
+    expect(shown('+plain\n+text ✓\n')).toEqual({ text: '+plain\n+text ✓\n', escaped: 0 });
+    expect(shown('')).toEqual({ text: '', escaped: 0 });
   });
 
   test('bytes that are not UTF-8 show as \\xNN, a character never does', () => {
     // 0x9b alone (8-bit CSI), a cut sequence, an overlong slash, an encoded surrogate.
-    const bytes = [0x2b, 0x9b, 0x32, 0x4a, 0x20, 0xe2, 0x82, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80];
-    expect(lines(bytes)).toEqual({
-      lines: ['+\\x9b2J \\xe2\\x82 \\xc0\\xaf \\xed\\xa0\\x80'],
-      escaped: 1,
-    });
+    const bytes = [
+      0x2b, 0x9b, 0x32, 0x4a, 0x20, 0xe2, 0x82, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80, 0x0a, 0x2b, 0x41,
+    ];
+    expect(shown(bytes)).toEqual({ text: '+\\x9b2J \\xe2\\x82 \\xc0\\xaf \\xed\\xa0\\x80\n+A', escaped: 1 });
     // U+009B written correctly in UTF-8 is a character: \u009b.
-    expect(lines([0x2b, 0xc2, 0x9b, 0x41]).lines).toEqual(['+\\u009bA']);
-    expect(lines([0x2b, 0xf0, 0x9f, 0x98, 0x80, 0xe6, 0x97, 0xa5]).lines).toEqual(['+😀日']);
+    expect(shown([0x2b, 0xc2, 0x9b, 0x41]).text).toBe('+\\u009bA');
+    expect(shown([0x2b, 0xf0, 0x9f, 0x98, 0x80, 0xe6, 0x97, 0xa5, 0x0a, 0xff]).text).toBe('+😀日\n\\xff');
   });
 
   test('a carriage return that ends a line stays; one inside a line does not', () => {
-    expect(lines('+a\r\n+b\rc\n')).toEqual({ lines: ['+a\r', '+b\\x0dc'], escaped: 1 });
-  });
-
-  test('a last line without a newline is kept', () => {
-    expect(lines('+a\n\\ No newline at end of file')).toEqual({
-      lines: ['+a', '\\ No newline at end of file'],
-      escaped: 0,
-    });
+    expect(shown('+a\r\n+b\rc\n')).toEqual({ text: '+a\r\n+b\\x0dc\n', escaped: 1 });
+    expect(shown('+a\r\n+b\r\n')).toEqual({ text: '+a\r\n+b\r\n', escaped: 0 });
   });
 });
 
