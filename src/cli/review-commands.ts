@@ -8,14 +8,14 @@ import { printableBytes, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 
 export const DIFF_HELP = `
-Prints the run's changes against the commit it started from, as a unified diff (pipe it to
-\`git apply\` or a pager). With --stat, one line per changed file with its counts, then a total.
-Works on a running run too, up to its last commit.
+Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
+line per changed file with its counts, then a total. Works on a running run too, up to its last
+commit.
 
 Control and invisible characters in the diff (an escape sequence that would erase a line on the
 screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,
 \\u202e, \\x9b escapes, and a note on stderr says how many lines carry them. With --raw the diff
-is printed byte for byte as git wrote it, for pipes.`;
+is printed byte for byte as git wrote it: pipe that to \`git apply\`.`;
 
 export const APPLY_HELP = `
 Brings the changes of an ended --repo run onto the branch checked out in its repository, as one
