@@ -19,7 +19,7 @@ import {
 } from '../shared/search-attributes';
 import { AGENT_STATES, type AgentState } from '../shared/types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
-import { diffRun } from '../repo/diff-run';
+import { diffRun, diffRunBytes } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { deleteStoreBranch } from '../repo/git-store';
 import { gitDirWithCommit } from '../repo/run-commits';
@@ -325,6 +325,13 @@ export class AcaRun {
     const snapshot = await this.state();
     const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
     return diffRun(git, base, head, options);
+  }
+
+  /** diff() as git wrote it, byte for byte: what `aca diff --raw` prints. */
+  async diffBytes(options: { stat?: boolean } = {}): Promise<Buffer> {
+    const snapshot = await this.state();
+    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    return diffRunBytes(git, base, head, options);
   }
 
   /**

@@ -3,6 +3,7 @@ import { formatCheck, isBlocking } from '../preflight/check-result';
 import { defaultHostCheckEnv } from '../preflight/host-checks';
 import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
+import { jsonForTerminal } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
@@ -24,7 +25,7 @@ export async function doctorCommand(
   ];
   const blocking = results.filter(isBlocking);
   if (flags.json) {
-    io.out(JSON.stringify({ ok: blocking.length === 0, checks: results }));
+    io.out(jsonForTerminal({ ok: blocking.length === 0, checks: results }));
   } else {
     for (const result of results) io.out(formatCheck(result));
   }

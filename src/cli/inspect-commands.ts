@@ -2,6 +2,7 @@ import type { AcaClient } from '../api/aca-client';
 import { UserInputError } from '../shared/errors';
 import type { AgentState } from '../shared/types';
 import { positiveInteger } from './args';
+import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor } from './run-command';
@@ -15,24 +16,26 @@ export async function statusCommand(
 ): Promise<number> {
   const s = await aca.run(id).state();
   if (flags.json) {
-    io.out(JSON.stringify(s));
+    io.out(jsonForTerminal(s));
     return EXIT.success;
   }
-  io.out(`${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`);
-  io.out(
+  // Each line one field: a newline in an analysis must not forge the line after it.
+  const lines = [
+    `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
     `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
-  );
+  ];
   if (s.waiting === 'limit') {
-    io.out(
+    lines.push(
       `  waiting at its iteration limit: aca extend ${s.workflowId} --iterations N gives it N more attempts`,
     );
   }
-  if (s.warning) io.out(`  warning: ${s.warning}`);
+  if (s.warning) lines.push(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
-    io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);
-    io.out(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
+    lines.push(`  last analysis: ${s.lastAnalysis.rootCause}`);
+    lines.push(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
-  if (s.error) io.out(`  last error: ${s.error}`);
+  if (s.error) lines.push(`  last error: ${s.error}`);
+  for (const line of lines) io.out(printableLine(line));
   return EXIT.success;
 }
 
@@ -89,13 +92,13 @@ export async function resultCommand(
     const snapshot = await run.state();
     io.out(
       flags.json
-        ? JSON.stringify(snapshot)
-        : `${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`,
+        ? jsonForTerminal(snapshot)
+        : printableLine(`${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`),
     );
     return EXIT.success;
   }
   const result = await run.result();
-  if (flags.json) io.out(JSON.stringify(result));
+  if (flags.json) io.out(jsonForTerminal(result));
   else for (const line of summaryLines(result, aca.webUrl(id))) io.out(line);
   return exitCodeFor(result);
 }
@@ -110,7 +113,7 @@ export async function listCommand(
     ...(flags.parent !== undefined ? { parent: flags.parent } : {}),
   });
   if (flags.json) {
-    io.out(JSON.stringify(rows));
+    io.out(jsonForTerminal(rows));
     return EXIT.success;
   }
   if (!rows.length) {
@@ -129,14 +132,16 @@ export async function listCommand(
   );
   for (const r of rows) {
     io.out(
-      [
-        r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
-        r.state.padEnd(11),
-        String(r.iteration).padEnd(5),
-        formatPassRate(r.passRate).padEnd(5),
-        r.language.padEnd(11),
-        r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
-      ].join(' '),
+      printableLine(
+        [
+          r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
+          r.state.padEnd(11),
+          String(r.iteration).padEnd(5),
+          formatPassRate(r.passRate).padEnd(5),
+          r.language.padEnd(11),
+          r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
+        ].join(' '),
+      ),
     );
   }
   return EXIT.success;

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
+import { printableLine } from '../shared/terminal-text';
 import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import {
@@ -98,7 +99,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       const cfg = config();
       // Validate everything before touching the network, so bad input starts nothing.
       const request = await parseRunRequest(task, flags, cfg);
-      for (const warning of request.warnings) io.err(warning);
+      for (const warning of request.warnings) io.err(printableLine(warning));
       set(await startAndFollow(cfg, request, async () => request));
     });
 
@@ -122,8 +123,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         }
         if (!flags.json) {
           const linked = request.input.link ? `, from ${request.input.link.parentRun}` : '';
-          io.err(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`);
-          io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
+          io.err(
+            printableLine(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`),
+          );
+          io.err(printableLine(`Web UI: ${aca.webUrl(request.workflowId)}`));
         }
         return attachToRun(aca, request.workflowId, io, { json: flags.json, interruptPauses: true });
       });
@@ -267,8 +270,9 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("the run's changes against the commit it started from, as a unified diff")
     .argument('<id>', 'run id')
     .option('--stat', 'one line per changed file with its counts instead')
+    .option('--raw', 'print the bytes as git wrote them, control characters and all (for pipes)')
     .addHelpText('after', DIFF_HELP)
-    .action(async (id: string, flags: { stat?: boolean }) => {
+    .action(async (id: string, flags: { stat?: boolean; raw?: boolean }) => {
       set(await withClient(config(), (aca) => diffCommand(aca, id, flags, io)));
     });
 
@@ -384,6 +388,6 @@ export function commanderExit(err: CommanderError, io: CliIO): number {
   if (err.exitCode === 0) return EXIT.success;
   // The help was printed to stderr already: a command that needs a subcommand got none.
   if (err.code === 'commander.help') return EXIT.badInput;
-  io.err(`aca: ${err.message.replace(/^error: /, '')}`);
+  io.err(printableLine(`aca: ${err.message.replace(/^error: /, '')}`));
   return EXIT.badInput;
 }

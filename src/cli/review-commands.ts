@@ -4,12 +4,18 @@
  * ApplyConflictError: exit 1) that main() prints as one line.
  */
 import type { AcaClient } from '../api/aca-client';
+import { printableBytes, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 
 export const DIFF_HELP = `
-Prints the run's changes against the commit it started from, as a unified diff (pipe it to
-\`git apply\` or a pager). With --stat, one line per changed file with its counts, then a total.
-Works on a running run too, up to its last commit.`;
+Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
+line per changed file with its counts, then a total. Works on a running run too, up to its last
+commit.
+
+Control and invisible characters in the diff (an escape sequence that would erase a line on the
+screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,
+\\u202e, \\x9b escapes, and a note on stderr says how many lines carry them. With --raw the diff
+is printed byte for byte as git wrote it: pipe that to \`git apply\`.`;
 
 export const APPLY_HELP = `
 Brings the changes of an ended --repo run onto the branch checked out in its repository, as one
@@ -36,12 +42,27 @@ function printBlock(io: CliIO, text: string): void {
 export async function diffCommand(
   aca: AcaClient,
   id: string,
-  flags: { stat?: boolean },
+  flags: { stat?: boolean; raw?: boolean },
   io: CliIO,
 ): Promise<number> {
-  const diff = await aca.run(id).diff({ stat: flags.stat === true });
-  if (diff) printBlock(io, diff);
-  else io.err(`run ${id} has changed nothing yet`);
+  const diff = await aca.run(id).diffBytes({ stat: flags.stat === true });
+  if (!diff.length) {
+    io.err(`run ${id} has changed nothing yet`);
+    return EXIT.success;
+  }
+  if (flags.raw) {
+    if (io.outBytes) io.outBytes(diff);
+    else process.stdout.write(diff);
+    return EXIT.success;
+  }
+  const { text, escaped } = printableBytes(diff);
+  printBlock(io, text);
+  if (escaped) {
+    // On stderr, so that a pipe gets the diff alone.
+    io.err(
+      `${escaped} line${escaped === 1 ? ' carries' : 's carry'} control or invisible characters, shown as \\x.. or \\u.... escapes; aca diff --raw prints them as they are`,
+    );
+  }
   return EXIT.success;
 }
 
@@ -49,15 +70,19 @@ export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promi
   const result = await aca.run(id).apply();
   if (!result.applied) {
     io.out(
-      result.reason === 'run-changed-nothing'
-        ? `Run ${id} changed nothing; nothing applied.`
-        : `The changes of run ${id} are already on ${result.branch}; nothing applied.`,
+      printableLine(
+        result.reason === 'run-changed-nothing'
+          ? `Run ${id} changed nothing; nothing applied.`
+          : `The changes of run ${id} are already on ${result.branch}; nothing applied.`,
+      ),
     );
     return EXIT.success;
   }
   const count = result.files.length;
   io.out(
-    `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
+    printableLine(
+      `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
+    ),
   );
   return EXIT.success;
 }
@@ -71,7 +96,9 @@ export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Pro
     removed.store && `its branch in the git store ${removed.store}`,
   ].filter((part): part is string => Boolean(part));
   io.out(
-    parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,
+    printableLine(
+      parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,
+    ),
   );
   return EXIT.success;
 }

@@ -6,6 +6,7 @@ import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import type { Language } from '../shared/types';
 import { positiveInteger } from './args';
+import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
@@ -104,11 +105,11 @@ export async function attachToRun(
         return report(await handle.result());
       }
       io.err(
-        `\nPaused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`,
+        `\n${printableLine(`Paused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`)}`,
       );
     } else {
       io.err(
-        `\nStopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`,
+        `\n${printableLine(`Stopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`)}`,
       );
     }
     return EXIT.cancelled;
@@ -116,7 +117,7 @@ export async function attachToRun(
   return report(followed.result);
 
   function report(result: RunResult): number {
-    if (options.json) io.out(JSON.stringify(result));
+    if (options.json) io.out(jsonForTerminal(result));
     else for (const line of summaryLines(result, aca.webUrl(workflowId))) io.out(line);
     return exitCodeFor(result);
   }
