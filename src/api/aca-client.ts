@@ -28,6 +28,8 @@ import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } f
 import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 import { runStaticDetails } from './run-static-details';
+import { claimRunId } from './claim-run-id';
+import { missingWorker } from '../temporal/task-queue-pollers';
 
 /** The workflow type of every aca run, taken from the workflow function. */
 export const RUN_WORKFLOW_TYPE = codingAgentWorkflow.name;
@@ -103,8 +105,12 @@ export class AcaClient {
   }
 
   /** Validates the request (a UserInputError says what is wrong; nothing starts), then starts the run. */
-  async start(request: StartRunRequest, options: { taskQueue?: string } = {}): Promise<AcaRun> {
+  async start(
+    request: StartRunRequest,
+    options: { taskQueue?: string; replace?: boolean } = {},
+  ): Promise<AcaRun> {
     const valid = await validateRunRequest(request, this.config);
+    await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -135,9 +141,10 @@ export class AcaClient {
   async startLinked(
     parentId: string,
     request: LinkRequest,
-    options: { id?: string; taskQueue?: string } = {},
+    options: { id?: string; taskQueue?: string; replace?: boolean } = {},
   ): Promise<AcaRun> {
     const valid = await this.prepareLinked(parentId, request, options.id);
+    await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -218,10 +225,29 @@ export class AcaRun {
     }
   }
 
+  /**
+   * Why a running run could not answer a query: most often no worker polls its task queue (the
+   * query needs one), else Temporal itself did not answer. Either way Temporal is out of reach
+   * for this run (exit 3), never a failure of the run.
+   */
+  private async unanswered(err: unknown): Promise<UnreachableError> {
+    const queue = (await this.handle.describe().catch(() => null))?.taskQueue ?? this.client.config.taskQueue;
+    const missing = await missingWorker(this.client.temporal, queue);
+    return new UnreachableError(
+      missing ?? `Temporal could not answer for run ${this.id}: ${(err as Error).message}`,
+    );
+  }
+
   /** The run's snapshot: live while it runs, from its result once it has ended. */
   async state(): Promise<RunSnapshot> {
     const status = await this.status();
-    if (status === 'RUNNING') return this.handle.query(stateQuery);
+    if (status === 'RUNNING') {
+      try {
+        return await this.handle.query(stateQuery);
+      } catch (err) {
+        throw await this.unanswered(err);
+      }
+    }
     try {
       return { ...(await this.handle.result()), paused: false, waiting: null };
     } catch (err) {
@@ -284,7 +310,7 @@ export class AcaRun {
     const notWaiting = (why: string) =>
       new RunStateError(this.id, `run ${this.id} is not waiting at its iteration limit (${why})`);
     const status = await this.status();
-    if (status !== 'RUNNING') throw notWaiting(`it has ended: ${status}`);
+    if (status !== 'RUNNING') throw notWaiting(await this.endedPhrase(status));
     try {
       return await this.handle.executeUpdate(extendUpdate, {
         args: [{ iterations, ...(feedback !== undefined ? { feedback } : {}) }],
@@ -301,6 +327,22 @@ export class AcaRun {
       }
       throw err;
     }
+  }
+
+  /** How an ended run ended, in the run's own words (SUCCESS, FAILED and why) where it has a result. */
+  private async endedPhrase(status: WorkflowExecutionStatusName): Promise<string> {
+    if (status === 'COMPLETED') {
+      const result = await this.handle.result().catch(() => null);
+      if (result) return `it ended ${result.state}${result.reason ? ` (${result.reason})` : ''}`;
+    }
+    const words: Partial<Record<WorkflowExecutionStatusName, string>> = {
+      CANCELLED: 'it was cancelled',
+      TERMINATED: 'it was terminated',
+      TIMED_OUT: 'it timed out',
+      FAILED: 'it ended with an error',
+      CONTINUED_AS_NEW: 'it has ended',
+    };
+    return words[status] ?? 'it has ended';
   }
 
   /** Asks the run to stop; it ends FAILED with reason `cancelled`. */

@@ -114,6 +114,7 @@ export async function validateRunRequest(
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+    if (found.configWarning) warnings.push(found.configWarning);
   }
   if (request.setupNetwork) {
     warnings.push('warning: --setup-network lets the setup command reach the network from the sandbox');
@@ -149,7 +150,7 @@ export async function validateRunRequest(
 }
 
 /** `--max-cost`: a positive number of dollars, for a model whose price is known. */
-function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
+export function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
   if (value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);

@@ -68,7 +68,7 @@ export async function extendCommand(
   const iterations = positiveInteger(flags.iterations, 'iterations');
   if (iterations === undefined) throw new UserInputError('--iterations N is needed: how many more attempts');
   const { maxIterations } = await aca.run(id).extend(iterations, flags.feedback);
-  io.out(`Extended ${id}: ${iterations} more attempts, up to ${maxIterations}.`);
+  io.out(`Extended ${id}: ${iterations} more attempt${iterations === 1 ? '' : 's'}, up to ${maxIterations}.`);
   return EXIT.success;
 }
 

@@ -1,4 +1,5 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
+import { percentText } from '../shared/pass-rate';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -9,7 +10,7 @@ export function formatDuration(ms: number): string {
 }
 
 export function formatPassRate(rate: number | null): string {
-  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+  return rate === null ? '-' : percentText(rate);
 }
 
 /** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens, cost. */
