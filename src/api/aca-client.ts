@@ -242,6 +242,10 @@ export class AcaRun {
   async state(): Promise<RunSnapshot> {
     const status = await this.status();
     if (status === 'RUNNING') {
+      // A query needs a worker: with none polling it would hang until Temporal gives up on it.
+      const { taskQueue } = await this.handle.describe();
+      const missing = await missingWorker(this.client.temporal, taskQueue);
+      if (missing) throw new UnreachableError(missing);
       try {
         return await this.handle.query(stateQuery);
       } catch (err) {

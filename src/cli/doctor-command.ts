@@ -3,6 +3,7 @@ import { formatCheck, isBlocking } from '../preflight/check-result';
 import { defaultHostCheckEnv } from '../preflight/host-checks';
 import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
+import { checkWorkers } from '../preflight/worker-check';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
@@ -16,6 +17,7 @@ export async function doctorCommand(
 ): Promise<number> {
   const results = [
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
+    ...[await checkWorkers(config)].filter((check) => check !== null),
     ...(await checkModelEndpoint({
       baseURL: config.openaiBaseUrl,
       apiKey: config.openaiApiKey,

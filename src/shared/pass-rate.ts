@@ -9,14 +9,11 @@ export function percentText(rate: number): string {
   if ((whole === 100 && rate < 1) || (whole === 0 && rate > 0)) {
     for (let digits = 1; digits <= 6; digits++) {
       const factor = 10 ** digits;
-      // Toward the middle, so 0.9996 reads 99.9 % rather than rounding up to 100.0 %.
-      const shown =
-        rate < 1 && rate > 0.5
-          ? Math.floor(rate * 100 * factor) / factor
-          : Math.ceil(rate * 100 * factor) / factor;
+      // Cut, never rounded: 0.9996 reads 99.9 % rather than 100.0 %, 0.0001 reads 0.01 %.
+      const shown = Math.floor(rate * 100 * factor) / factor;
       if (shown > 0 && shown < 100) return `${shown.toFixed(digits)}%`;
     }
-    return rate < 1 && rate > 0.5 ? '>99.9999%' : '<0.0001%';
+    return rate > 0.5 ? '>99.9999%' : '<0.0001%';
   }
   return `${whole}%`;
 }
