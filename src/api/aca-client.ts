@@ -8,7 +8,13 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { loadConfig, type AcaConfig } from '../config';
-import { RunNotFoundError, RunStateError, UnreachableError, UserInputError } from '../shared/errors';
+import {
+  RunNotFoundError,
+  RunStateError,
+  UnappliedChangesError,
+  UnreachableError,
+  UserInputError,
+} from '../shared/errors';
 import type { RunResult, RunSnapshot } from '../shared/run-types';
 import {
   AgentIterationKey,
@@ -29,6 +35,7 @@ import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 import { runStaticDetails } from './run-static-details';
 import { claimRunId } from './claim-run-id';
+import { discardedAt, markDiscarded, wasApplied } from '../repo/discard-guard';
 import { missingWorker } from '../temporal/task-queue-pollers';
 
 /** The workflow type of every aca run, taken from the workflow function. */
@@ -369,6 +376,10 @@ export class AcaRun {
    */
   async diff(options: { stat?: boolean } = {}): Promise<string> {
     const snapshot = await this.state();
+    const discarded = this.discardedAt();
+    if (discarded) {
+      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
+    }
     const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
     return diffRun(git, base, head, options);
   }
@@ -395,8 +406,12 @@ export class AcaRun {
     });
   }
 
-  /** Removes an ended run's worktree and branch (or, without `--repo`, its workspace and git directory). */
-  async discard(): Promise<DiscardRunResult> {
+  /**
+   * Removes an ended run's worktree and branch (or, without `--repo`, its workspace and git
+   * directory). Changes never applied are only thrown away with `force`; without it an
+   * UnappliedChangesError says how many files would be lost.
+   */
+  async discard(options: { force?: boolean } = {}): Promise<DiscardRunResult> {
     const snapshot = await this.endedSnapshot('discarded');
     if (!snapshot.git) {
       throw new RunStateError(
@@ -404,13 +419,26 @@ export class AcaRun {
         `run ${this.id} ended before its workspace was prepared; nothing to discard`,
       );
     }
+    // Discarded once already: what is left (a store's branch) holds nothing the user could lose.
+    if (options.force !== true && snapshot.changedFiles.length > 0 && this.discardedAt() === null) {
+      const applied =
+        snapshot.repo !== null && (await wasApplied(snapshot.git.commonDir, this.id, snapshot.branch));
+      if (!applied)
+        throw new UnappliedChangesError(this.id, snapshot.changedFiles.length, snapshot.repo !== null);
+    }
     const removed = await discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
     // Last, so a store out of reach fails the discard after the local parts are gone; discarding
     // again then only has the store's branch left to remove.
     const storeTip = snapshot.branch
       ? await deleteStoreBranch(this.client.config.gitStore, snapshot.branch)
       : null;
+    markDiscarded(this.client.config.home, this.id);
     return { ...removed, store: storeTip ? this.client.config.gitStore.display : null };
+  }
+
+  /** When this home discarded the run (ISO time), or null. */
+  discardedAt(): string | null {
+    return discardedAt(this.client.config.home, this.id);
   }
 
   private async endedSnapshot(action: 'applied' | 'discarded'): Promise<RunSnapshot> {

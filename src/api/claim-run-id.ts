@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { RunStateError, UserInputError } from '../shared/errors';
 import type { AcaClient } from './aca-client';
+import { clearDiscarded } from '../repo/discard-guard';
 
 /**
  * Makes sure starting a run under `workflowId` replaces nothing by accident. An id nobody used is
@@ -18,7 +19,11 @@ export async function claimRunId(
   try {
     description = await aca.temporal.workflow.getHandle(workflowId).describe();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null;
+    if (err instanceof WorkflowNotFoundError) {
+      // A run under this id may have been discarded here before Temporal forgot it.
+      clearDiscarded(aca.config.home, workflowId);
+      return null;
+    }
     throw err;
   }
   if (description.status.name === 'RUNNING') {
@@ -34,7 +39,7 @@ export async function claimRunId(
       `a run with id ${workflowId} exists (${ended}); choose another --id, or add --replace to discard that run (its worktree, its branch aca/${workflowId} and any changes not applied) and start anew`,
     );
   }
-  const discarded = await run.discard().then(
+  const discarded = await run.discard({ force: true }).then(
     (d) =>
       [
         d.workTree && `its work tree ${d.workTree}`,
@@ -46,5 +51,6 @@ export async function claimRunId(
         .join(', ') || 'nothing was left to remove',
     (err: unknown) => `nothing (${(err as Error).message})`,
   );
+  clearDiscarded(aca.config.home, workflowId);
   return `replacing run ${workflowId} (${ended}): discarded ${discarded}`;
 }

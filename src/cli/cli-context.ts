@@ -7,10 +7,23 @@ export interface CliIO {
   err(line: string): void;
   /** Whether stdout is a terminal that can redraw one line. */
   isTTY: boolean;
+  /** Asks the person at the terminal a yes/no question; absent when nobody can answer. */
+  confirm?: (question: string) => Promise<boolean>;
+}
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
 }
 
 export const processIO: CliIO = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   isTTY: Boolean(process.stdout.isTTY),
+  ...(process.stdin.isTTY && process.stderr.isTTY ? { confirm: askOnTerminal } : {}),
 };

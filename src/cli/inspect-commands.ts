@@ -33,6 +33,8 @@ export async function statusCommand(
     io.out(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
   if (s.error) io.out(`  last error: ${s.error}`);
+  const discarded = aca.run(id).discardedAt();
+  if (discarded) io.out(`  discarded: ${discarded} (aca discard); its changes are gone`);
   return EXIT.success;
 }
 
@@ -109,8 +111,9 @@ export async function listCommand(
     ...(flags.state !== undefined ? { state: flags.state } : {}),
     ...(flags.parent !== undefined ? { parent: flags.parent } : {}),
   });
+  const marked = rows.map((r) => ({ ...r, discarded: aca.run(r.workflowId).discardedAt() !== null }));
   if (flags.json) {
-    io.out(JSON.stringify(rows));
+    io.out(JSON.stringify(marked));
     return EXIT.success;
   }
   if (!rows.length) {
@@ -127,7 +130,7 @@ export async function listCommand(
       'ID',
     ].join(' '),
   );
-  for (const r of rows) {
+  for (const r of marked) {
     io.out(
       [
         r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
@@ -135,7 +138,7 @@ export async function listCommand(
         String(r.iteration).padEnd(5),
         formatPassRate(r.passRate).padEnd(5),
         r.language.padEnd(11),
-        r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
+        `${r.workflowId}${r.parentRun ? ` (from ${r.parentRun})` : ''}${r.discarded ? ' [discarded]' : ''}`,
       ].join(' '),
     );
   }

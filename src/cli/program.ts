@@ -304,9 +304,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .command('discard')
     .description("remove an ended run's worktree and branch")
     .argument('<id>', 'run id')
+    .option('--force', 'also when the changes were never applied, without asking')
     .addHelpText('after', DISCARD_HELP)
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => discardCommand(aca, id, io)));
+    .action(async (id: string, flags: { force?: boolean }) => {
+      set(await withClient(config(), (aca) => discardCommand(aca, id, flags, io)));
     });
 
   program
