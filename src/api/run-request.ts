@@ -7,6 +7,7 @@ import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { safeKey } from '../shared/safe-key';
+import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 
 /** Everything `aca run` accepts, typed: what a script passes to `AcaClient.start`. */
@@ -60,10 +61,12 @@ export async function validateRunRequest(
 ): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = request.language ?? 'python';
-  if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(`unknown language "${String(language)}"; choose one of ${LANGUAGES.join(', ')}`);
+  if (request.language !== undefined && !LANGUAGES.includes(request.language)) {
+    throw new UserInputError(
+      `unknown language "${String(request.language)}"; choose one of ${LANGUAGES.join(', ')}`,
+    );
   }
+  let language: Language = request.language ?? 'python';
   let testsDir: string | null = null;
   if (request.testsDir !== undefined) {
     testsDir = path.resolve(request.testsDir);
@@ -113,6 +116,12 @@ export async function validateRunRequest(
       );
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
+    language = await repositoryLanguage(
+      { gitDir: found.commonDir },
+      found.baseCommit,
+      request.language,
+      found.topLevel,
+    );
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
     if (found.configWarning) warnings.push(found.configWarning);
   }

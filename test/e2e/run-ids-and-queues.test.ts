@@ -162,6 +162,15 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     }
   });
 
+  test('--language that does not fit the repository: exit 2 before anything starts', async () => {
+    const repo = makeRepo({ 'calc.py': 'def add(a, b):\n    return a - b\n' });
+    const id = newId('language');
+    const r = await runCli(['run', 'fix add', '--repo', repo, '--language', 'typescript', '--id', id], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--language typescript does not fit the repository');
+    await expect(h.client.workflow.getHandle(id).describe()).rejects.toThrow(/not found/i);
+  });
+
   test('a task queue nobody polls: aca run names it within 10 s, aca status exits 3 naming it, aca doctor warns', async () => {
     const queue = `nobody-polls-${randomBytes(3).toString('hex')}`;
     const id = newId('unpolled');
