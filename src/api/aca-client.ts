@@ -23,7 +23,7 @@ import {
   AgentPassRateKey,
   AgentStateKey,
 } from '../shared/search-attributes';
-import { AGENT_STATES, type AgentState } from '../shared/types';
+import { LISTED_STATES, type ListedState } from '../shared/types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun } from '../repo/diff-run';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
@@ -161,22 +161,46 @@ export class AcaClient {
     return new AcaRun(this, workflowId);
   }
 
-  /** Runs, newest first (at most `limit`, 200 by default), optionally only those in one state. */
-  async list(options: { state?: AgentState; parent?: string; limit?: number } = {}): Promise<RunSummary[]> {
+  /**
+   * Runs, newest first (at most `limit`, 200 by default), optionally only those in one state, or
+   * only the family of one run: every run continued, retried or forked from it, and from those,
+   * at any depth.
+   */
+  async list(options: { state?: ListedState; parent?: string; limit?: number } = {}): Promise<RunSummary[]> {
     let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
     if (options.state !== undefined) {
-      if (!(AGENT_STATES as readonly string[]).includes(options.state)) {
+      if (!(LISTED_STATES as readonly string[]).includes(options.state)) {
         throw new UserInputError(
-          `unknown state "${String(options.state)}"; choose one of ${AGENT_STATES.join(', ')}`,
+          `unknown state "${String(options.state)}"; choose one of ${LISTED_STATES.join(', ')}`,
         );
       }
       query += ` AND AgentState = '${options.state}'`;
     }
-    if (options.parent !== undefined) {
-      // A workflow id is free text: quotes and backslashes are escaped for the list query.
-      query += ` AND AgentParentRun = '${options.parent.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-    }
     const limit = options.limit ?? 200;
+    if (options.parent === undefined) return this.listWhere(query, limit);
+    // One query per generation of the family; the state filter applies to the rows shown, not
+    // to the runs whose children are looked for.
+    const family: RunSummary[] = [];
+    const seen = new Set<string>([options.parent]);
+    let generation = [options.parent];
+    while (generation.length > 0 && family.length < limit) {
+      const parents = generation.map(quoteForQuery).join(', ');
+      const children = await this.listWhere(
+        `WorkflowType = '${RUN_WORKFLOW_TYPE}' AND AgentParentRun IN (${parents})`,
+        limit,
+      );
+      generation = [];
+      for (const child of children) {
+        if (seen.has(child.workflowId)) continue;
+        seen.add(child.workflowId);
+        generation.push(child.workflowId);
+        if (options.state === undefined || child.state === options.state) family.push(child);
+      }
+    }
+    return family.slice(0, limit).sort((a, b) => b.startTime.localeCompare(a.startTime));
+  }
+
+  private async listWhere(query: string, limit: number): Promise<RunSummary[]> {
     const rows: RunSummary[] = [];
     for await (const wf of this.temporal.workflow.list({ query, pageSize: 100 })) {
       const sa = wf.typedSearchAttributes;
@@ -515,4 +539,9 @@ export class AcaRun {
     }
     return this.handle.query(stateQuery);
   }
+}
+
+/** A workflow id as a string literal of a list query: quotes and backslashes escaped. */
+function quoteForQuery(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

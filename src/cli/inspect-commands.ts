@@ -1,6 +1,6 @@
 import type { AcaClient } from '../api/aca-client';
 import { UserInputError } from '../shared/errors';
-import type { AgentState } from '../shared/types';
+import type { ListedState } from '../shared/types';
 import { positiveInteger } from './args';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
@@ -104,7 +104,7 @@ export async function resultCommand(
 
 export async function listCommand(
   aca: AcaClient,
-  flags: { json?: boolean; state?: AgentState; parent?: string },
+  flags: { json?: boolean; state?: ListedState; parent?: string },
   io: CliIO,
 ): Promise<number> {
   const rows = await aca.list({

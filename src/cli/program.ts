@@ -2,7 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
-import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
+import { LANGUAGES, LISTED_STATES, type ListedState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import {
   cancelCommand,
@@ -316,15 +316,15 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .addOption(
       new Option('--state <state>', 'only runs in this state').argParser((value) => {
         const state = value.toUpperCase();
-        if (!(AGENT_STATES as readonly string[]).includes(state)) {
-          throw new UserInputError(`unknown state "${value}"; choose one of ${AGENT_STATES.join(', ')}`);
+        if (!(LISTED_STATES as readonly string[]).includes(state)) {
+          throw new UserInputError(`unknown state "${value}"; choose one of ${LISTED_STATES.join(', ')}`);
         }
-        return state as AgentState;
+        return state as ListedState;
       }),
     )
     .option('--parent <id>', 'only runs continued, retried or forked from this run')
     .addOption(json())
-    .action(async (flags: { json?: boolean; state?: AgentState; parent?: string }) => {
+    .action(async (flags: { json?: boolean; state?: ListedState; parent?: string }) => {
       set(await withClient(config(), (aca) => listCommand(aca, flags, io)));
     });
 
