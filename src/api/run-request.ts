@@ -8,6 +8,7 @@ import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { safeKey } from '../shared/safe-key';
+import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 
 /** Everything `aca run` accepts, typed: what a script passes to `AcaClient.start`. */
@@ -61,10 +62,12 @@ export async function validateRunRequest(
 ): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = request.language ?? 'python';
-  if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(`unknown language "${String(language)}"; choose one of ${LANGUAGES.join(', ')}`);
+  if (request.language !== undefined && !LANGUAGES.includes(request.language)) {
+    throw new UserInputError(
+      `unknown language "${String(request.language)}"; choose one of ${LANGUAGES.join(', ')}`,
+    );
   }
+  let language: Language = request.language ?? 'python';
   let testsDir: string | null = null;
   if (request.testsDir !== undefined) {
     testsDir = path.resolve(request.testsDir);
@@ -119,7 +122,14 @@ export async function validateRunRequest(
       );
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
+    language = await repositoryLanguage(
+      { gitDir: found.commonDir },
+      found.baseCommit,
+      request.language,
+      found.topLevel,
+    );
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+    if (found.configWarning) warnings.push(found.configWarning);
   }
   if (request.setupNetwork) {
     warnings.push('warning: --setup-network lets the setup command reach the network from the sandbox');
@@ -155,7 +165,7 @@ export async function validateRunRequest(
 }
 
 /** `--max-cost`: a positive number of dollars, for a model whose price is known. */
-function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
+export function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
   if (value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);

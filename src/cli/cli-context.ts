@@ -11,6 +11,18 @@ export interface CliIO {
   outBytes?(bytes: Uint8Array): void;
   /** Whether stdout is a terminal that can redraw one line. */
   isTTY: boolean;
+  /** Asks the person at the terminal a yes/no question; absent when nobody can answer. */
+  confirm?: (question: string) => Promise<boolean>;
+}
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
 }
 
 /**
@@ -22,4 +34,5 @@ export const processIO: CliIO = {
   err: (line) => process.stderr.write(`${printableOutput(line)}\n`),
   outBytes: (bytes) => process.stdout.write(bytes),
   isTTY: Boolean(process.stdout.isTTY),
+  ...(process.stdin.isTTY && process.stderr.isTTY ? { confirm: askOnTerminal } : {}),
 };

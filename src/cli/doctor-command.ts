@@ -4,6 +4,7 @@ import { defaultHostCheckEnv } from '../preflight/host-checks';
 import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
 import { jsonForTerminal } from '../shared/terminal-text';
+import { checkWorkers } from '../preflight/worker-check';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
@@ -17,6 +18,7 @@ export async function doctorCommand(
 ): Promise<number> {
   const results = [
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
+    ...[await checkWorkers(config)].filter((check) => check !== null),
     ...(await checkModelEndpoint({
       baseURL: config.openaiBaseUrl,
       apiKey: config.openaiApiKey,

@@ -1,6 +1,6 @@
 import type { AcaClient } from '../api/aca-client';
 import { UserInputError } from '../shared/errors';
-import type { AgentState } from '../shared/types';
+import type { ListedState } from '../shared/types';
 import { positiveInteger } from './args';
 import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
@@ -35,6 +35,8 @@ export async function statusCommand(
     lines.push(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
   if (s.error) lines.push(`  last error: ${s.error}`);
+  const discarded = aca.run(id).discardedAt();
+  if (discarded) lines.push(`  discarded: ${discarded} (aca discard); its changes are gone`);
   for (const line of lines) io.out(printableLine(line));
   return EXIT.success;
 }
@@ -71,7 +73,7 @@ export async function extendCommand(
   const iterations = positiveInteger(flags.iterations, 'iterations');
   if (iterations === undefined) throw new UserInputError('--iterations N is needed: how many more attempts');
   const { maxIterations } = await aca.run(id).extend(iterations, flags.feedback);
-  io.out(`Extended ${id}: ${iterations} more attempts, up to ${maxIterations}.`);
+  io.out(`Extended ${id}: ${iterations} more attempt${iterations === 1 ? '' : 's'}, up to ${maxIterations}.`);
   return EXIT.success;
 }
 
@@ -105,15 +107,16 @@ export async function resultCommand(
 
 export async function listCommand(
   aca: AcaClient,
-  flags: { json?: boolean; state?: AgentState; parent?: string },
+  flags: { json?: boolean; state?: ListedState; parent?: string },
   io: CliIO,
 ): Promise<number> {
   const rows = await aca.list({
     ...(flags.state !== undefined ? { state: flags.state } : {}),
     ...(flags.parent !== undefined ? { parent: flags.parent } : {}),
   });
+  const marked = rows.map((r) => ({ ...r, discarded: aca.run(r.workflowId).discardedAt() !== null }));
   if (flags.json) {
-    io.out(jsonForTerminal(rows));
+    io.out(jsonForTerminal(marked));
     return EXIT.success;
   }
   if (!rows.length) {
@@ -130,7 +133,7 @@ export async function listCommand(
       'ID',
     ].join(' '),
   );
-  for (const r of rows) {
+  for (const r of marked) {
     io.out(
       printableLine(
         [
@@ -139,7 +142,7 @@ export async function listCommand(
           String(r.iteration).padEnd(5),
           formatPassRate(r.passRate).padEnd(5),
           r.language.padEnd(11),
-          r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
+          `${r.workflowId}${r.parentRun ? ` (from ${r.parentRun})` : ''}${r.discarded ? ' [discarded]' : ''}`,
         ].join(' '),
       ),
     );

@@ -1,5 +1,6 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
 import { printableLine, printableName } from '../shared/terminal-text';
+import { percentText } from '../shared/pass-rate';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -10,7 +11,7 @@ export function formatDuration(ms: number): string {
 }
 
 export function formatPassRate(rate: number | null): string {
-  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+  return rate === null ? '-' : percentText(rate);
 }
 
 /**

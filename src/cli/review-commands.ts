@@ -5,6 +5,7 @@
  */
 import type { AcaClient } from '../api/aca-client';
 import { printableBytes, printableLine } from '../shared/terminal-text';
+import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
 
 export const DIFF_HELP = `
@@ -32,7 +33,11 @@ No hook, filter or merge driver of the repository runs.`;
 export const DISCARD_HELP = `
 Removes what an ended run left: for a --repo run its worktree and its branch aca/<id> (your
 checkout and other branches stay as they are); for a run without --repo its workspace folder and
-its own git directory. Already removed parts are skipped.`;
+its own git directory. Already removed parts are skipped.
+
+Changes never applied (every change of a run without --repo) are only thrown away after a yes at
+the terminal, or with --force; without a terminal and without --force, nothing is removed (exit 2).
+The run is then marked discarded in aca list and aca status, and aca diff says so.`;
 
 /** Prints text that ends in a newline without adding an empty line. */
 function printBlock(io: CliIO, text: string): void {
@@ -87,8 +92,30 @@ export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promi
   return EXIT.success;
 }
 
-export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
-  const removed = await aca.run(id).discard();
+export async function discardCommand(
+  aca: AcaClient,
+  id: string,
+  flags: { force?: boolean },
+  io: CliIO,
+): Promise<number> {
+  const run = aca.run(id);
+  let removed;
+  try {
+    removed = await run.discard({ force: flags.force === true });
+  } catch (err) {
+    if (!(err instanceof UnappliedChangesError) || !io.confirm) throw err;
+    const files = `${err.files} changed file${err.files === 1 ? '' : 's'}`;
+    const were = err.files === 1 ? 'was' : 'were';
+    if (
+      !(await io.confirm(
+        `Run ${id}'s ${files} ${were} never applied. Discard ${err.files === 1 ? 'it' : 'them'}?`,
+      ))
+    ) {
+      io.err(`Nothing discarded.`);
+      return EXIT.badInput;
+    }
+    removed = await run.discard({ force: true });
+  }
   const parts = [
     removed.workTree && `workspace ${removed.workTree}`,
     removed.branch && `branch ${removed.branch}`,
