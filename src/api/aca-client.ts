@@ -399,20 +399,23 @@ export class AcaRun {
    * with its counts. Works while the run is going too (up to its last commit).
    */
   async diff(options: { stat?: boolean } = {}): Promise<string> {
-    const snapshot = await this.state();
-    const discarded = this.discardedAt();
-    if (discarded) {
-      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
-    }
-    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    const { git, base, head } = await this.commitsToDiff();
     return diffRun(git, base, head, options);
   }
 
   /** diff() as git wrote it, byte for byte: what `aca diff --raw` prints. */
   async diffBytes(options: { stat?: boolean } = {}): Promise<Buffer> {
-    const snapshot = await this.state();
-    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    const { git, base, head } = await this.commitsToDiff();
     return diffRunBytes(git, base, head, options);
+  }
+
+  private async commitsToDiff(): ReturnType<AcaRun['commitsHere']> {
+    const snapshot = await this.state();
+    const discarded = this.discardedAt();
+    if (discarded) {
+      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
+    }
+    return this.commitsHere(snapshot, 'reading-copy');
   }
 
   /**
