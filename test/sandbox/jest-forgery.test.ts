@@ -142,3 +142,191 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 });
+
+test('a skip made by the code under test is not honest: the failing tests skipped through Jest state', async () => {
+  const acceptance = `import { add } from './add';
+
+test('adds zero', () => {
+  expect(add(0, 0)).toBe(0);
+});
+test('adds', () => {
+  expect(add(2, 3)).toBe(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toBe(-2);
+});
+`;
+  const report = await runWithAcceptance(
+    { 'add.test.ts': acceptance },
+    {
+      'add.ts': `const g = globalThis as any;
+const key = Object.getOwnPropertySymbols(g).find((s) => String(s).includes('JEST_STATE'));
+g.beforeAll(() => {
+  const visit = (block: any) => {
+    for (const child of block.children) {
+      if (child.type === 'test' && child.name !== 'adds zero') child.mode = 'skip';
+      else if (child.type === 'describeBlock') visit(child);
+    }
+  };
+  if (key) visit(g[key].rootDescribeBlock);
+});
+export const add = (a: number, b: number): number => a - b;
+`,
+    },
+  );
+  expect(succeeded(report)).toBe(false);
+  expect(statusOf(report, 'adds zero')).toBe('passed');
+  expect(statusOf(report, 'adds')).toBe('error');
+});
+
+describe('legitimate acceptance files in every common form give honest verdicts', () => {
+  const CALC_TEST = `import { add, divide, total, stats, delayed } from './calc';
+
+describe('calc', () => {
+  describe('add', () => {
+    it('adds', () => {
+      expect(add(2, 3)).toBe(5);
+    });
+    it.each([
+      [1, 1, 2],
+      [2, 2, 4],
+      [-1, 1, 0],
+    ])('add(%i, %i) = %i', (a, b, sum) => {
+      expect(add(a, b)).toBe(sum);
+    });
+    test.each\`
+      a    | b     | sum
+      \${0} | \${0}  | \${0}
+      \${5} | \${-2} | \${3}
+    \`('$a + $b is $sum', ({ a, b, sum }) => {
+      expect(add(a, b)).toEqual(sum);
+    });
+    it.skip('adds bigints', () => {
+      expect(add(2, 3)).toBe(6);
+    });
+    xit('adds strings', () => {
+      expect(add(1, 1)).toBe(3);
+    });
+    test.todo('adds matrices');
+    it.skip.each([[1, 2]])('skipped each %i %i', (a, b) => {
+      expect(add(a, b)).toBe(0);
+    });
+  });
+
+  describe('divide', () => {
+    test('divides', () => {
+      expect(divide(6, 3)).toBeCloseTo(2);
+    });
+    test('refuses zero', () => {
+      expect(() => divide(1, 0)).toThrow('division by zero');
+    });
+  });
+
+  describe.skip('future', () => {
+    it('does more', () => {
+      expect(true).toBe(false);
+    });
+  });
+  xdescribe('later', () => {
+    test('never', () => {
+      expect(1).toBe(2);
+    });
+  });
+
+  describe('async', () => {
+    it('totals', async () => {
+      await expect(total([1, 2, 3])).resolves.toBe(6);
+    });
+    it('rejects empty', () => expect(total([])).rejects.toThrow('empty'));
+    it('waits with fake timers', async () => {
+      jest.useFakeTimers();
+      const later = delayed(5);
+      jest.advanceTimersByTime(1000);
+      await expect(later).resolves.toBe(5);
+      jest.useRealTimers();
+    });
+    test.concurrent('runs concurrently', async () => {
+      expect(await total([2])).toBe(2);
+    });
+  });
+
+  it('summarises', () => {
+    expect(stats([1, 2, 3])).toEqual({ min: 1, max: 3, mean: 2 });
+    expect(new Map([[1, stats([1])]])).toEqual(new Map([[1, { min: 1, max: 1, mean: 1 }]]));
+    expect([stats([4])]).toContainEqual(expect.objectContaining({ mean: 4 }));
+  });
+});
+
+expect.extend({
+  toBeEven(received: number) {
+    return { pass: received % 2 === 0, message: () => \`\${received} is not even\` };
+  },
+});
+
+test('custom matcher', () => {
+  (expect(add(1, 1)) as unknown as { toBeEven(): void }).toBeEven();
+});
+`;
+  const FOCUS_TEST = `import { describe, expect, it, jest, test } from '@jest/globals';
+import { add } from './calc';
+
+describe('focused', () => {
+  it.only('adds', () => {
+    expect(add(1, 2)).toBe(3);
+  });
+  it('is left out by only', () => {
+    expect(add(1, 2)).toBe(4);
+  });
+  test.only.each([[2, 2, 4]])('adds %i and %i', (a, b, sum) => {
+    expect(add(a, b)).toBe(sum);
+  });
+  it.only('calls back', () => {
+    const callback = jest.fn();
+    callback(add(1, 1));
+    expect(callback).toHaveBeenCalledWith(2);
+  });
+});
+`;
+  const solution = (
+    addBody: string,
+  ): string => `export const add = (a: number, b: number): number => ${addBody};
+export function divide(a: number, b: number): number {
+  if (b === 0) throw new Error('division by zero');
+  return a / b;
+}
+export async function total(values: number[]): Promise<number> {
+  if (values.length === 0) throw new Error('empty');
+  return values.reduce((s, v) => s + v, 0);
+}
+export const stats = (values: number[]) => ({
+  min: Math.min(...values),
+  max: Math.max(...values),
+  mean: values.reduce((s, v) => s + v, 0) / values.length,
+});
+export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), 500));
+`;
+  const acceptance = { 'test/calc.test.ts': CALC_TEST, 'test/focus.test.ts': FOCUS_TEST };
+  const withSolution = (addBody: string) => ({ 'test/calc.ts': solution(addBody) });
+
+  test('a correct solution succeeds, every test counted', async () => {
+    const report = await runWithAcceptance(acceptance, withSolution('a + b'));
+    expect(report.message ?? '').not.toMatch(/tampered|must run/);
+    expect(succeeded(report)).toBe(true);
+    // calc: 14 run and pass, 6 skipped or todo; focus: 3 run and pass, 1 left out by .only.
+    expect(report).toMatchObject({ passed: 17, skipped: 7, failed: 0, errors: 0 });
+    expect(statusOf(report, 'calc future does more')).toBe('skipped');
+    expect(statusOf(report, 'calc add skipped each 1 2')).toBe('skipped');
+    expect(statusOf(report, 'focused is left out by only')).toBe('skipped');
+    expect(statusOf(report, 'calc async runs concurrently')).toBe('passed');
+  });
+
+  test('a wrong solution fails, on the tests that check what it got wrong', async () => {
+    const report = await runWithAcceptance(acceptance, withSolution('a - b'));
+    expect(report.outcome).toBe('completed');
+    expect(succeeded(report)).toBe(false);
+    expect(statusOf(report, 'calc add adds')).toBe('failed');
+    expect(statusOf(report, 'focused adds')).toBe('failed');
+    expect(statusOf(report, 'calc divide divides')).toBe('passed');
+    expect(statusOf(report, 'calc add adds bigints')).toBe('skipped');
+  });
+});
