@@ -127,6 +127,7 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
       },
       { src: files.transform, dest: `${SANDBOX_RUNNER_DIR}/transform.js` },
       { src: files.jestVerdictRunner, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-runner.js` },
+      { src: files.jestVerdictEnvironment, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-environment.js` },
       { src: files.jestVerdictGuard, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-guard.js` },
       // node may live outside /usr (nvm, a tarball); mount the binary the worker itself runs.
       { src: source(realNode, files.mountPoints.node), dest: SANDBOX_NODE },

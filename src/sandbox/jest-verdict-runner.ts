@@ -8,9 +8,9 @@ import { baseEnv, type StreamingRunner } from './runner';
  * The process that gives the acceptance verdict for Jest: aca's Jest on the user's acceptance test
  * files alone, with aca's configuration on the command line (no config, setup file, transformer or
  * reporter from the workspace is loaded), the tests in a worker process of their own and aca's
- * reporter with the results channel in Jest's main process, and aca's guard (jest-verdict-sources.ts)
- * fixing the framework's globals and the intrinsics the assertions use before the code under test
- * loads.
+ * reporter with the results channel in Jest's main process, aca's test environment watching Jest's
+ * record of each test from outside the tests' context, and aca's guard fixing the framework's globals
+ * and the intrinsics the assertions use before the code under test loads (jest-verdict-sources.ts).
  */
 export const jestVerdictRunner: StreamingRunner = {
   ...jestReading,
@@ -20,6 +20,7 @@ export const jestVerdictRunner: StreamingRunner = {
     const config = {
       ...jestConfig(paths),
       runner: path.posix.join(paths.runnerDir, 'aca-verdict-runner.js'),
+      testEnvironment: path.posix.join(paths.runnerDir, 'aca-verdict-environment.js'),
       setupFilesAfterEnv: [path.posix.join(paths.runnerDir, 'aca-verdict-guard.js')],
       injectGlobals: true,
       // One worker process, not a thread: a thread would share the main process's file descriptors.

@@ -25,13 +25,78 @@ module.exports = AcaVerdictRunner;
 `;
 
 /**
+ * Jest's node environment with an event handler that Jest calls with each test event. The
+ * environment is loaded in the worker's own global context, not the tests' (the code under test
+ * reaches neither it nor what it holds without first escaping the tests' context), and checks Jest's
+ * own record of each test, which lives in the tests' context:
+ * - as a test is registered, its function and its `failing` flag are fixed on Jest's record of it,
+ *   so a function put in place of the test's own, or a test turned into one that passes by failing,
+ *   cannot be;
+ * - a test whose run raised errors (its function or its `*Each` hooks) but ends with none recorded
+ *   had them removed, and fails with an error saying so.
+ */
+export const JEST_VERDICT_ENVIRONMENT = String.raw`'use strict';
+const path = require('path');
+const nodeEnvironment = require(path.join(__dirname, 'node_modules', 'jest-environment-node'));
+const Base = nodeEnvironment.TestEnvironment || nodeEnvironment.default || nodeEnvironment;
+
+const failures = new WeakMap();
+
+function fix(record, key) {
+  const d = Object.getOwnPropertyDescriptor(record, key);
+  if (d && d.configurable && 'value' in d) {
+    Object.defineProperty(record, key, { value: d.value, writable: false, enumerable: d.enumerable, configurable: false });
+  }
+}
+
+class AcaVerdictEnvironment extends Base {
+  handleTestEvent(event, state) {
+    switch (event.name) {
+      case 'add_test': {
+        const block = state.currentDescribeBlock;
+        const test = block && block.children[block.children.length - 1];
+        if (!test || test.type !== 'test') break;
+        if (test.fn !== event.fn) {
+          test.errors.push(new Error('aca: the test registered is not the one Jest was given'));
+          break;
+        }
+        fix(test, 'fn');
+        fix(test, 'failing');
+        break;
+      }
+      case 'test_start':
+      case 'test_retry':
+        failures.set(event.test, 0);
+        break;
+      case 'test_fn_failure':
+        failures.set(event.test, (failures.get(event.test) || 0) + 1);
+        break;
+      case 'hook_failure':
+        if (event.test) failures.set(event.test, (failures.get(event.test) || 0) + 1);
+        break;
+      case 'test_done':
+        if ((failures.get(event.test) || 0) > 0 && event.test.errors.length === 0) {
+          event.test.errors.push(new Error('aca: this test failed, but its errors were removed while it ran'));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+module.exports = AcaVerdictEnvironment;
+`;
+
+/**
  * Run by Jest in each test file's global context after the framework is installed and before the
  * test file (and so the code under test it imports) is loaded. It makes what the assertions rest
  * on impossible to replace from then on:
  * - the framework's globals (`test`, `it`, `describe`, `expect`, hooks and their `.skip`, `.each`,
  *   `.only`… members) can be neither reassigned nor redefined;
  * - `expect`'s built-in matchers cannot be overridden through `expect.extend`, nor custom
- *   equality testers added (each would let any value equal any other);
+ *   equality testers added (each would let any value equal any other), and each refuses a value
+ *   under test that holds a Proxy or an `asymmetricMatch` of its own;
  * - the static members of the intrinsics the matchers call (`Object.is`, `Object.keys`,
  *   `Array.isArray`, `Reflect`, `Symbol.for`, …) are frozen and their global names fixed;
  * - `Object.prototype`, `Array.prototype` and `Function.prototype` take no new properties (a
@@ -82,11 +147,66 @@ export const JEST_VERDICT_GUARD = String.raw`'use strict';
     lockTree(g[name], 5, seen);
   }
 
+  // A value under test that carries an asymmetricMatch of its own would be asked by the equality
+  // matchers whether it equals what was expected, and could say yes to anything; a Proxy could
+  // show the matchers one thing and the test another. Neither passes an assertion.
+  const isProxy = require('util').types.isProxy;
+  const builtinAsymmetric = new Set();
+  try {
+    const e = g.expect;
+    for (const m of [e.anything(), e.any(Number), e.arrayContaining([]), e.objectContaining({}),
+      e.stringContaining(''), e.stringMatching('x'), e.closeTo(0), e.not.arrayContaining([])]) {
+      builtinAsymmetric.add(m.asymmetricMatch);
+    }
+  } catch (err) {
+    // An expect without these matchers: every asymmetricMatch on a received value is foreign.
+  }
+  function impostor(value) {
+    const stack = [[value, 0]];
+    const visited = new Set();
+    let budget = 10000;
+    while (stack.length > 0 && budget-- > 0) {
+      const [v, depth] = stack.pop();
+      if (v === null || (typeof v !== 'object' && typeof v !== 'function') || visited.has(v)) continue;
+      visited.add(v);
+      if (isProxy(v)) return 'a Proxy';
+      const match = describeOwn(v, 'asymmetricMatch') || (typeof v === 'object' ? { value: v.asymmetricMatch } : undefined);
+      if (match && (match.get || match.set || (typeof match.value === 'function' && !builtinAsymmetric.has(match.value)))) {
+        return 'a value with an asymmetricMatch of its own';
+      }
+      if (depth >= 6) continue;
+      if (v instanceof Map || v instanceof Set) {
+        for (const entry of v) stack.push([entry, depth + 1]);
+        continue;
+      }
+      for (const key of ownKeys(v)) {
+        const d = describeOwn(v, key);
+        if (d && 'value' in d) stack.push([d.value, depth + 1]);
+      }
+    }
+    return null;
+  }
+
+  const internalFlag = Symbol.for('$$jest-internal-matcher');
   const matchersObject = g[Symbol.for('$$jest-matchers-object')];
   if (matchersObject && typeof matchersObject === 'object') {
+    const matchers = matchersObject.matchers;
+    for (const key of ownKeys(matchers || {})) {
+      const original = matchers[key];
+      if (typeof original !== 'function') continue;
+      const checked = function (received, ...rest) {
+        const found = impostor(received);
+        if (found !== null) {
+          throw new ErrorType('aca: the value under test is ' + found + ', which an assertion cannot trust');
+        }
+        return original.call(this, received, ...rest);
+      };
+      if (original[internalFlag] === true) defineProperty(checked, internalFlag, { value: true });
+      matchers[key] = checked;
+    }
     lock(matchersObject, 'matchers');
     lock(matchersObject, 'customEqualityTesters');
-    if (matchersObject.matchers) for (const key of ownKeys(matchersObject.matchers)) lock(matchersObject.matchers, key);
+    if (matchers) for (const key of ownKeys(matchers)) lock(matchers, key);
     if (Array.isArray(matchersObject.customEqualityTesters)) freeze(matchersObject.customEqualityTesters);
   }
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_DEPENDENCY_FOLDERS } from './dependency-folders';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
-import { JEST_VERDICT_GUARD, JEST_VERDICT_RUNNER } from './jest-verdict-sources';
+import { JEST_VERDICT_ENVIRONMENT, JEST_VERDICT_GUARD, JEST_VERDICT_RUNNER } from './jest-verdict-sources';
 import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
 import { toolchainNodeModules } from './project-root';
 import { compileDenyFilter, seccompArchOf } from './seccomp-filter';
@@ -17,8 +17,9 @@ export interface RunnerFiles {
   /** aca's pytest plugin (module `aca_results`) and Jest reporter: see results-plugin-sources.ts. */
   pytestPlugin: string;
   jestReporter: string;
-  /** The Jest acceptance verdict's test runner and guard: see jest-verdict-sources.ts. */
+  /** The Jest acceptance verdict's test runner, environment and guard: see jest-verdict-sources.ts. */
   jestVerdictRunner: string;
+  jestVerdictEnvironment: string;
   jestVerdictGuard: string;
   /**
    * pytest's configuration, given with `-c` so that no pytest.ini, pyproject.toml, tox.ini or
@@ -73,6 +74,7 @@ export function runnerFiles(): RunnerFiles {
     pytestPlugin: write('aca_results.py', PYTEST_RESULTS_PLUGIN),
     jestReporter: write('aca-results-reporter.js', JEST_RESULTS_REPORTER),
     jestVerdictRunner: write('aca-verdict-runner.js', JEST_VERDICT_RUNNER),
+    jestVerdictEnvironment: write('aca-verdict-environment.js', JEST_VERDICT_ENVIRONMENT),
     jestVerdictGuard: write('aca-verdict-guard.js', JEST_VERDICT_GUARD),
     pytestIni: write('pytest.ini', '[pytest]\n'),
     etc: {

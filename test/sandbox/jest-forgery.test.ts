@@ -330,3 +330,56 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
     expect(statusOf(report, 'calc add adds bigints')).toBe('skipped');
   });
 });
+
+describe('forged passes through Jest itself, from the solution module', () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+  const STATE = `const g = globalThis as any;
+const key = Object.getOwnPropertySymbols(g).find((s) => String(s).includes('JEST_STATE'));
+const tests = (block: any): any[] =>
+  block.children.flatMap((c: any) => (c.type === 'test' ? [c] : tests(c)));
+`;
+  const forge = async (solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance({ 'add.test.ts': ACCEPTANCE }, { 'add.ts': solution });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test("each test's function replaced in Jest's state before it runs", async () => {
+    await forge(`${STATE}
+g.beforeAll(() => {
+  for (const t of tests(g[key].rootDescribeBlock)) {
+    try {
+      t.fn = () => {};
+    } catch {
+      Object.defineProperty(t, 'fn', { get: () => () => {} });
+    }
+  }
+});
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test("each failure removed from Jest's state after the test ran", async () => {
+    await forge(`${STATE}
+g.afterEach(() => {
+  const t = g[key].currentlyRunningTest;
+  if (t) t.errors.length = 0;
+});
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test('a result that claims to match whatever it is compared with', async () => {
+    await forge(`export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });
+`);
+  });
+});
