@@ -98,7 +98,7 @@ module.exports = AcaVerdictEnvironment;
  *   equality testers added (each would let any value equal any other), and each refuses a value
  *   under test that holds a Proxy or an `asymmetricMatch` of its own;
  * - the static members of the intrinsics the matchers call (`Object.is`, `Object.keys`,
- *   `Array.isArray`, `Reflect`, `Symbol.for`, …) are frozen and their global names fixed;
+ *   `Array.isArray`, `Reflect`, `Symbol.for`, …) and their global names are fixed;
  * - `Object.prototype`, `Array.prototype` and `Function.prototype` take no new properties (a
  *   property such as `asymmetricMatch` there would make every value match);
  * and after each test and at the end of the file it checks that no existing property of the
@@ -212,10 +212,12 @@ export const JEST_VERDICT_GUARD = String.raw`'use strict';
 
   const intrinsics = ['Object', 'Array', 'Reflect', 'JSON', 'Math', 'Number', 'String', 'Symbol',
     'Boolean', 'Map', 'Set', 'WeakMap', 'WeakSet', 'Promise', 'Function', 'BigInt'];
+  // Existing members are fixed; new ones may still be added, as polyfills and libraries such as
+  // reflect-metadata or symbol-observable do (Reflect.defineMetadata, Symbol.observable).
   for (const name of intrinsics) {
     if (describeOwn(g, name) === undefined) continue;
     lock(g, name);
-    freeze(g[name]);
+    for (const key of ownKeys(g[name])) lock(g[name], key);
   }
   for (const proto of [Object.prototype, Array.prototype, Function.prototype]) preventExtensions(proto);
 
