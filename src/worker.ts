@@ -94,6 +94,7 @@ export function createAcaActivities(
     reports: runStores.reports,
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
+    limitMaximums: config.limitMaximums,
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
     places: new RunPlaces({

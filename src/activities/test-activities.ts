@@ -8,6 +8,8 @@ import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
+import { DEFAULT_LIMIT_MAXIMUMS, withinMaximums, type LimitMaximums } from '../sandbox/limits';
+import { clampProjectLimits } from '../repo/project-config';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
@@ -23,6 +25,8 @@ export interface TestActivityDeps {
   sandboxMode: SandboxMode;
   /** Test suites run at once on this worker; more would only fight over the cores. */
   maxConcurrentTestRuns: number;
+  /** The most any run's limits may be here (ACA_MAX_*), whatever `.aca.json` or the run's input asks. */
+  limitMaximums?: LimitMaximums;
 }
 
 export interface RunTestsInput {
@@ -103,20 +107,36 @@ export interface TestRunSummary {
   failingTests?: string[];
 }
 
-/** `.aca.json`'s limits in the sandbox's units. */
-export function sandboxLimitsOf(limits: ProjectLimits | undefined): Partial<SandboxLimits> {
+/**
+ * `.aca.json`'s limits in the sandbox's units, held to this worker's maximums: they reach the
+ * worker through the run's input, and a base commit's `.aca.json` was never checked against them.
+ */
+export function sandboxLimitsOf(
+  project: ProjectLimits | undefined,
+  maximums: LimitMaximums = DEFAULT_LIMIT_MAXIMUMS,
+): Partial<SandboxLimits> {
   const MiB = 1024 * 1024;
-  return {
-    ...(limits?.wallTimeSeconds ? { wallTimeoutMs: limits.wallTimeSeconds * 1000 } : {}),
-    ...(limits?.cpuSeconds ? { cpuSeconds: limits.cpuSeconds } : {}),
-    ...(limits?.memoryMiB
-      ? { memoryBytes: limits.memoryMiB * MiB, runMemoryBytes: Math.max(2048, 2 * limits.memoryMiB) * MiB }
-      : {}),
-  };
+  const { limits } = clampProjectLimits(project ?? {}, maximums);
+  return withinMaximums(
+    {
+      ...(limits.wallTimeSeconds ? { wallTimeoutMs: limits.wallTimeSeconds * 1000 } : {}),
+      ...(limits.cpuSeconds ? { cpuSeconds: limits.cpuSeconds } : {}),
+      ...(limits.memoryMiB
+        ? { memoryBytes: limits.memoryMiB * MiB, runMemoryBytes: Math.max(2048, 2 * limits.memoryMiB) * MiB }
+        : {}),
+    },
+    maximums,
+  );
 }
 
 export function createTestActivities(deps: TestActivityDeps) {
   const slots = new Semaphore(deps.maxConcurrentTestRuns);
+  const maximums = deps.limitMaximums ?? DEFAULT_LIMIT_MAXIMUMS;
+  const limitsOf = (project: ProjectLimits | undefined): Partial<SandboxLimits> => {
+    const { lowered } = clampProjectLimits(project ?? {}, maximums);
+    if (lowered.length) log.warn('.aca.json asks for more than this worker allows', { lowered });
+    return sandboxLimitsOf(project, maximums);
+  };
   return {
     /**
      * Which of the targets a stored report knows (the Planner's, against the baseline): each
@@ -227,7 +247,7 @@ export function createTestActivities(deps: TestActivityDeps) {
         mode: deps.sandboxMode,
         command: { kind: 'command', command: input.command, source: 'option', label: input.command },
         dependencies: input.setup.dependencies,
-        limits: sandboxLimitsOf(input.setup.limits),
+        limits: limitsOf(input.setup.limits),
         network: input.network,
         heartbeat: () => ctx.heartbeat(),
         signal: ctx.cancellationSignal,
@@ -267,7 +287,7 @@ export function createTestActivities(deps: TestActivityDeps) {
           ? {
               command: input.setup.command,
               dependencies: input.setup.dependencies,
-              limits: sandboxLimitsOf(input.setup.limits),
+              limits: limitsOf(input.setup.limits),
             }
           : {}),
         heartbeat: () => ctx.heartbeat(),

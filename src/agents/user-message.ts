@@ -1,5 +1,6 @@
 import type { TargetResult } from '../shared/targets';
 import type { Language, TestRunReport } from '../shared/types';
+import { percentText } from '../shared/pass-rate';
 import { formatLessons } from '../memory/format-lessons';
 import { clipEnd } from '../shared/clip-text';
 import type { TurnContext } from './turn-context';
@@ -13,7 +14,7 @@ const RUNNER_NOTES: Record<Language, string> = {
 const MAX_REPORT_CHARS = 12_000;
 
 export function describeTestReport(report: TestRunReport): string {
-  const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${(report.passRate * 100).toFixed(0)}%).`;
+  const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${percentText(report.passRate)}).`;
   const failing = report.cases
     .filter((c) => c.status === 'failed' || c.status === 'error')
     .map((c) => `- ${c.name} (${c.status})${c.message ? `: ${clipEnd(c.message, 1500)}` : ''}`);

@@ -5,9 +5,11 @@ import type { AcaConfig } from '../config';
 import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
+import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { checkTargets } from '../repo/target-files';
 import { safeKey } from '../shared/safe-key';
+import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 
 /** Everything `aca run` accepts, typed: what a script passes to `AcaClient.start`. */
@@ -66,10 +68,12 @@ export async function validateRunRequest(
 ): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = request.language ?? 'python';
-  if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(`unknown language "${String(language)}"; choose one of ${LANGUAGES.join(', ')}`);
+  if (request.language !== undefined && !LANGUAGES.includes(request.language)) {
+    throw new UserInputError(
+      `unknown language "${String(request.language)}"; choose one of ${LANGUAGES.join(', ')}`,
+    );
   }
+  let language: Language = request.language ?? 'python';
   let testsDir: string | null = null;
   if (request.testsDir !== undefined) {
     testsDir = path.resolve(request.testsDir);
@@ -117,13 +121,25 @@ export async function validateRunRequest(
       );
     }
     const found = await resolveRepository(request.repo, request.base ?? 'HEAD');
+    checkProjectLimits(
+      found.config.limits,
+      config.limitMaximums,
+      path.join(found.topLevel, PROJECT_CONFIG_FILE),
+    );
     if (isInside(workspace, found.topLevel)) {
       throw new UserInputError(
         `the run's workspace ${workspace} lies inside the repository ${found.topLevel}; set ACA_WORKSPACES or --workspace outside it`,
       );
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
+    language = await repositoryLanguage(
+      { gitDir: found.commonDir },
+      found.baseCommit,
+      request.language,
+      found.topLevel,
+    );
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+    if (found.configWarning) warnings.push(found.configWarning);
     targets = await checkTargets(
       { option: request.targets ?? [], config: found.config.targets },
       { repo: { commonDir: found.commonDir, baseCommit: found.baseCommit, topLevel: found.topLevel } },
@@ -166,7 +182,7 @@ export async function validateRunRequest(
 }
 
 /** `--max-cost`: a positive number of dollars, for a model whose price is known. */
-function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
+export function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
   if (value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { UserInputError } from '../shared/errors';
 import { MAX_TARGETS, targetProblem } from '../shared/targets';
 import type { ProjectLimits } from '../shared/test-command';
+import type { LimitMaximums } from '../sandbox/limits';
 
 /** The file at a repository's root where a project tells aca how to test it. */
 export const PROJECT_CONFIG_FILE = '.aca.json';
@@ -93,4 +94,40 @@ export function parseProjectConfig(text: string, source: string): ProjectConfig 
     limits: limits ?? {},
     targets: targets ?? [],
   };
+}
+
+/** Each project limit, with the maximum that bounds it and the setting that names that maximum. */
+const BOUNDS = [
+  { key: 'wallTimeSeconds', maximum: 'wallSeconds', variable: 'ACA_MAX_WALL_SECONDS' },
+  { key: 'cpuSeconds', maximum: 'cpuSeconds', variable: 'ACA_MAX_CPU_SECONDS' },
+  { key: 'memoryMiB', maximum: 'memoryMiB', variable: 'ACA_MAX_MEMORY_MIB' },
+] as const;
+
+/** Refuses a limit above what workers allow, naming it, its maximum and the setting that raises it. */
+export function checkProjectLimits(limits: ProjectLimits, maximums: LimitMaximums, source: string): void {
+  for (const { key, maximum, variable } of BOUNDS) {
+    const value = limits[key];
+    if (value !== undefined && value > maximums[maximum]) {
+      throw new UserInputError(
+        `${source}: limits.${key} is ${value}, above the most a run may have (${maximums[maximum]}, set by ${variable})`,
+      );
+    }
+  }
+}
+
+/** The limits held to the maximums, and which of them were lowered. */
+export function clampProjectLimits(
+  limits: ProjectLimits,
+  maximums: LimitMaximums,
+): { limits: ProjectLimits; lowered: string[] } {
+  const clamped: ProjectLimits = { ...limits };
+  const lowered: string[] = [];
+  for (const { key, maximum } of BOUNDS) {
+    const value = limits[key];
+    if (value !== undefined && value > maximums[maximum]) {
+      clamped[key] = maximums[maximum];
+      lowered.push(`limits.${key} ${value} -> ${maximums[maximum]}`);
+    }
+  }
+  return { limits: clamped, lowered };
 }

@@ -118,7 +118,13 @@ export function unknownTargets(targets: readonly string[], cases: readonly Case[
   return targets.filter((id) => !cases.some((c) => caseOfTarget(c.name, id)));
 }
 
-/** One line naming each target and its outcome, e.g. `a.py::t failed, b.py passed`. */
-export function describeTargets(targets: readonly TargetResult[]): string {
-  return targets.map((t) => `${t.id} ${t.outcome}`).join(', ');
+/**
+ * One line naming each target and its outcome, e.g. `a.py::t failed, b.py passed`; `name` shows
+ * an id (a terminal quotes what it could act on).
+ */
+export function describeTargets(
+  targets: readonly TargetResult[],
+  name: (id: string) => string = (id) => id,
+): string {
+  return targets.map((t) => `${name(t.id)} ${t.outcome}`).join(', ');
 }

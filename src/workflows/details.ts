@@ -1,9 +1,10 @@
 import type { RunSnapshot } from '../shared/run-types';
+import { percentText } from '../shared/pass-rate';
 import { describeTargets } from '../shared/targets';
 
 /** The run's current details in the Web UI, as Temporal markdown (a list: single newlines would merge lines into one paragraph). */
 export function renderDetails(snapshot: RunSnapshot): string {
-  const passRate = snapshot.passRate === null ? 'not run yet' : `${Math.round(snapshot.passRate * 100)}%`;
+  const passRate = snapshot.passRate === null ? 'not run yet' : percentText(snapshot.passRate);
   const lines = [
     `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
