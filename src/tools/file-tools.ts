@@ -222,6 +222,12 @@ export const createFileTool = defineWorkspaceTool({
   parameters: z.strictObject({
     path: relativePath,
     content: z.string().describe('The whole content of the file; an existing file is overwritten.'),
+    executable: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: the file is executable (mode 755); false: it is not (644). Leave it out to keep an existing file’s mode (new files: 644).',
+      ),
   }),
   target: (args) => args.path,
   async execute(ctx, args) {
@@ -234,7 +240,8 @@ export const createFileTool = defineWorkspaceTool({
     const bytes = Buffer.byteLength(args.content, 'utf8');
     if (bytes > MAX_WRITE_BYTES)
       throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
-    await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content));
+    const mode = args.executable === undefined ? undefined : args.executable ? 0o755 : 0o644;
+    await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content, mode));
     return { ok: true, path: relative, bytes };
   },
 });

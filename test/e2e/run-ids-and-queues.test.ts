@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
 import { decodePayload } from '../../src/api/history-payloads';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
@@ -14,6 +15,7 @@ import { createHarness, type Harness } from '../helpers/agent-harness';
 import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
 import { ACA_BIN, runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
+import { spawnWorker } from '../helpers/worker-process';
 
 const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 
@@ -159,6 +161,30 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
         .getHandle(fresh)
         .terminate('test over')
         .catch(() => undefined);
+    }
+  });
+
+  test("a worker's log: one line per entry, a few dozen lines for a whole run", async () => {
+    const queue = `own-worker-${randomBytes(3).toString('hex')}`;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-own-worker-'));
+    const own = { ...env, ACA_HOME: home, ACA_TASK_QUEUE: queue, OPENAI_BASE_URL: h.llm.url };
+    const worker = await spawnWorker(own);
+    try {
+      const before = worker.output().split('\n').length;
+      const r = await runCli(fizzbuzz(newId('logged')), own);
+      expect(r.code).toBe(0);
+      const lines = worker
+        .output()
+        .split('\n')
+        .slice(before - 1)
+        .filter(Boolean);
+      // Every line is an entry of its own (a time first), none a piece of a spread-out object.
+      for (const line of lines)
+        expect(line).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z (TRACE|DEBUG|INFO |WARN |ERROR) /);
+      expect(lines.length).toBeLessThan(40);
+    } finally {
+      await worker.kill('SIGTERM');
+      fs.rmSync(home, { recursive: true, force: true });
     }
   });
 
