@@ -1,0 +1,167 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { git, GitError, type GitTarget } from '../repo/git';
+import { readProjectConfigAt } from '../repo/run-repository';
+import { detectTestCommand, runTestSuite } from '../sandbox';
+import type { LimitMaximums } from '../sandbox/limits';
+import type { InstanceStatus } from '../shared/eval-types';
+import type { TestCommandSpec } from '../shared/test-command';
+import type { Language, SandboxMode, TestRunReport } from '../shared/types';
+import { sandboxLimitsOf } from '../activities/test-activities';
+import { patchFiles, type EvalInstance } from './instances';
+import { judgeIds, pytestNodeId, shellQuote, type TestVerdict } from './test-ids';
+
+export interface EvaluationInput {
+  instance: EvalInstance;
+  /** aca's copy of the instance's repository (see repositories.ts): read only. */
+  repoPath: string;
+  baseCommit: string;
+  language: Language;
+  modelPatch: string;
+  sandboxMode: SandboxMode;
+  limitMaximums?: LimitMaximums;
+  heartbeat?: () => void;
+  signal?: AbortSignal;
+}
+
+export interface Evaluation {
+  status: InstanceStatus;
+  reason: string | null;
+  tests: { FAIL_TO_PASS: TestVerdict; PASS_TO_PASS: TestVerdict } | null;
+  testCommand: string | null;
+  testOutcome: TestRunReport['outcome'] | null;
+  /** The end of the test command's output, for people looking into an unresolved instance. */
+  outputTail: string | null;
+  durationMs: number;
+}
+
+const PYTEST = /\bpytest\b/;
+
+/**
+ * Evaluates a patch as SWE-bench does: a fresh tree at the base commit (its git directory kept
+ * outside it, the repository copy only read), the model's patch applied, the files the test patch
+ * touches put back as at the base, the test patch applied, the test command run in the sandbox.
+ * Resolved when every FAIL_TO_PASS and PASS_TO_PASS test passes.
+ */
+export async function evaluateInstance(input: EvaluationInput): Promise<Evaluation> {
+  const started = Date.now();
+  const { instance } = input;
+  const ended = (status: InstanceStatus, reason: string | null, rest: Partial<Evaluation> = {}): Evaluation => ({
+    status,
+    reason,
+    tests: null,
+    testCommand: null,
+    testOutcome: null,
+    outputTail: null,
+    durationMs: Date.now() - started,
+    ...rest,
+  });
+  if (input.modelPatch.trim() === '') return ended('empty_patch', 'the patch is empty');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-eval-'));
+  try {
+    const tree = path.join(dir, 'tree');
+    fs.mkdirSync(tree);
+    const target: GitTarget = { gitDir: path.join(dir, 'git'), workTree: tree };
+    await git({ gitDir: target.gitDir }, ['init', '--quiet']);
+    fs.writeFileSync(
+      path.join(target.gitDir, 'objects', 'info', 'alternates'),
+      `${path.join(input.repoPath, '.git', 'objects')}\n`,
+    );
+    await git(target, ['read-tree', '--reset', '-u', '--end-of-options', input.baseCommit]);
+    const modelApplied = await applyPatch(target, dir, 'model.patch', input.modelPatch);
+    if (modelApplied) return ended('unresolved', `the patch does not apply: ${modelApplied}`);
+    // The test files as at the base, whatever the model's patch did to them, then the test patch.
+    const testFiles = patchFiles(instance.test_patch);
+    for (const file of testFiles) {
+      const atBase = await git(target, ['ls-tree', '--name-only', '--full-tree', input.baseCommit, '--', file]);
+      // Paths are the tree's: git runs from its top (from elsewhere `apply` and `rm` misplace them).
+      if (atBase.trim()) await git(target, ['-C', tree, 'checkout', input.baseCommit, '--', file]);
+      else await git(target, ['-C', tree, 'rm', '-r', '-f', '--quiet', '--ignore-unmatch', '--', file]);
+    }
+    const testApplied = await applyPatch(target, dir, 'test.patch', instance.test_patch);
+    if (testApplied) return ended('error', `the test patch does not apply: ${testApplied}`);
+    const config = await readProjectConfigAt({ gitDir: target.gitDir }, input.baseCommit, input.repoPath);
+    const { command, testPaths } = testCommandFor(instance, tree, input.language, testFiles);
+    const report = await runTestSuite({
+      workspace: tree,
+      language: input.language,
+      mode: input.sandboxMode,
+      command,
+      limits: sandboxLimitsOf(config.limits, input.limitMaximums),
+      ...(testPaths.length ? { testPaths } : {}),
+      ...(input.heartbeat ? { heartbeat: input.heartbeat } : {}),
+      ...(input.signal ? { signal: input.signal } : {}),
+    });
+    const cases =
+      command.kind === 'command' && instance.test_cmd && PYTEST.test(instance.test_cmd)
+        ? report.cases.map((c) => ({ ...c, name: pytestNodeId(c.name, tree) }))
+        : report.cases;
+    const tests = {
+      FAIL_TO_PASS: judgeIds(instance.FAIL_TO_PASS, cases),
+      PASS_TO_PASS: judgeIds(instance.PASS_TO_PASS, cases),
+    };
+    const details = {
+      tests,
+      testCommand: command.label,
+      testOutcome: report.outcome,
+      outputTail: report.output.slice(-4000),
+    };
+    if (report.outcome === 'timeout') {
+      return ended('unresolved', `the test command timed out${report.message ? `: ${report.message}` : ''}`, details);
+    }
+    if (report.outcome === 'sandbox_error') {
+      return ended('error', `the sandbox failed: ${report.message ?? 'no message'}`, details);
+    }
+    const failing = [...tests.FAIL_TO_PASS.failure, ...tests.PASS_TO_PASS.failure];
+    if (failing.length === 0) return ended('resolved', null, details);
+    const more = failing.length > 3 ? ` and ${failing.length - 3} more` : '';
+    const outcome = report.outcome === 'completed' ? '' : ` (the test run ended ${report.outcome})`;
+    return ended('unresolved', `failing: ${failing.slice(0, 3).join(', ')}${more}${outcome}`, details);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Applies a patch to the tree and its index; the reason when it does not apply, else null. */
+async function applyPatch(target: GitTarget, dir: string, name: string, patch: string): Promise<string | null> {
+  if (patch.trim() === '') return null;
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, patch.endsWith('\n') ? patch : `${patch}\n`);
+  try {
+    await git(target, ['-C', target.workTree!, 'apply', '--index', '--whitespace=nowarn', '--', file]);
+    return null;
+  } catch (err) {
+    if (!(err instanceof GitError)) throw err;
+    return err.stderr.trim().split('\n').slice(0, 3).join('; ') || `git apply exited with ${String(err.exitCode)}`;
+  }
+}
+
+/**
+ * The instance's `test_cmd` (run with bash, with a JUnit report asked of pytest), else the
+ * repository's detected runner on the test files the test patch touches.
+ */
+function testCommandFor(
+  instance: EvalInstance,
+  tree: string,
+  language: Language,
+  testFiles: string[],
+): { command: TestCommandSpec; testPaths: string[] } {
+  if (instance.test_cmd) {
+    const line = PYTEST.test(instance.test_cmd)
+      ? `${instance.test_cmd} --junitxml="$ACA_JUNIT_XML" -o junit_family=xunit1`
+      : instance.test_cmd;
+    return {
+      command: { kind: 'command', command: `bash -c ${shellQuote(line)}`, source: 'option', label: instance.test_cmd },
+      testPaths: [],
+    };
+  }
+  const existing = testFiles.filter((file) => {
+    try {
+      return fs.lstatSync(path.join(tree, file)).isFile();
+    } catch {
+      return false;
+    }
+  });
+  return { command: detectTestCommand(tree, language, []), testPaths: existing };
+}

@@ -1,0 +1,133 @@
+/**
+ * The evaluation batch's input, progress and report. Type-only apart from pure helpers: the
+ * workflow bundle includes this file.
+ */
+import type { RunOptions } from './run-types';
+import type { TokenUsage } from './types';
+
+/** Where each instance's patch comes from: the agent's run, or given patches evaluated alone. */
+export type EvalSource = 'agent' | 'gold' | 'empty' | 'file';
+
+/** What every child run shares; the instance adds its task, repository and base commit. */
+export interface EvalRunTemplate {
+  model: string;
+  options: RunOptions;
+  /** The folder the child runs' worktrees go in (ACA_WORKSPACES of the CLI that started the batch). */
+  workspacesRoot: string;
+}
+
+export interface EvalBatchInput {
+  batchId: string;
+  /** The batch's folder: the outputs, and under `batch/` the instances as frozen at the start. */
+  outDir: string;
+  /** Every instance of the batch, in the order they start. */
+  ids: string[];
+  source: EvalSource;
+  /** `model_name_or_path` of predictions.jsonl. */
+  modelName: string;
+  concurrency: number;
+  /** Dollars the whole batch may spend; no instance starts once the runs ended so far cost this much. */
+  maxCostUsd: number | null;
+  run: EvalRunTemplate;
+  /** Instances started by one execution before it continues as new (history stays bounded). */
+  instancesPerExecution?: number;
+}
+
+export type InstanceStatus = 'resolved' | 'unresolved' | 'empty_patch' | 'error';
+
+/** One instance's end as the batch keeps it; details are in `batch/results/<id>.json`. */
+export interface InstanceOutcome {
+  id: string;
+  status: InstanceStatus;
+  /** Why it is not resolved, in one line (a patch that did not apply, a timeout, a run error). */
+  reason: string | null;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
+}
+
+/** What the batch carries into its next execution at continue-as-new. */
+export interface EvalCarried {
+  next: number;
+  outcomes: InstanceOutcome[];
+  paused: boolean;
+  /** Set when the budget or a cancellation stopped new instances. */
+  stopped: 'budget' | 'cancelled' | null;
+  executions: number;
+}
+
+export interface EvalProgress {
+  batchId: string;
+  total: number;
+  done: number;
+  running: number;
+  resolved: number;
+  unresolved: number;
+  emptyPatch: number;
+  errors: number;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
+  paused: boolean;
+  stopped: 'budget' | 'cancelled' | null;
+  ended: boolean;
+  runningIds: string[];
+}
+
+/** report.json: SWE-bench's keys, then cost and tokens. */
+export interface EvalReport {
+  total_instances: number;
+  submitted_instances: number;
+  completed_instances: number;
+  resolved_instances: number;
+  unresolved_instances: number;
+  empty_patch_instances: number;
+  error_instances: number;
+  submitted_ids: string[];
+  completed_ids: string[];
+  resolved_ids: string[];
+  unresolved_ids: string[];
+  empty_patch_ids: string[];
+  error_ids: string[];
+  cost_usd: number;
+  tokens: TokenUsage;
+}
+
+/** The report of a batch from its instances and the outcomes of those that were submitted. */
+export function buildEvalReport(ids: string[], outcomes: InstanceOutcome[]): EvalReport {
+  const byId = new Map(outcomes.map((o) => [o.id, o]));
+  const ordered = ids.map((id) => byId.get(id)).filter((o): o is InstanceOutcome => o !== undefined);
+  const withStatus = (...statuses: InstanceStatus[]) =>
+    ordered.filter((o) => statuses.includes(o.status)).map((o) => o.id);
+  const submitted = ordered.map((o) => o.id);
+  const completed = withStatus('resolved', 'unresolved');
+  const resolved = withStatus('resolved');
+  const unresolved = withStatus('unresolved');
+  const empty = withStatus('empty_patch');
+  const errors = withStatus('error');
+  return {
+    total_instances: ids.length,
+    submitted_instances: submitted.length,
+    completed_instances: completed.length,
+    resolved_instances: resolved.length,
+    unresolved_instances: unresolved.length,
+    empty_patch_instances: empty.length,
+    error_instances: errors.length,
+    submitted_ids: submitted,
+    completed_ids: completed,
+    resolved_ids: resolved,
+    unresolved_ids: unresolved,
+    empty_patch_ids: empty,
+    error_ids: errors,
+    cost_usd: Math.round(ordered.reduce((sum, o) => sum + o.costUsd, 0) * 1e6) / 1e6,
+    tokens: {
+      prompt: ordered.reduce((sum, o) => sum + o.tokens.prompt, 0),
+      completion: ordered.reduce((sum, o) => sum + o.tokens.completion, 0),
+    },
+  };
+}
+
+/** The child run's workflow id: one per instance and batch, so no instance runs twice. */
+export function evalChildId(batchId: string, instanceId: string): string {
+  return `${batchId}/${instanceId}`;
+}
+
+export const EVAL_WORKFLOW_TYPE = 'evalBatchWorkflow';
