@@ -1,4 +1,5 @@
 import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
+import { createEvalActivities } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
 import { createTestActivities, type TestActivityDeps } from './test-activities';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMemoryActivities(deps),
     ...createRepoActivities(deps),
     ...createWorkspaceActivities(deps),
+    ...createEvalActivities(deps),
   };
 }
 

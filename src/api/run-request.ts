@@ -51,6 +51,8 @@ export interface StartRunRequest {
    * `<file>::<full name>` for Jest, or test files; added to `.aca.json`'s `targets`.
    */
   targets?: string[];
+  /** False: no failure memory for this run (no lessons recalled, none of its failures stored). */
+  memory?: boolean;
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -177,6 +179,7 @@ export async function validateRunRequest(
       setupNetwork: request.setupNetwork === true,
       link: null,
       ...(targets.length ? { targets } : {}),
+      ...(request.memory === false ? { memory: false } : {}),
     },
   };
 }

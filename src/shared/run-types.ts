@@ -60,6 +60,11 @@ export interface RunInput {
    * `.aca.json`'s `targets`); the Planner may add more. Absent in runs started before targets.
    */
   targets?: string[];
+  /**
+   * Failure memory: false (`--no-memory`, and every run of `aca eval`) neither recalls lessons
+   * nor stores the run's failures. Absent: on.
+   */
+  memory?: boolean;
 }
 
 /** What a linked run takes over from the run it came from. */

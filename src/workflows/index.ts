@@ -1,1 +1,2 @@
 export { codingAgentWorkflow } from './coding-agent';
+export { evalBatchWorkflow } from './eval-batch';

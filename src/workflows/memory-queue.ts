@@ -9,7 +9,11 @@ export class MemoryQueue {
   private chain: Promise<void> = Promise.resolve();
   private lostCount = 0;
 
+  /** `enabled` false: a run without failure memory, whose writes are dropped. */
+  constructor(private readonly enabled = true) {}
+
   add(what: string, write: () => Promise<unknown>): void {
+    if (!this.enabled) return;
     this.chain = this.chain.then(() =>
       CancellationScope.nonCancellable(write).then(
         () => undefined,

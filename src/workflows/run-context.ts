@@ -86,7 +86,7 @@ export class RunContext {
   readonly machine: RunStateMachine;
   readonly record: RunRecord;
   readonly work: RunWork;
-  readonly memory = new MemoryQueue();
+  readonly memory: MemoryQueue;
   /** Attempts started by this execution (not counting those of earlier ones). */
   attemptsThisExecution = 0;
   /** Set once the run begins to end: no more pauses or feedback. */
@@ -97,6 +97,7 @@ export class RunContext {
     carried: CarriedState | undefined,
   ) {
     this.activities = runActivities(input.options);
+    this.memory = new MemoryQueue(input.memory !== false);
     const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
     // A retry or a fork also keeps the targets its plan added.

@@ -184,7 +184,15 @@ const stubActivities = {
   rememberRun: memoryStub('run'),
   rememberAttempt: memoryStub('attempt'),
   rememberOutcome: memoryStub('outcome'),
+  // A coding run never evaluates: the batch's activities (see eval-batch.test.ts).
+  evalRunInput: notCalled('evalRunInput'),
+  evaluateEvalInstance: notCalled('evaluateEvalInstance'),
+  writeEvalOutputs: notCalled('writeEvalOutputs'),
 } satisfies Record<keyof Activities, unknown>;
+
+function notCalled(name: string): () => Promise<never> {
+  return () => Promise.reject(new Error(`${name} is not a coding run's activity`));
+}
 
 /** A promise with its resolve function, for holding a stub activity until the test lets it go. */
 function gate(): { promise: Promise<void>; open: () => void } {

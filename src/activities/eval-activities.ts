@@ -1,0 +1,163 @@
+import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { readStoredInstance, readResult, writeBatchOutputs, writeResult, type InstanceResult } from '../eval/batch-store';
+import { evaluateInstance } from '../eval/evaluate-instance';
+import { git } from '../repo/git';
+import type { LimitMaximums } from '../sandbox/limits';
+import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
+import type { RunGit, RunInput } from '../shared/run-types';
+import { safeKey } from '../shared/safe-key';
+import type { SandboxMode } from '../shared/types';
+import { withHeartbeats } from './heartbeats';
+
+export interface EvalActivityDeps {
+  sandboxMode: SandboxMode;
+  limitMaximums?: LimitMaximums;
+}
+
+export interface EvalRunInputRequest {
+  outDir: string;
+  instanceId: string;
+  childId: string;
+  template: EvalRunTemplate;
+  /** What is left of the batch's budget when the run starts; null: no budget. */
+  maxCostUsd: number | null;
+}
+
+/** The run whose diff against the base commit is the instance's patch. */
+export interface EvalRunOutcome {
+  workflowId: string;
+  git: RunGit | null;
+  baseCommit: string | null;
+  headCommit: string | null;
+  /** The run could not be run at all (its start or its workflow failed). */
+  error: string | null;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
+}
+
+export interface EvaluateRequest {
+  outDir: string;
+  instanceId: string;
+  source: EvalSource;
+  modelName: string;
+  run: EvalRunOutcome | null;
+}
+
+/** Caps the diff read from a run's branch; a bigger patch is an error, not a prediction. */
+const MAX_PATCH_BYTES = 32 * 1024 * 1024;
+
+export function createEvalActivities(deps: EvalActivityDeps) {
+  return {
+    /**
+     * The child run of an instance: its task is the problem statement and nothing else of the
+     * instance (not the patch, the test patch or the tests), on aca's copy of the repository at
+     * the base commit, failure memory off so instances stay independent.
+     */
+    async evalRunInput(request: EvalRunInputRequest): Promise<RunInput> {
+      const stored = readStoredInstance(request.outDir, request.instanceId);
+      const { template } = request;
+      return {
+        task: stored.instance.problem_statement,
+        language: stored.language,
+        workspace: path.join(template.workspacesRoot, safeKey(request.childId)),
+        testsDir: null,
+        model: template.model,
+        options: { ...template.options, maxCostUsd: request.maxCostUsd },
+        repo: { path: stored.repoPath, baseCommit: stored.baseCommit },
+        gitDir: null,
+        testCommand: null,
+        setupCommand: null,
+        setupNetwork: false,
+        link: null,
+        memory: false,
+      };
+    },
+
+    /**
+     * Evaluates one instance and writes its result file; an instance already evaluated (a retry
+     * after the result was written) gets the result it has.
+     */
+    async evaluateEvalInstance(request: EvaluateRequest): Promise<Omit<InstanceOutcome, 'costUsd' | 'tokens'>> {
+      const { outDir, instanceId } = request;
+      const done = readResult(outDir, instanceId);
+      if (done) return { id: instanceId, status: done.status, reason: done.reason };
+      const stored = readStoredInstance(outDir, instanceId);
+      const run = request.run;
+      const base: Omit<InstanceResult, 'status' | 'reason' | 'model_patch'> = {
+        instance_id: instanceId,
+        model_name_or_path: stored.prediction?.model_name_or_path ?? request.modelName,
+        run: run?.workflowId ?? null,
+        tests: null,
+        testCommand: null,
+        testOutcome: null,
+        outputTail: null,
+        durationMs: 0,
+      };
+      if (run?.error) {
+        writeResult(outDir, { ...base, status: 'error', reason: run.error, model_patch: '' });
+        return { id: instanceId, status: 'error', reason: run.error };
+      }
+      const patch = await patchOf(request, stored);
+      if (patch === null) {
+        const reason = `the run's patch is larger than ${MAX_PATCH_BYTES} bytes`;
+        writeResult(outDir, { ...base, status: 'error', reason, model_patch: '' });
+        return { id: instanceId, status: 'error', reason };
+      }
+      const ctx = Context.current();
+      const evaluation = await withHeartbeats(10_000, () =>
+        evaluateInstance({
+          instance: stored.instance,
+          repoPath: stored.repoPath,
+          baseCommit: stored.baseCommit,
+          language: stored.language,
+          modelPatch: patch,
+          sandboxMode: deps.sandboxMode,
+          ...(deps.limitMaximums ? { limitMaximums: deps.limitMaximums } : {}),
+          heartbeat: () => ctx.heartbeat(),
+          signal: ctx.cancellationSignal,
+        }),
+      );
+      writeResult(outDir, { ...base, ...evaluation, model_patch: patch });
+      return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
+    },
+
+    /** predictions.jsonl and report.json of the batch as it stands. */
+    async writeEvalOutputs(request: { outDir: string; submitted: string[]; report: EvalReport }): Promise<void> {
+      writeBatchOutputs(request.outDir, request.submitted, request.report);
+    },
+  };
+}
+
+async function patchOf(
+  request: EvaluateRequest,
+  stored: ReturnType<typeof readStoredInstance>,
+): Promise<string | null> {
+  switch (request.source) {
+    case 'gold':
+      return stored.instance.patch;
+    case 'empty':
+      return '';
+    case 'file':
+      return stored.prediction?.model_patch ?? '';
+    case 'agent': {
+      const run = request.run;
+      if (!run?.git || !run.baseCommit || !run.headCommit || run.baseCommit === run.headCommit) return '';
+      const diff = await git({ gitDir: run.git.commonDir }, [
+        'diff',
+        '--binary',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-renames',
+        '--ignore-submodules=all',
+        '--end-of-options',
+        run.baseCommit,
+        run.headCommit,
+      ]);
+      return Buffer.byteLength(diff) > MAX_PATCH_BYTES ? null : diff;
+    }
+    default:
+      throw ApplicationFailure.nonRetryable(`unknown patch source ${String(request.source)}`, 'BadEvalInput');
+  }
+}

@@ -1,0 +1,263 @@
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineQuery,
+  executeChild,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  metricMeter,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { EvalRunOutcome } from '../activities/eval-activities';
+import {
+  buildEvalReport,
+  evalChildId,
+  type EvalBatchInput,
+  type EvalCarried,
+  type EvalProgress,
+  type EvalReport,
+  type InstanceOutcome,
+} from '../shared/eval-types';
+import { codingAgentWorkflow } from './coding-agent';
+import { describeFailure } from './describe-failure';
+import { pauseSignal, resumeSignal } from './signals';
+
+export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
+
+/** Instances one execution starts before it continues as new: about 15 events each. */
+const DEFAULT_INSTANCES_PER_EXECUTION = 100;
+
+const steps = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+});
+/** An evaluation runs a test command in the sandbox: minutes, heartbeating while it runs. */
+const evaluation = proxyActivities<Activities>({
+  startToCloseTimeout: '45m',
+  heartbeatTimeout: '1m',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
+});
+
+const NO_TOKENS = { prompt: 0, completion: 0 };
+
+/**
+ * A batch of SWE-bench instances: each one a child run of codingAgentWorkflow (or, evaluating
+ * given patches, no run), then evaluated, at most `concurrency` at a time. The child's id is the
+ * batch's and the instance's, so a replay or a retry never starts an instance twice. Every
+ * `instancesPerExecution` instances the batch waits for those in flight and continues as new,
+ * carrying only the outcomes: its history stays bounded whatever the number of instances.
+ */
+export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCarried): Promise<EvalReport> {
+  const state: EvalCarried = carried ?? { next: 0, outcomes: [], paused: false, stopped: null, executions: 0 };
+  const running = new Set<string>();
+  const perExecution = input.instancesPerExecution ?? DEFAULT_INSTANCES_PER_EXECUTION;
+  let ended = false;
+
+  const spent = () => state.outcomes.reduce((sum, o) => sum + o.costUsd, 0);
+  const progress = (): EvalProgress => {
+    const count = (status: InstanceOutcome['status']) => state.outcomes.filter((o) => o.status === status).length;
+    return {
+      batchId: input.batchId,
+      total: input.ids.length,
+      done: state.outcomes.length,
+      running: running.size,
+      resolved: count('resolved'),
+      unresolved: count('unresolved'),
+      emptyPatch: count('empty_patch'),
+      errors: count('error'),
+      costUsd: spent(),
+      tokens: {
+        prompt: state.outcomes.reduce((sum, o) => sum + o.tokens.prompt, 0),
+        completion: state.outcomes.reduce((sum, o) => sum + o.tokens.completion, 0),
+      },
+      paused: state.paused,
+      stopped: state.stopped,
+      ended,
+      runningIds: [...running],
+    };
+  };
+  const publish = () => setCurrentDetails(renderBatchDetails(progress(), input));
+
+  /** A pause or a resume reaches the batch's runs in flight too; one already ended is skipped. */
+  const forward = async (signal: typeof pauseSignal | typeof resumeSignal) => {
+    await Promise.all(
+      [...running].map((id) =>
+        getExternalWorkflowHandle(evalChildId(input.batchId, id))
+          .signal(signal)
+          .catch(() => undefined),
+      ),
+    );
+  };
+  setHandler(evalProgressQuery, progress);
+  setHandler(pauseSignal, async () => {
+    if (state.paused || ended) return;
+    state.paused = true;
+    publish();
+    if (input.source === 'agent') await forward(pauseSignal);
+  });
+  setHandler(resumeSignal, async () => {
+    if (!state.paused || ended) return;
+    state.paused = false;
+    publish();
+    if (input.source === 'agent') await forward(resumeSignal);
+  });
+
+  const runInstance = async (id: string): Promise<void> => {
+    const childId = evalChildId(input.batchId, id);
+    let run: EvalRunOutcome | null = null;
+    if (input.source === 'agent') run = await runAgent(input, id, childId, spent(), () => state);
+    let judged: Pick<InstanceOutcome, 'status' | 'reason'>;
+    try {
+      judged = await evaluation.evaluateEvalInstance.executeWithOptions(
+        { summary: `eval · ${id}` },
+        [{ outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run }],
+      );
+    } catch (err) {
+      judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
+    }
+    const outcome: InstanceOutcome = {
+      id,
+      ...judged,
+      costUsd: run?.costUsd ?? 0,
+      tokens: run?.tokens ?? NO_TOKENS,
+    };
+    state.outcomes.push(outcome);
+    countInstance(input.batchId, outcome);
+    log.info('instance evaluated', { instance: id, status: outcome.status });
+  };
+
+  publish();
+  let startedHere = 0;
+  try {
+    while (state.next < input.ids.length && state.stopped === null) {
+      await condition(() => !state.paused && running.size < input.concurrency);
+      if (input.maxCostUsd !== null && spent() >= input.maxCostUsd) {
+        state.stopped = 'budget';
+        break;
+      }
+      if (startedHere >= perExecution || (startedHere > 0 && workflowInfo().continueAsNewSuggested)) break;
+      const id = input.ids[state.next]!;
+      state.next += 1;
+      startedHere += 1;
+      running.add(id);
+      publish();
+      // An instance's run and evaluation are not cancelled with the batch: a cancelled batch
+      // cancels its runs itself and still records each one's end.
+      void CancellationScope.nonCancellable(() => runInstance(id)).finally(() => {
+        running.delete(id);
+        publish();
+      });
+    }
+    await condition(() => running.size === 0);
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    state.stopped = 'cancelled';
+    await CancellationScope.nonCancellable(async () => {
+      publish();
+      if (input.source === 'agent') {
+        await Promise.all(
+          [...running].map((id) =>
+            getExternalWorkflowHandle(evalChildId(input.batchId, id))
+              .cancel()
+              .catch(() => undefined),
+          ),
+        );
+      }
+      await condition(() => running.size === 0);
+    });
+  }
+  return CancellationScope.nonCancellable(async () => {
+    const report = buildEvalReport(input.ids, state.outcomes);
+    await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
+      { outDir: input.outDir, submitted: report.submitted_ids, report },
+    ]);
+    if (state.next < input.ids.length && state.stopped === null) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
+    }
+    ended = true;
+    publish();
+    return report;
+  });
+}
+
+/** The instance's child run, started only while the batch is not paused; its end as the batch needs it. */
+async function runAgent(
+  input: EvalBatchInput,
+  id: string,
+  childId: string,
+  spentBefore: number,
+  state: () => EvalCarried,
+): Promise<EvalRunOutcome> {
+  const failed = (error: string): EvalRunOutcome => ({
+    workflowId: childId,
+    git: null,
+    baseCommit: null,
+    headCommit: null,
+    error,
+    costUsd: 0,
+    tokens: NO_TOKENS,
+  });
+  try {
+    const runInput = await steps.evalRunInput.executeWithOptions({ summary: `eval · prepare ${id}` }, [
+      {
+        outDir: input.outDir,
+        instanceId: id,
+        childId,
+        template: input.run,
+        maxCostUsd: input.maxCostUsd === null ? null : Math.max(input.maxCostUsd - spentBefore, 0),
+      },
+    ]);
+    await condition(() => !state().paused || state().stopped !== null);
+    if (state().stopped === 'cancelled') return failed('the batch was cancelled before the run started');
+    const result = await executeChild(codingAgentWorkflow, {
+      workflowId: childId,
+      args: [runInput],
+      staticSummary: `${id} (batch ${input.batchId})`,
+    });
+    return {
+      workflowId: childId,
+      git: result.git,
+      baseCommit: result.baseCommit,
+      headCommit: result.headCommit,
+      error: state().stopped === 'cancelled' ? 'the batch was cancelled' : null,
+      costUsd: result.cost?.usd ?? 0,
+      tokens: { prompt: result.tokens.prompt, completion: result.tokens.completion },
+    };
+  } catch (err) {
+    return failed(`the run failed: ${describeFailure(err)}`);
+  }
+}
+
+// Through the worker runtime's Prometheus endpoint; the SDK skips metrics on replay.
+function countInstance(batchId: string, outcome: InstanceOutcome): void {
+  metricMeter
+    .createCounter('aca_eval_instances', 'instances', 'Evaluated instances by batch and status')
+    .add(1, { batch: batchId, status: outcome.status });
+  const tokens = outcome.tokens.prompt + outcome.tokens.completion;
+  if (tokens > 0) {
+    metricMeter
+      .createCounter('aca_eval_tokens', 'tokens', 'Model tokens of evaluated instances by batch')
+      .add(tokens, { batch: batchId });
+  }
+}
+
+/** The batch's current details in the Web UI (a markdown list). */
+export function renderBatchDetails(p: EvalProgress, input: EvalBatchInput): string {
+  const state = p.ended ? 'ENDED' : p.paused ? 'PAUSED (`aca resume` continues the batch)' : 'RUNNING';
+  return [
+    `- **Batch:** ${state}${p.stopped ? `, no new instance: ${p.stopped === 'budget' ? 'the budget is spent' : 'cancelled'}` : ''}`,
+    `- **Instances:** ${p.done}/${p.total} done, ${p.running} running`,
+    `- **Resolved:** ${p.resolved}; unresolved ${p.unresolved}; empty patch ${p.emptyPatch}; errors ${p.errors}`,
+    `- **Cost:** $${p.costUsd.toFixed(4)}${input.maxCostUsd !== null ? ` of $${input.maxCostUsd}` : ''} (${p.tokens.prompt} prompt, ${p.tokens.completion} completion tokens)`,
+    `- **Patches from:** ${input.source === 'agent' ? `the agent (${input.run.model})` : input.source}`,
+    `- **Outputs:** ${input.outDir}`,
+  ].join('\n');
+}
