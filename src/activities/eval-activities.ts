@@ -1,7 +1,13 @@
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { readStoredInstance, readResult, writeBatchOutputs, writeResult, type InstanceResult } from '../eval/batch-store';
+import {
+  readStoredInstance,
+  readResult,
+  writeBatchOutputs,
+  writeResult,
+  type InstanceResult,
+} from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git } from '../repo/git';
 import type { LimitMaximums } from '../sandbox/limits';
@@ -79,7 +85,9 @@ export function createEvalActivities(deps: EvalActivityDeps) {
      * Evaluates one instance and writes its result file; an instance already evaluated (a retry
      * after the result was written) gets the result it has.
      */
-    async evaluateEvalInstance(request: EvaluateRequest): Promise<Omit<InstanceOutcome, 'costUsd' | 'tokens'>> {
+    async evaluateEvalInstance(
+      request: EvaluateRequest,
+    ): Promise<Omit<InstanceOutcome, 'costUsd' | 'tokens'>> {
       const { outDir, instanceId } = request;
       const done = readResult(outDir, instanceId);
       if (done) return { id: instanceId, status: done.status, reason: done.reason };
@@ -124,7 +132,11 @@ export function createEvalActivities(deps: EvalActivityDeps) {
     },
 
     /** predictions.jsonl and report.json of the batch as it stands. */
-    async writeEvalOutputs(request: { outDir: string; submitted: string[]; report: EvalReport }): Promise<void> {
+    async writeEvalOutputs(request: {
+      outDir: string;
+      submitted: string[];
+      report: EvalReport;
+    }): Promise<void> {
       writeBatchOutputs(request.outDir, request.submitted, request.report);
     },
   };

@@ -34,6 +34,15 @@ import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
+import { prepareEvalBatch } from '../eval/prepare-batch';
+import {
+  evalBatchControl,
+  evalCommand,
+  evalReportCommand,
+  evalRequest,
+  evalStatusCommand,
+  type EvalFlags,
+} from './eval-command';
 
 const EXIT_CODES_HELP = `
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable,
@@ -240,7 +249,13 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       .description(action === 'pause' ? 'pause a run: no new step starts' : 'resume a paused run')
       .argument('<id>', 'run id')
       .action(async (id: string) => {
-        set(await withClient(config(), (aca) => pauseResumeCommand(aca, id, io, action)));
+        set(
+          await withClient(
+            config(),
+            async (aca) =>
+              (await evalBatchControl(aca, id, action, io)) ?? pauseResumeCommand(aca, id, io, action),
+          ),
+        );
       });
   }
 
@@ -276,7 +291,12 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description('cancel a run')
     .argument('<id>', 'run id')
     .action(async (id: string) => {
-      set(await withClient(config(), (aca) => cancelCommand(aca, id, io)));
+      set(
+        await withClient(
+          config(),
+          async (aca) => (await evalBatchControl(aca, id, 'cancel', io)) ?? cancelCommand(aca, id, io),
+        ),
+      );
     });
 
   program
@@ -391,6 +411,59 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .action(async (flags: { json?: boolean }) => {
       const { doctorCommand } = await import('./doctor-command');
       set(await doctorCommand(config(), flags, io));
+    });
+
+  const evalCommandLine = program
+    .command('eval')
+    .description('run the agent on SWE-bench-format instances and evaluate each (see docs/eval.md)')
+    .argument('[instances]', 'the instances file: one SWE-bench instance (JSON) a line')
+    .option(
+      '--repos <dir>',
+      'folder holding each repository as <owner>__<name> (a git repository) or <owner>__<name>.bundle',
+    )
+    .option(
+      '--predictions <file|gold|empty>',
+      "evaluate given patches without the agent: a predictions file, each instance's own patch (gold) or none (empty)",
+    )
+    .option('--model <name>', 'model name (ACA_MODEL)')
+    .option('--concurrency <n>', 'instances in flight at once (4)')
+    .option('--max-iterations <n>', "attempts of each instance's run (15)")
+    .option(
+      '--max-cost <usd>',
+      "budget in dollars of the whole batch at the model's prices; no instance starts past it",
+    )
+    .option('--only <ids>', 'only these instances (comma-separated ids)')
+    .option('--limit <n>', 'only the first N instances')
+    .option('--id <batch>', 'workflow id of the batch')
+    .option('--out <dir>', 'where predictions.jsonl and report.json go (ACA_HOME/evals/<batch>)')
+    .option('--detach', 'print the batch id and return at once')
+    .addOption(json())
+    .action(async (file: string | undefined, flags: EvalFlags) => {
+      const cfg = config();
+      // Everything is checked (and the repositories copied) before anything is started.
+      const prepared = await prepareEvalBatch(evalRequest(file, flags), cfg);
+      const stack = flags.detach ? null : await ensureLocalRunStack(cfg, io);
+      try {
+        set(await withClient(cfg, (aca) => evalCommand(aca, cfg, prepared, flags, io)));
+      } finally {
+        await stack?.close();
+      }
+    });
+  evalCommandLine
+    .command('status')
+    .description("a batch's progress: done, running, resolved, errors, cost")
+    .argument('<batch>', 'batch id')
+    .addOption(json())
+    .action(async (id: string, flags: { json?: boolean }) => {
+      set(await withClient(config(), (aca) => evalStatusCommand(aca, id, flags, io)));
+    });
+  evalCommandLine
+    .command('report')
+    .description("a batch's report, once it has ended (waits for it)")
+    .argument('<batch>', 'batch id')
+    .addOption(json())
+    .action(async (id: string, flags: { json?: boolean }) => {
+      set(await withClient(config(), (aca) => evalReportCommand(aca, id, flags, io)));
     });
 
   addBenchOptions(

@@ -47,7 +47,11 @@ const PYTEST = /\bpytest\b/;
 export async function evaluateInstance(input: EvaluationInput): Promise<Evaluation> {
   const started = Date.now();
   const { instance } = input;
-  const ended = (status: InstanceStatus, reason: string | null, rest: Partial<Evaluation> = {}): Evaluation => ({
+  const ended = (
+    status: InstanceStatus,
+    reason: string | null,
+    rest: Partial<Evaluation> = {},
+  ): Evaluation => ({
     status,
     reason,
     tests: null,
@@ -74,7 +78,14 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
     // The test files as at the base, whatever the model's patch did to them, then the test patch.
     const testFiles = patchFiles(instance.test_patch);
     for (const file of testFiles) {
-      const atBase = await git(target, ['ls-tree', '--name-only', '--full-tree', input.baseCommit, '--', file]);
+      const atBase = await git(target, [
+        'ls-tree',
+        '--name-only',
+        '--full-tree',
+        input.baseCommit,
+        '--',
+        file,
+      ]);
       // Paths are the tree's: git runs from its top (from elsewhere `apply` and `rm` misplace them).
       if (atBase.trim()) await git(target, ['-C', tree, 'checkout', input.baseCommit, '--', file]);
       else await git(target, ['-C', tree, 'rm', '-r', '-f', '--quiet', '--ignore-unmatch', '--', file]);
@@ -108,7 +119,11 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
       outputTail: report.output.slice(-4000),
     };
     if (report.outcome === 'timeout') {
-      return ended('unresolved', `the test command timed out${report.message ? `: ${report.message}` : ''}`, details);
+      return ended(
+        'unresolved',
+        `the test command timed out${report.message ? `: ${report.message}` : ''}`,
+        details,
+      );
     }
     if (report.outcome === 'sandbox_error') {
       return ended('error', `the sandbox failed: ${report.message ?? 'no message'}`, details);
@@ -124,7 +139,12 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
 }
 
 /** Applies a patch to the tree and its index; the reason when it does not apply, else null. */
-async function applyPatch(target: GitTarget, dir: string, name: string, patch: string): Promise<string | null> {
+async function applyPatch(
+  target: GitTarget,
+  dir: string,
+  name: string,
+  patch: string,
+): Promise<string | null> {
   if (patch.trim() === '') return null;
   const file = path.join(dir, name);
   fs.writeFileSync(file, patch.endsWith('\n') ? patch : `${patch}\n`);
@@ -133,7 +153,9 @@ async function applyPatch(target: GitTarget, dir: string, name: string, patch: s
     return null;
   } catch (err) {
     if (!(err instanceof GitError)) throw err;
-    return err.stderr.trim().split('\n').slice(0, 3).join('; ') || `git apply exited with ${String(err.exitCode)}`;
+    return (
+      err.stderr.trim().split('\n').slice(0, 3).join('; ') || `git apply exited with ${String(err.exitCode)}`
+    );
   }
 }
 
@@ -152,7 +174,12 @@ function testCommandFor(
       ? `${instance.test_cmd} --junitxml="$ACA_JUNIT_XML" -o junit_family=xunit1`
       : instance.test_cmd;
     return {
-      command: { kind: 'command', command: `bash -c ${shellQuote(line)}`, source: 'option', label: instance.test_cmd },
+      command: {
+        kind: 'command',
+        command: `bash -c ${shellQuote(line)}`,
+        source: 'option',
+        label: instance.test_cmd,
+      },
       testPaths: [],
     };
   }

@@ -58,7 +58,9 @@ export function readInstances(file: string): EvalInstance[] {
     const parsed = instanceSchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new UserInputError(`${where} is not an instance: ${issue.path.join('.') || 'the line'} ${issue.message}`);
+      throw new UserInputError(
+        `${where} is not an instance: ${issue.path.join('.') || 'the line'} ${issue.message}`,
+      );
     }
     if (seen.has(parsed.data.instance_id)) {
       throw new UserInputError(`${where}: instance ${parsed.data.instance_id} appears twice`);

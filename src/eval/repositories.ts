@@ -37,7 +37,11 @@ export function findRepoSource(reposDir: string, repo: string): RepoSource {
  * user's repository or bundle is only read. A copy lacking some of `commits` fetches again.
  * Returns the copy's top-level folder (a repository with nothing checked out).
  */
-export async function evalRepositoryCopy(home: string, source: RepoSource, commits: string[]): Promise<string> {
+export async function evalRepositoryCopy(
+  home: string,
+  source: RepoSource,
+  commits: string[],
+): Promise<string> {
   const real = fs.realpathSync(source.path);
   const key = `${repoFolderName(source.repo)}-${createHash('sha256').update(real).digest('hex').slice(0, 12)}`;
   const root = path.join(home, 'eval', 'repos');
@@ -86,7 +90,9 @@ async function fetchSource(gitDir: string, source: string): Promise<void> {
     ]);
   } catch (err) {
     if (err instanceof GitError) {
-      throw new UserInputError(`cannot read the repository ${source}: ${err.stderr.trim().split('\n').pop() ?? ''}`);
+      throw new UserInputError(
+        `cannot read the repository ${source}: ${err.stderr.trim().split('\n').pop() ?? ''}`,
+      );
     }
     throw err;
   }
@@ -97,9 +103,13 @@ async function missingCommits(gitDir: string, commits: string[]): Promise<string
   if (unique.length === 0) return [];
   const missing: string[] = [];
   for (const commit of unique) {
-    const found = await git({ gitDir }, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{commit}`], {
-      allowExitCodes: [1, 128],
-    });
+    const found = await git(
+      { gitDir },
+      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{commit}`],
+      {
+        allowExitCodes: [1, 128],
+      },
+    );
     if (!found.trim().startsWith(commit)) missing.push(commit);
   }
   return missing;

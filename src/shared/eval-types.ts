@@ -20,8 +20,10 @@ export interface EvalBatchInput {
   batchId: string;
   /** The batch's folder: the outputs, and under `batch/` the instances as frozen at the start. */
   outDir: string;
-  /** Every instance of the batch, in the order they start. */
+  /** The instances submitted, in the order they start. */
   ids: string[];
+  /** Every instance the report counts, when some are not submitted (given predictions lack them). */
+  reportIds?: string[];
   source: EvalSource;
   /** `model_name_or_path` of predictions.jsonl. */
   modelName: string;

@@ -55,17 +55,24 @@ const NO_TOKENS = { prompt: 0, completion: 0 };
  * carrying only the outcomes: its history stays bounded whatever the number of instances.
  */
 export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCarried): Promise<EvalReport> {
-  const state: EvalCarried = carried ?? { next: 0, outcomes: [], paused: false, stopped: null, executions: 0 };
+  const state: EvalCarried = carried ?? {
+    next: 0,
+    outcomes: [],
+    paused: false,
+    stopped: null,
+    executions: 0,
+  };
   const running = new Set<string>();
   const perExecution = input.instancesPerExecution ?? DEFAULT_INSTANCES_PER_EXECUTION;
   let ended = false;
 
   const spent = () => state.outcomes.reduce((sum, o) => sum + o.costUsd, 0);
   const progress = (): EvalProgress => {
-    const count = (status: InstanceOutcome['status']) => state.outcomes.filter((o) => o.status === status).length;
+    const count = (status: InstanceOutcome['status']) =>
+      state.outcomes.filter((o) => o.status === status).length;
     return {
       batchId: input.batchId,
-      total: input.ids.length,
+      total: (input.reportIds ?? input.ids).length,
       done: state.outcomes.length,
       running: running.size,
       resolved: count('resolved'),
@@ -115,10 +122,9 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     if (input.source === 'agent') run = await runAgent(input, id, childId, spent(), () => state);
     let judged: Pick<InstanceOutcome, 'status' | 'reason'>;
     try {
-      judged = await evaluation.evaluateEvalInstance.executeWithOptions(
-        { summary: `eval · ${id}` },
-        [{ outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run }],
-      );
+      judged = await evaluation.evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
+        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
+      ]);
     } catch (err) {
       judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
     }
@@ -174,7 +180,7 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     });
   }
   return CancellationScope.nonCancellable(async () => {
-    const report = buildEvalReport(input.ids, state.outcomes);
+    const report = buildEvalReport(input.reportIds ?? input.ids, state.outcomes);
     await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
       { outDir: input.outDir, submitted: report.submitted_ids, report },
     ]);
