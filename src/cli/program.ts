@@ -454,7 +454,9 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("a batch's progress: done, running, resolved, errors, cost")
     .argument('<batch>', 'batch id')
     .addOption(json())
-    .action(async (id: string, flags: { json?: boolean }) => {
+    // `--json` after the batch id reaches `eval`'s own option of that name: read both.
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<{ json?: boolean }>();
       set(await withClient(config(), (aca) => evalStatusCommand(aca, id, flags, io)));
     });
   evalCommandLine
@@ -462,7 +464,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("a batch's report, once it has ended (waits for it)")
     .argument('<batch>', 'batch id')
     .addOption(json())
-    .action(async (id: string, flags: { json?: boolean }) => {
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const flags = command.optsWithGlobals<{ json?: boolean }>();
       set(await withClient(config(), (aca) => evalReportCommand(aca, id, flags, io)));
     });
 
