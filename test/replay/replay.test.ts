@@ -151,6 +151,12 @@ describe('replay of saved histories', () => {
       'if (work.baselineRef && wellFormed.length > 0) {',
       'if (false) {',
     ],
+    [
+      "an eval batch's concurrency bound changed",
+      'workflows/eval-batch.ts',
+      'running.size < input.concurrency',
+      'running.size <= input.concurrency',
+    ],
   ];
 
   test.each(mutations)(

@@ -1,0 +1,232 @@
+/**
+ * The batch workflow alone, with stub activities and a stub child run on a real Temporal server:
+ * the concurrency bound, continue-as-new, the budget, pause and resume passed to the runs,
+ * cancellation. ACA_RECORD_HISTORIES=1 saves histories for the replay suite.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/eval-activities';
+import type { EvalBatchInput, EvalProgress, EvalReport } from '../../src/shared/eval-types';
+import { DEFAULT_RUN_OPTIONS, type RunInput } from '../../src/shared/run-types';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { evalProgressQuery } from '../../src/workflows/eval-batch';
+import { pauseSignal, resumeSignal } from '../../src/workflows/signals';
+import { HISTORIES_DIR } from '../helpers/agent-harness';
+import { getTestTemporal } from '../helpers/temporal-env';
+import { until } from '../helpers/until';
+import { evalBatchWorkflow, pausedQuery, releaseSignal } from './eval-stub-workflows';
+
+const noop = (): void => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+const TASK_QUEUE = `eval-stubs-${process.pid}`;
+
+let inFlight = 0;
+let maxInFlight = 0;
+const evaluated: string[] = [];
+const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const stubActivities = {
+  async evalRunInput(request: EvalRunInputRequest): Promise<RunInput> {
+    return {
+      task: request.instanceId,
+      language: 'python',
+      workspace: '/nonexistent',
+      testsDir: null,
+      model: 'stub',
+      options: { ...DEFAULT_RUN_OPTIONS, maxCostUsd: request.maxCostUsd },
+      repo: null,
+      gitDir: null,
+      testCommand: null,
+      setupCommand: null,
+      setupNetwork: false,
+      link: null,
+      memory: false,
+    };
+  },
+  async evaluateEvalInstance(request: EvaluateRequest) {
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await sleepMs(150);
+    inFlight -= 1;
+    evaluated.push(request.instanceId);
+    if (request.run?.error)
+      return { id: request.instanceId, status: 'error' as const, reason: request.run.error };
+    return {
+      id: request.instanceId,
+      status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
+      reason: null,
+    };
+  },
+  async writeEvalOutputs(): Promise<void> {},
+};
+
+function batchInput(batchId: string, ids: string[], more: Partial<EvalBatchInput> = {}): EvalBatchInput {
+  return {
+    batchId,
+    outDir: '/nonexistent/out',
+    ids,
+    source: 'gold',
+    modelName: 'gold',
+    concurrency: 2,
+    maxCostUsd: null,
+    run: { model: 'stub', options: DEFAULT_RUN_OPTIONS, workspacesRoot: '/nonexistent' },
+    ...more,
+  };
+}
+
+function recordHistory(handle: WorkflowHandle, name: string, runId: string): void {
+  if (process.env.ACA_RECORD_HISTORIES !== '1') return;
+  const temporal = getTestTemporal();
+  const shown = spawnSync(
+    findTemporalCli()!,
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      handle.workflowId,
+      '--run-id',
+      runId,
+      '--output',
+      'json',
+      '--address',
+      temporal.address,
+      '--namespace',
+      temporal.namespace,
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (shown.status !== 0) throw new Error(shown.stderr);
+  fs.writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), shown.stdout);
+}
+
+describe('the eval batch workflow with stub activities', () => {
+  let connection: NativeConnection;
+  let client: Client;
+  let worker: Worker;
+  let running: Promise<void>;
+  let counter = 0;
+  const id = (name: string) => `${name}-${process.pid}-${(counter += 1)}`;
+
+  beforeAll(async () => {
+    const temporal = getTestTemporal();
+    connection = await NativeConnection.connect({ address: temporal.address });
+    client = new Client({
+      connection: await Connection.connect({ address: temporal.address }),
+      namespace: temporal.namespace,
+    });
+    worker = await Worker.create({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: TASK_QUEUE,
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: require.resolve('./eval-stub-workflows'),
+        logger: quietLogger,
+      }),
+      activities: stubActivities,
+    });
+    running = worker.run();
+  });
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await client?.connection.close();
+    await connection?.close();
+  });
+  beforeEach(() => {
+    inFlight = 0;
+    maxInFlight = 0;
+    evaluated.length = 0;
+  });
+
+  test('at most --concurrency in flight; continue-as-new every few instances; each instance evaluated once', async () => {
+    const ids = ['i1', 'i2', 'bad3', 'i4', 'i5', 'i6', 'i7'];
+    const batchId = id('batch-can');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ids, { concurrency: 3, instancesPerExecution: 3 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(maxInFlight).toBe(3);
+    expect([...evaluated].sort()).toEqual([...ids].sort());
+    expect(report).toMatchObject({
+      total_instances: 7,
+      submitted_instances: 7,
+      resolved_instances: 6,
+      unresolved_ids: ['bad3'],
+    });
+    expect(report.submitted_ids).toEqual(ids);
+    const latest = await client.workflow.getHandle(batchId).describe();
+    expect(latest.runId).not.toBe(handle.firstExecutionRunId);
+    recordHistory(handle, 'eval-batch-continued', handle.firstExecutionRunId);
+  });
+
+  test('the budget: no instance starts once the runs ended cost it; those left are not submitted', async () => {
+    const batchId = id('batch-budget');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ['a', 'b', 'c', 'd'], { source: 'agent', concurrency: 1, maxCostUsd: 2 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(report.submitted_ids).toEqual(['a', 'b']);
+    expect(report.total_instances).toBe(4);
+    expect(report.cost_usd).toBe(2);
+    expect(report.tokens).toEqual({ prompt: 20, completion: 10 });
+  });
+
+  test('pause and resume reach the runs in flight; a cancelled batch cancels them and reports the rest not submitted', async () => {
+    const batchId = id('batch-pause');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ['hold-1', 'hold-2', 'hold-3'], { source: 'agent', concurrency: 2 })],
+    });
+    const child = (n: number) => client.workflow.getHandle(`${batchId}/hold-${n}`);
+    const childPaused = async (n: number) =>
+      child(n)
+        .query(pausedQuery)
+        .catch(() => null);
+    await until(
+      async () => (await childPaused(1)) === false && (await childPaused(2)) === false,
+      30_000,
+      'two runs',
+    );
+    await handle.signal(pauseSignal);
+    await until(
+      async () => (await childPaused(1)) === true && (await childPaused(2)) === true,
+      30_000,
+      'runs paused',
+    );
+    expect((await handle.query(evalProgressQuery)) as EvalProgress).toMatchObject({
+      paused: true,
+      running: 2,
+      done: 0,
+    });
+    // A run that ends while the batch is paused: nothing new starts.
+    await child(1).signal(releaseSignal);
+    await until(
+      async () => ((await handle.query(evalProgressQuery)) as EvalProgress).done === 1,
+      30_000,
+      'one done',
+    );
+    await sleepMs(500);
+    expect(((await handle.query(evalProgressQuery)) as EvalProgress).running).toBe(1);
+    await handle.signal(resumeSignal);
+    await until(async () => (await childPaused(2)) === false, 30_000, 'run resumed');
+    await until(async () => (await childPaused(3)) === false, 30_000, 'third run started');
+    await handle.cancel();
+    const report: EvalReport = await handle.result();
+    expect(report).toMatchObject({
+      total_instances: 3,
+      submitted_instances: 3,
+      resolved_ids: ['hold-1'],
+      error_ids: ['hold-2', 'hold-3'],
+    });
+    expect((await child(2).describe()).status.name).toBe('COMPLETED');
+    recordHistory(handle, 'eval-batch-paused-cancelled', handle.firstExecutionRunId);
+  });
+});
