@@ -1,0 +1,154 @@
+/**
+ * `aca eval` on the shared SWE-bench-format set (two real Python projects as git bundles): the
+ * harness checked against itself (gold resolves every instance, empty none) and a batch of the
+ * agent, whose scripted Coder writes each instance's gold patch, resolving every instance without
+ * any model request holding a patch, a test patch or the lists of tests.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { patchFiles, readInstances, type EvalInstance } from '../../src/eval/instances';
+import type { EvalReport } from '../../src/shared/eval-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { goldScenario } from '../helpers/eval-fixtures';
+import { runCli } from '../helpers/run-cli';
+
+const DATASET =
+  process.env.ACA_SWE_FORMAT_DIR ??
+  path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'swe-format');
+const INSTANCES = path.join(DATASET, 'instances.jsonl');
+const REPOS = path.join(DATASET, 'repos');
+
+/** Each instance's changed files as its gold patch leaves them, read from a scratch clone. */
+function goldFiles(instances: EvalInstance[], scratch: string): Map<string, Record<string, string>> {
+  const files = new Map<string, Record<string, string>>();
+  const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' });
+  for (const instance of instances) {
+    const clone = path.join(scratch, instance.repo.replace('/', '__'));
+    if (!fs.existsSync(clone))
+      git(scratch, 'clone', '--quiet', path.join(REPOS, `${instance.repo.replace('/', '__')}.bundle`), clone);
+    git(clone, 'checkout', '--quiet', '--force', instance.base_commit);
+    git(clone, 'clean', '-fdq');
+    fs.writeFileSync(path.join(scratch, 'gold.patch'), instance.patch);
+    git(clone, 'apply', path.join(scratch, 'gold.patch'));
+    files.set(
+      instance.instance_id,
+      Object.fromEntries(
+        patchFiles(instance.patch).map((f) => [f, fs.readFileSync(path.join(clone, f), 'utf8')]),
+      ),
+    );
+  }
+  return files;
+}
+
+/** The problem statement's last line (the user's report of the wrong behaviour), which names the instance. */
+function matchOf(instance: EvalInstance): string {
+  return instance.problem_statement.trim().split('\n').pop()!.trim();
+}
+
+const describeWithData = fs.existsSync(INSTANCES) ? describe : describe.skip;
+if (!fs.existsSync(INSTANCES))
+  console.warn(`the SWE-bench-format set is not at ${DATASET} (ACA_SWE_FORMAT_DIR): skipped`);
+
+describeWithData('aca eval on the shared SWE-bench-format set', () => {
+  let h: Harness;
+  let scratch: string;
+  let instances: EvalInstance[];
+
+  beforeAll(async () => {
+    instances = readInstances(INSTANCES);
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-swe-format-'));
+    const gold = goldFiles(instances, scratch);
+    const matches = instances.map(matchOf);
+    // Each scenario answers one instance's runs only.
+    for (const [i, match] of matches.entries()) {
+      expect(
+        instances.filter((other) => other.problem_statement.includes(match)).map((o) => o.instance_id),
+      ).toEqual([instances[i]!.instance_id]);
+    }
+    h = await createHarness({
+      scenarios: instances.map((instance, i) =>
+        goldScenario(instance.instance_id, matches[i]!, gold.get(instance.instance_id)!),
+      ),
+    });
+    await h.startWorker();
+  });
+  afterAll(async () => {
+    await h?.close();
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('--predictions gold resolves every instance and empty none', async () => {
+    const all = instances.map((i) => i.instance_id).sort();
+    const gold = await runCli(
+      [
+        'eval',
+        INSTANCES,
+        '--repos',
+        REPOS,
+        '--predictions',
+        'gold',
+        '--id',
+        'swe-gold',
+        '--concurrency',
+        '2',
+        '--json',
+      ],
+      h.cliEnv(),
+    );
+    expect(gold.code).toBe(0);
+    const goldReport = JSON.parse(gold.stdout) as EvalReport;
+    expect(goldReport.resolved_ids.sort()).toEqual(all);
+    expect(goldReport.total_instances).toBe(12);
+
+    const empty = await runCli(
+      ['eval', INSTANCES, '--repos', REPOS, '--predictions', 'empty', '--id', 'swe-empty', '--json'],
+      h.cliEnv(),
+    );
+    expect(empty.code).toBe(0);
+    const emptyReport = JSON.parse(empty.stdout) as EvalReport;
+    expect(emptyReport.resolved_instances).toBe(0);
+    expect(emptyReport.empty_patch_ids.sort()).toEqual(all);
+  });
+
+  test('the agent writing each gold patch resolves every instance; no request holds a patch, a test patch or the test lists', async () => {
+    const run = await runCli(
+      [
+        'eval',
+        INSTANCES,
+        '--repos',
+        REPOS,
+        '--model',
+        'scripted',
+        '--max-iterations',
+        '1',
+        '--id',
+        'swe-agent',
+        '--concurrency',
+        '3',
+        '--json',
+      ],
+      h.cliEnv(),
+      900_000,
+    );
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as EvalReport;
+    expect(report.resolved_ids.sort()).toEqual(instances.map((i) => i.instance_id).sort());
+
+    const text = JSON.stringify(h.llm.requests.map((r) => r.messages));
+    expect(h.llm.requests.length).toBeGreaterThanOrEqual(12 * 3);
+    for (const instance of instances) {
+      for (const secret of [
+        instance.patch,
+        instance.test_patch,
+        JSON.stringify(instance.FAIL_TO_PASS),
+        JSON.stringify(instance.PASS_TO_PASS),
+      ]) {
+        expect(text.includes(JSON.stringify(secret).slice(1, -1))).toBe(false);
+      }
+      // A test the test patch adds or changes, named as the evaluation names it.
+      for (const id of instance.FAIL_TO_PASS) expect(text.includes(id)).toBe(false);
+    }
+  });
+});
