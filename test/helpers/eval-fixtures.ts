@@ -210,7 +210,13 @@ export function makeEvalFixture(): EvalFixture {
 }
 
 /** A scenario whose Coder writes `files` (the instance's gold patch applied) through create_file. */
-export function goldScenario(name: string, match: string, files: Record<string, string>): Scenario {
+export function goldScenario(
+  name: string,
+  match: string,
+  files: Record<string, string>,
+  /** How long the Coder's first answer takes: runs stay in flight that long. */
+  coderDelayMs = 0,
+): Scenario {
   return {
     name,
     match,
@@ -229,7 +235,8 @@ export function goldScenario(name: string, match: string, files: Record<string, 
       ],
       coder: [
         [
-          ...Object.entries(files).map(([file, content]) => ({
+          ...Object.entries(files).map(([file, content], i) => ({
+            ...(i === 0 && coderDelayMs > 0 ? { delayMs: coderDelayMs } : {}),
             tool_calls: [{ name: 'create_file', arguments: { path: file, content } }],
           })),
           { tool_calls: [{ name: 'finish', arguments: { summary: 'Fixed.' } }] },

@@ -1,0 +1,95 @@
+/**
+ * A worker SIGKILLed while a batch has runs in flight: a new worker finishes the batch, every
+ * instance is reported once, no instance's run is started twice and no completed model call is
+ * made again.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { EvalReport } from '../../src/shared/eval-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { goldScenario, makeEvalFixture, type EvalFixture } from '../helpers/eval-fixtures';
+import { runCli } from '../helpers/run-cli';
+import { until } from '../helpers/until';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+const IDS = ['acme__calc-add', 'acme__calc-neg', 'acme__tsutil-sum'];
+
+describe('a worker killed in the middle of a batch', () => {
+  let h: Harness;
+  let fixture: EvalFixture;
+  let worker: WorkerProcess | null = null;
+
+  beforeAll(async () => {
+    fixture = makeEvalFixture();
+    const scenarios = fixture.instances.map((i) =>
+      goldScenario(
+        i.instance_id,
+        /Marker [\w-]+-task/.exec(i.problem_statement)![0],
+        fixture.goldFiles.get(i.instance_id)!,
+        4000,
+      ),
+    );
+    h = await createHarness({ scenarios });
+  });
+  afterAll(async () => {
+    await worker?.kill();
+    await h?.close();
+    if (fixture) fs.rmSync(fixture.root, { recursive: true, force: true });
+  });
+
+  test('a new worker ends the batch with every instance reported once', async () => {
+    const env = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url };
+    worker = await spawnWorker(env);
+    const out = path.join(fixture.root, 'out-crash');
+    const started = await runCli(
+      [
+        'eval',
+        fixture.instancesFile,
+        '--repos',
+        fixture.reposDir,
+        '--only',
+        IDS.join(','),
+        '--model',
+        'scripted',
+        '--max-iterations',
+        '1',
+        '--concurrency',
+        '2',
+        '--id',
+        'fx-crash',
+        '--out',
+        out,
+        '--detach',
+      ],
+      h.cliEnv(),
+    );
+    expect(started.code).toBe(0);
+    expect(started.stdout.trim()).toBe('fx-crash');
+    // Two runs in flight, each in its Coder's slow call.
+    await until(
+      () => new Set(h.llm.requests.filter((r) => r.agent === 'coder').map((r) => r.scenario)).size === 2,
+      120_000,
+      'two Coder calls',
+    );
+    await worker.kill('SIGKILL');
+    worker = await spawnWorker(env);
+
+    const shown = await runCli(['eval', 'report', 'fx-crash', '--json'], h.cliEnv(), 600_000);
+    expect(shown.code).toBe(0);
+    const report = JSON.parse(shown.stdout) as EvalReport;
+    expect([...report.submitted_ids].sort()).toEqual([...IDS].sort());
+    expect([...report.resolved_ids].sort()).toEqual([...IDS].sort());
+    const predictions = fs.readFileSync(path.join(out, 'predictions.jsonl'), 'utf8').trim().split('\n');
+    expect(predictions.map((l) => (JSON.parse(l) as { instance_id: string }).instance_id).sort()).toEqual(
+      [...IDS].sort(),
+    );
+
+    const history = await h.client.workflow.getHandle('fx-crash').fetchHistory();
+    const childStarts = (history.events ?? [])
+      .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+      .filter((id): id is string => typeof id === 'string');
+    expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-crash/${id}`).sort());
+    const repeated = [...h.llm.completedCallsByKey()].filter(([, n]) => n > 1);
+    expect(repeated).toEqual([]);
+  });
+});
