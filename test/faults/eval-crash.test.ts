@@ -9,6 +9,7 @@ import type { EvalReport } from '../../src/shared/eval-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { goldScenario, makeEvalFixture, type EvalFixture } from '../helpers/eval-fixtures';
 import { runCli } from '../helpers/run-cli';
+import { getFreePort } from '../../src/temporal/dev-server';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 
@@ -72,7 +73,8 @@ describe('a worker killed in the middle of a batch', () => {
       'two Coder calls',
     );
     await worker.kill('SIGKILL');
-    worker = await spawnWorker(env);
+    const metricsPort = await getFreePort();
+    worker = await spawnWorker({ ...env, ACA_METRICS_PORT: String(metricsPort) });
 
     const shown = await runCli(['eval', 'report', 'fx-crash', '--json'], h.cliEnv(), 600_000);
     expect(shown.code).toBe(0);
@@ -91,5 +93,26 @@ describe('a worker killed in the middle of a batch', () => {
     expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-crash/${id}`).sort());
     const repeated = [...h.llm.completedCallsByKey()].filter(([, n]) => n > 1);
     expect(repeated).toEqual([]);
+
+    // The batch's page in the Web UI: its counts and cost.
+    const metadata = (await h.client.workflow
+      .getHandle('fx-crash')
+      .query('__temporal_workflow_metadata')) as {
+      currentDetails?: string;
+    };
+    expect(metadata.currentDetails).toContain('**Instances:** 3/3 done, 0 running');
+    expect(metadata.currentDetails).toContain('**Resolved:** 3;');
+    // Every instance ended under the second worker: its Prometheus counter has them all.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const resolved = metrics
+      .split('\n')
+      .filter(
+        (l) =>
+          l.startsWith('aca_eval_instances') &&
+          l.includes('batch="fx-crash"') &&
+          l.includes('status="resolved"'),
+      )
+      .map((l) => Number(l.trim().split(/\s+/).pop()));
+    expect(resolved.reduce((a, b) => a + b, 0)).toBe(3);
   });
 });
