@@ -32,6 +32,7 @@ import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
+import { DEFAULT_EVAL_INSTANCES, DEFAULT_EVAL_LEVELS, evalBenchReport, runEvalBench } from './eval-bench';
 
 export const PARTS = [
   'overhead',
@@ -43,6 +44,7 @@ export const PARTS = [
   'history',
   'edit',
   'humaneval',
+  'eval',
 ] as const;
 export type Part = (typeof PARTS)[number];
 
@@ -88,6 +90,9 @@ interface BenchPlan {
   storeFiles: number;
   historyCases: string[];
   humaneval: HumanEvalOptions;
+  /** The eval part: --limit instances (200) at --levels concurrencies (1,8,32). */
+  evalInstances: number;
+  evalLevels: number[];
   keep: boolean;
   strict: boolean;
   temporalDbFile: string | null;
@@ -159,6 +164,8 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
       model: flags.model ?? config.model,
       maxIterations: positiveInteger(flags.maxIterations, 'max-iterations') ?? 3,
     },
+    evalInstances: positiveInteger(flags.limit, 'limit') ?? DEFAULT_EVAL_INSTANCES,
+    evalLevels: integerList(flags.levels, 'levels', DEFAULT_EVAL_LEVELS),
     keep: flags.keep === true,
     strict: flags.strict === true,
     temporalDbFile,
@@ -270,6 +277,16 @@ export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: Cl
             const r = await runEditBench(await getStack(), progress);
             editReport(r, io);
             save('edit.json', r);
+            break;
+          }
+          case 'eval': {
+            const r = await runEvalBench(
+              await getStack(),
+              { instances: plan.evalInstances, levels: plan.evalLevels },
+              progress,
+            );
+            evalBenchReport(r, io);
+            save('eval.json', r);
             break;
           }
           case 'humaneval': {

@@ -475,7 +475,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       .description('benchmarks: where time and tokens go (results under bench/results)')
       .argument(
         '[parts...]',
-        'all (default), overhead, concurrency, sandbox, search, repo, store, history, edit, humaneval',
+        'all (default), overhead, concurrency, sandbox, search, repo, store, history, edit, humaneval, eval',
       ),
   ).action(async (parts: string[], flags: BenchFlags) => {
     const { benchCommand } = await import('../bench/bench-command');

@@ -16,6 +16,7 @@ import type { RepoBenchResult } from '../../src/bench/repo-bench';
 import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
 import type { SearchBenchResult } from '../../src/bench/search-bench';
 import type { StoreBenchResult } from '../../src/bench/store-bench';
+import type { EvalBenchResult } from '../../src/bench/eval-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
 
 const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -233,5 +234,18 @@ describe('aca bench (smoke: every part, tiny)', () => {
     expect(demo.firstPush).toBeNull();
     expect(repo.firstPush!.ms).toHaveLength(2);
     expect(typeof r.goal.met).toBe('boolean');
+  });
+
+  test('eval: every generated instance resolved at each concurrency, with the history measured', () => {
+    const r = readJson<EvalBenchResult>(outDir, 'eval.json');
+    expect(r.instances).toBe(3);
+    expect(r.levels.map((l) => l.concurrency)).toEqual([1, 3]);
+    for (const l of r.levels) {
+      expect(l.resolved).toBe(3);
+      expect(l.wallMs).toBeGreaterThan(0);
+      expect(l.executions).toBe(1);
+      expect(l.historyEvents).toBeGreaterThan(0);
+    }
+    expect(r.singleRunMs).toBeGreaterThan(0);
   });
 });
