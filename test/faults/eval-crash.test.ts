@@ -115,4 +115,69 @@ describe('a worker killed in the middle of a batch', () => {
       .map((l) => Number(l.trim().split(/\s+/).pop()));
     expect(resolved.reduce((a, b) => a + b, 0)).toBe(3);
   });
+
+  test('aca pause, resume and cancel of a batch: paused with its run, resumed, cancelled with the rest not submitted', async () => {
+    const env = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url };
+    await worker?.kill();
+    worker = await spawnWorker(env);
+    const before = h.llm.requests.length;
+    const started = await runCli(
+      [
+        'eval',
+        fixture.instancesFile,
+        '--repos',
+        fixture.reposDir,
+        '--only',
+        IDS.join(','),
+        '--model',
+        'scripted',
+        '--max-iterations',
+        '1',
+        '--concurrency',
+        '1',
+        '--id',
+        'fx-ctl',
+        '--out',
+        path.join(fixture.root, 'out-ctl'),
+        '--detach',
+      ],
+      h.cliEnv(),
+    );
+    expect(started.code).toBe(0);
+    await until(
+      () => h.llm.requests.slice(before).some((r) => r.agent === 'coder'),
+      120_000,
+      'the first Coder call',
+    );
+    const paused = await runCli(['pause', 'fx-ctl'], h.cliEnv());
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toContain('Paused batch fx-ctl');
+    const status = JSON.parse((await runCli(['eval', 'status', 'fx-ctl', '--json'], h.cliEnv())).stdout) as {
+      paused: boolean;
+      running: number;
+      runningIds: string[];
+    };
+    expect(status).toMatchObject({ paused: true, running: 1 });
+    const child = `fx-ctl/${status.runningIds[0]}`;
+    await until(
+      async () => ((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
+      30_000,
+      'the run paused',
+    );
+    expect((await runCli(['resume', 'fx-ctl'], h.cliEnv())).code).toBe(0);
+    await until(
+      async () => !((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
+      30_000,
+      'the run resumed',
+    );
+    const cancelled = await runCli(['cancel', 'fx-ctl'], h.cliEnv());
+    expect(cancelled.code).toBe(0);
+    const report = JSON.parse(
+      (await runCli(['eval', 'report', 'fx-ctl', '--json'], h.cliEnv(), 300_000)).stdout,
+    ) as EvalReport;
+    expect(report.total_instances).toBe(3);
+    expect(report.submitted_instances).toBeLessThan(3);
+    expect(report.error_ids).toContain(status.runningIds[0]);
+    expect((await runCli(['cancel', 'fx-ctl'], h.cliEnv())).code).toBe(2);
+  });
 });
