@@ -3,19 +3,17 @@ import { z } from 'zod';
 import { UserInputError } from '../shared/errors';
 
 /** A list of test ids, or that list JSON-encoded as a string (as SWE-bench's datasets hold it). */
-const testIds = z.union([
-  z.array(z.string()),
-  z.string().transform((text, ctx) => {
+const testIds = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
     try {
-      const parsed = z.array(z.string()).safeParse(JSON.parse(text));
-      if (parsed.success) return parsed.data;
+      return JSON.parse(value) as unknown;
     } catch {
-      // reported below
+      return value;
     }
-    ctx.addIssue({ code: 'custom', message: 'is neither a list of test ids nor one JSON-encoded' });
-    return z.NEVER;
-  }),
-]);
+  },
+  z.array(z.string(), { error: 'is neither a list of test ids nor one JSON-encoded' }),
+);
 
 /** One SWE-bench instance: the fields aca uses; any other field is kept in the line and ignored. */
 export const instanceSchema = z.looseObject({
@@ -24,7 +22,7 @@ export const instanceSchema = z.looseObject({
     .min(1)
     .max(200)
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'holds characters other than letters, digits, . _ -'),
-  repo: z.string().regex(/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/, 'is not owner/name'),
+  repo: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._-]*$/, 'is not owner/name'),
   base_commit: z.string().regex(/^[0-9a-f]{7,64}$/, 'is not a commit id'),
   problem_statement: z.string().min(1),
   patch: z.string(),
