@@ -346,6 +346,19 @@ describe('the run state machine with stub activities', () => {
     expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
   });
 
+  test('without failure memory (--no-memory, every run of aca eval): no lessons asked for, nothing stored', async () => {
+    const handle = await started(
+      { tests: (attempt) => (attempt === 1 ? failingTests : {}) },
+      {},
+      { memory: false },
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    const log = logOf(handle.workflowId);
+    expect(log.steps[0]!.input.open?.recallLessons).toBeUndefined();
+    expect(log.memory).toEqual([]);
+  });
+
   test('a failed attempt is reflected on, and the next one passes with the analysis in hand', async () => {
     const handle = await started({ tests: (attempt) => (attempt === 1 ? failingTests : {}) });
     const result = await handle.result();
