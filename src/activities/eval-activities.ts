@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -133,6 +134,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         }),
       ).finally(release);
       writeResult(outDir, { ...base, ...evaluation, model_patch: patch });
+      if (request.source === 'agent' && run?.git) await removeWorkTree(run.git);
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
@@ -177,4 +179,16 @@ async function patchOf(
     default:
       throw ApplicationFailure.nonRetryable(`unknown patch source ${String(request.source)}`, 'BadEvalInput');
   }
+}
+
+/**
+ * The run's work tree once its patch is evaluated: a batch of thousands of instances would
+ * otherwise keep a checkout of each. Its branch stays, with every commit of the run.
+ */
+async function removeWorkTree(runGit: RunGit): Promise<void> {
+  const common = { gitDir: runGit.commonDir };
+  await git(common, ['worktree', 'remove', '--force', '--force', '--', runGit.workTree]).catch(async () => {
+    fs.rmSync(runGit.workTree, { recursive: true, force: true });
+    await git(common, ['worktree', 'prune']);
+  });
 }

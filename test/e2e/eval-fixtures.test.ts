@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import type { EvalReport } from '../../src/shared/eval-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { goldScenario, makeEvalFixture, type EvalFixture } from '../helpers/eval-fixtures';
-import { repoDigest } from '../helpers/repo-fixtures';
+import type { RunResult } from '../../src/shared/run-types';
+import { gitIn, repoDigest } from '../helpers/repo-fixtures';
 import { runCli } from '../helpers/run-cli';
 
 const REPORT_KEYS = [
@@ -210,8 +211,17 @@ describe('aca eval on generated repositories', () => {
     const report = JSON.parse(run.stdout) as EvalReport;
     expect(report.resolved_ids.sort()).toEqual(['acme__calc-add', 'acme__tsutil-sum']);
     expect(report.tokens.prompt).toBeGreaterThan(0);
-    const children = await h.client.workflow.getHandle('fx-agent/acme__calc-add').describe().catch(() => null);
+    const children = await h.client.workflow
+      .getHandle('fx-agent/acme__calc-add')
+      .describe()
+      .catch(() => null);
     expect(children?.parentExecution?.workflowId).toBe('fx-agent');
+    // Each run's work tree is gone once its patch is evaluated; its branch stays in aca's copy.
+    const child = (await h.client.workflow.getHandle('fx-agent/acme__calc-add').result()) as RunResult;
+    expect(fs.existsSync(child.git!.workTree)).toBe(false);
+    expect(gitIn(child.git!.commonDir, 'rev-parse', 'aca/fx-agent/acme__calc-add').trim()).toBe(
+      child.headCommit,
+    );
 
     const sent = h.llm.requests.filter(
       (r) => r.scenario === 'acme__calc-add' || r.scenario === 'acme__tsutil-sum',
