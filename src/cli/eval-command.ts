@@ -70,6 +70,7 @@ export async function evalCommand(
   prepared: { workflowId: string; input: EvalBatchInput },
   flags: EvalFlags,
   io: CliIO,
+  onStarted: () => void = () => undefined,
 ): Promise<number> {
   const { workflowId, input } = prepared;
   try {
@@ -86,6 +87,7 @@ export async function evalCommand(
     }
     throw err;
   }
+  onStarted();
   if (flags.detach) {
     io.out(flags.json ? jsonForTerminal({ batch: workflowId, out: input.outDir }) : workflowId);
     return EXIT.success;

@@ -34,7 +34,7 @@ import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
-import { prepareEvalBatch } from '../eval/prepare-batch';
+import { discardPreparedBatch, prepareEvalBatch } from '../eval/prepare-batch';
 import {
   evalBatchControl,
   evalCommand,
@@ -442,9 +442,20 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       const cfg = config();
       // Everything is checked (and the repositories copied) before anything is started.
       const prepared = await prepareEvalBatch(evalRequest(file, flags), cfg);
+      let started = false;
       const stack = flags.detach ? null : await ensureLocalRunStack(cfg, io);
       try {
-        set(await withClient(cfg, (aca) => evalCommand(aca, cfg, prepared, flags, io)));
+        set(
+          await withClient(cfg, (aca) =>
+            evalCommand(aca, cfg, prepared, flags, io, () => {
+              started = true;
+            }),
+          ),
+        );
+      } catch (err) {
+        // Nothing started: the same command may be given again with the same --id and --out.
+        if (!started) discardPreparedBatch(prepared.input.outDir);
+        throw err;
       } finally {
         await stack?.close();
       }

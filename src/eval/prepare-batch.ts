@@ -142,3 +142,13 @@ async function storedInstances(
   }
   return stored;
 }
+
+/** Undoes what prepareEvalBatch wrote in the batch's folder, when the batch could not be started. */
+export function discardPreparedBatch(outDir: string): void {
+  fs.rmSync(path.join(outDir, 'batch'), { recursive: true, force: true });
+  try {
+    fs.rmdirSync(outDir);
+  } catch {
+    // Not empty (the user's own files) or already gone: left as it is.
+  }
+}

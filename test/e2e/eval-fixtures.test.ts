@@ -279,7 +279,7 @@ describe('aca eval on generated repositories', () => {
     expect(report.cost_usd).toBeGreaterThan(0.5);
   });
 
-  test('bad input exits 2: a line that is not an instance, a repository not found, an unknown batch', async () => {
+  test('bad input exits 2 (a line that is not an instance, a repository not found, an unknown batch), Temporal unreachable 3', async () => {
     const bad = path.join(fixture.root, 'bad.jsonl');
     fs.writeFileSync(bad, '{"instance_id": "x"}\n');
     const notInstance = await runCli(['eval', bad, '--repos', fixture.reposDir], env());
@@ -290,5 +290,13 @@ describe('aca eval on generated repositories', () => {
     expect(noRepos.stderr).toMatch(/repository acme\/calc is not in/);
     const unknown = await runCli(['eval', 'status', 'no-such-batch'], env());
     expect(unknown.code).toBe(2);
+    // Temporal unreachable: exit 3, and nothing of the batch left, so the same command can be given again.
+    const out = path.join(fixture.root, 'out-unreachable');
+    const unreachable = await runCli(
+      ['eval', fixture.instancesFile, '--repos', fixture.reposDir, '--predictions', 'gold', '--out', out],
+      { ...env(), TEMPORAL_ADDRESS: '127.0.0.1:1' },
+    );
+    expect(unreachable.code).toBe(3);
+    expect(fs.existsSync(out)).toBe(false);
   });
 });
