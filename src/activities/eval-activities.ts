@@ -82,7 +82,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         setupCommand: null,
         setupNetwork: false,
         link: null,
-        memory: false,
+        failureMemory: false,
       };
     },
 

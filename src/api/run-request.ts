@@ -52,7 +52,7 @@ export interface StartRunRequest {
    */
   targets?: string[];
   /** False: no failure memory for this run (no lessons recalled, none of its failures stored). */
-  memory?: boolean;
+  failureMemory?: boolean;
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -179,7 +179,7 @@ export async function validateRunRequest(
       setupNetwork: request.setupNetwork === true,
       link: null,
       ...(targets.length ? { targets } : {}),
-      ...(request.memory === false ? { memory: false } : {}),
+      ...(request.failureMemory === false ? { failureMemory: false } : {}),
     },
   };
 }

@@ -111,7 +111,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
-    .option('--no-memory', 'no failure memory: recall no lessons and store none of this run')
+    .option('--no-failure-memory', 'recall no lessons from failure memory and store none of this run')
     .option('--detach', 'print the run id and return at once')
     .addOption(json())
     .action(async (task: string, flags: RunFlags) => {

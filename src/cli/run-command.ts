@@ -39,8 +39,8 @@ export interface RunFlags {
   testCmd?: string;
   setupCmd?: string;
   setupNetwork?: boolean;
-  /** `--no-memory`: commander sets it false. */
-  memory?: boolean;
+  /** `--no-failure-memory`: commander sets it false. */
+  failureMemory?: boolean;
   onLimit?: string;
   askTimeout?: string;
   target?: string[];
@@ -80,7 +80,7 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ...(flags.setupCmd !== undefined ? { setupCommand: flags.setupCmd } : {}),
     ...(flags.setupNetwork ? { setupNetwork: true } : {}),
     ...(flags.target !== undefined ? { targets: flags.target } : {}),
-    ...(flags.memory === false ? { memory: false } : {}),
+    ...(flags.failureMemory === false ? { failureMemory: false } : {}),
   };
   const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
     ['maxIterations', flags.maxIterations, 'max-iterations'],

@@ -61,10 +61,10 @@ export interface RunInput {
    */
   targets?: string[];
   /**
-   * Failure memory: false (`--no-memory`, and every run of `aca eval`) neither recalls lessons
+   * Failure memory: false (`--no-failure-memory`, and every run of `aca eval`) neither recalls lessons
    * nor stores the run's failures. Absent: on.
    */
-  memory?: boolean;
+  failureMemory?: boolean;
 }
 
 /** What a linked run takes over from the run it came from. */

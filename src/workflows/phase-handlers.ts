@@ -158,7 +158,7 @@ async function plan(run: RunContext): Promise<PhaseOutcome> {
       role: 'planner',
       turnKey: 'planner',
       context: {},
-      recallLessons: run.input.memory !== false,
+      recallLessons: run.input.failureMemory !== false,
     });
   } finally {
     // The first memory write, queued whatever the turn's fate. Not before the turn: on the

@@ -97,7 +97,7 @@ export class RunContext {
     carried: CarriedState | undefined,
   ) {
     this.activities = runActivities(input.options);
-    this.memory = new MemoryQueue(input.memory !== false);
+    this.memory = new MemoryQueue(input.failureMemory !== false);
     const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
     // A retry or a fork also keeps the targets its plan added.

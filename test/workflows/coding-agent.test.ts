@@ -346,11 +346,11 @@ describe('the run state machine with stub activities', () => {
     expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
   });
 
-  test('without failure memory (--no-memory, every run of aca eval): no lessons asked for, nothing stored', async () => {
+  test('without failure memory (--no-failure-memory, every run of aca eval): no lessons asked for, nothing stored', async () => {
     const handle = await started(
       { tests: (attempt) => (attempt === 1 ? failingTests : {}) },
       {},
-      { memory: false },
+      { failureMemory: false },
     );
     const result = await handle.result();
     expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2 });

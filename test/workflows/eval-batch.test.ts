@@ -43,7 +43,7 @@ const stubActivities = {
       setupCommand: null,
       setupNetwork: false,
       link: null,
-      memory: false,
+      failureMemory: false,
     };
   },
   async evaluateEvalInstance(request: EvaluateRequest) {
