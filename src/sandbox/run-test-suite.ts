@@ -19,11 +19,12 @@ import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { withRlimits } from './rlimits';
-import type { TestRunner } from './runner';
+import type { RunnerContext, RunnerPaths, TestRunner } from './runner';
 import { killUidProcesses } from './sandbox-user';
 import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from './workspace-ownership';
 import { isRoot } from './tools';
 import { failureReport } from './report';
+import { mayHoldOtherTests, mergeReports } from './verdict-run';
 import { judgeRun, throwIfAborted } from './run-verdict';
 import { selectRunner } from './select-runner';
 
@@ -77,41 +78,30 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   const choice = selectRunner(language, opts.command, dependencies);
   if (!choice.ok) return failureReport('collection_error', choice.message, { ...common, durationMs: 0 });
   const runner = choice.runner;
-  const reportName = `report.${runner.reportExtension}`;
   const acceptance = opts.acceptance;
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-  const expected = acceptance ? await expectations(runner, language, acceptance) : undefined;
   const acceptanceTests = acceptance ? acceptanceTestFiles(language, acceptance) : [];
+  const python =
+    acceptance && runner.kind === 'pytest'
+      ? await expectedPythonTests(acceptance, acceptanceTests)
+      : undefined;
+  const expected: Expectations | undefined =
+    acceptance && runner.casesNamedByFile ? { testFiles: acceptanceTests, ids: python?.ids } : undefined;
+  // The acceptance verdict comes from a process of its own where the runner has one.
+  const key = randomBytes(32);
+  const verdictRunner =
+    expected && runner.resultsChannel && runner.verdict && acceptanceTests.length > 0
+      ? runner.verdict({ key, maySkip: new Set(python?.maySkip ?? []) })
+      : undefined;
   if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-'));
   fs.chmodSync(runDir, 0o755);
-  const outputDir = path.join(runDir, 'output');
-  fs.mkdirSync(outputDir, { mode: 0o755 });
-  const judge = async (
-    result: ProcessRunResult,
-    seenWorkspace: string,
-    usageBefore: Usage,
-    handedBack?: Usage,
-  ): Promise<TestRunReport> => {
-    const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-    const usageAfter = handedBack ?? (await workspaceUsage(workspace));
-    return judgeRun({
-      growth: { files: usageAfter.files - usageBefore.files, bytes: usageAfter.bytes - usageBefore.bytes },
-      runner,
-      workspaceSeenByRunner: seenWorkspace,
-      reportPath: path.join(outputDir, reportName),
-      result,
-      limits,
-      mode,
-      signal: opts.signal,
-      expected,
-      damaged: [...new Set([...damagedBefore, ...damagedAfter])],
-    });
-  };
+  let damaged = damagedBefore;
 
   try {
+    let launch: Launch;
     if (mode === 'bwrap') {
       const availability = checkSandboxAvailable('bwrap');
       const tools = bwrapTools();
@@ -120,96 +110,71 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
       }
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      let lease: Lease | undefined;
-      let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
-      let usageBefore: Usage;
-      let result: ProcessRunResult;
-      let usageAfter: Usage | undefined;
-      try {
-        if (isRoot()) {
-          lease = await lendWorkspace(workspace);
-          fs.chownSync(outputDir, lease.uid, lease.uid);
-          launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
-        }
-        const uid = lease?.uid;
-        usageBefore = lease?.before ?? (await workspaceUsage(workspace));
-        const { argv, env } = runner.command({
-          paths: SANDBOX_PATHS,
-          limits,
-          testPaths,
-          reportName,
-          dependencies: mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
-          acceptanceTests,
-        });
-        const { command, args } = bwrapCommand({
-          tools,
-          workspace,
-          outputDir,
-          ...(mounted ? { acceptance: mounted } : {}),
-          dependencies,
-          scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
-          needsNode: runner.needsNode,
-          network: opts.network === true,
-          limits,
-          env,
-          argv: withRlimits(argv, limits, {
-            limitProcesses: true,
-            addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-          }),
-          ...(uid === undefined ? {} : { uid }),
-        });
-        result = await runProcessTree({
-          command,
-          args,
-          env: HOST_TOOL_ENV,
-          cwd: workspace,
-          wallTimeoutMs: limits.wallTimeoutMs,
-          outputBytes: limits.outputBytes,
-          ...pick(opts, 'heartbeat', 'signal'),
-          ...(launcher ? { spawn: launcher.spawn } : {}),
-        });
-      } finally {
-        // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
-        if (lease) {
-          await killUidProcesses(lease.uid);
-          launcher?.release();
-          usageAfter = await endLease(workspace, lease);
-        }
-      }
-      return await judge(result, SANDBOX_PATHS.workspace, usageBefore, usageAfter);
+      launch = (run) => runSandboxed({ opts, workspace, limits, dependencies, tools, mounted, ...run });
+    } else {
+      launch = (run) => runBare({ opts, workspace, limits, dependencies, ...run });
     }
-
-    const usageBefore = await workspaceUsage(workspace);
-    const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
-    try {
-      const runId = randomBytes(8).toString('hex');
-      const { argv, env } = runner.command({
-        paths,
+    const judged = async (run: RunSpec, expectedHere: Expectations | undefined): Promise<TestRunReport> => {
+      const outcome = await launch(run);
+      const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
+      damaged = [...new Set([...damaged, ...damagedAfter])];
+      return judgeRun({
+        growth: {
+          files: outcome.usageAfter.files - outcome.usageBefore.files,
+          bytes: outcome.usageAfter.bytes - outcome.usageBefore.bytes,
+        },
+        runner: run.runner,
+        workspaceSeenByRunner: outcome.seenWorkspace,
+        reportPath: path.join(run.outputDir, reportNameOf(run.runner)),
+        result: outcome.result,
         limits,
-        testPaths,
-        reportName,
-        dependencies: hostDependencies(dependencies),
-        acceptanceTests,
+        mode,
+        signal: opts.signal,
+        expected: expectedHere,
+        damaged,
       });
-      const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
-      const wrapped = withRlimits(argv, limits, {
-        limitProcesses: false,
-        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-      });
-      const result = await runProcessTree({
-        command: wrapped[0],
-        args: wrapped.slice(1),
-        env: { ...env, ACA_SANDBOX_RUN: runId },
-        cwd: workspace,
-        wallTimeoutMs: limits.wallTimeoutMs,
-        outputBytes: limits.outputBytes,
-        sweepTag,
-        ...pick(opts, 'heartbeat', 'signal'),
-      });
-      return await judge(result, workspace, usageBefore);
-    } finally {
-      cleanup();
+    };
+
+    if (!verdictRunner || !acceptance || !expected) {
+      const run = { runner, outputDir: outputFolder(runDir, 'output'), testPaths, acceptanceTests };
+      return await judged(run, expected);
     }
+    // The run's own tests (the Tester's, the repository's) run as before, without the acceptance
+    // files; then the acceptance files alone in the verdict process. No second process starts
+    // when nothing but the acceptance tests is there to run.
+    const mainPaths = testPaths.filter((p) => !acceptanceTests.includes(p));
+    const needsMain =
+      testPaths.length > 0
+        ? mainPaths.length > 0
+        : mayHoldOtherTests(workspace, acceptance.files, dependencies);
+    const main = needsMain
+      ? await judged(
+          {
+            runner,
+            outputDir: outputFolder(runDir, 'output'),
+            testPaths: mainPaths,
+            acceptanceTests,
+            excludedTests: acceptanceTests,
+          },
+          undefined,
+        )
+      : null;
+    if (main && main.outcome !== 'completed' && main.outcome !== 'no_tests') return main;
+    const verdict = await judged(
+      {
+        runner: verdictRunner,
+        outputDir: outputFolder(runDir, 'verdict'),
+        testPaths: [],
+        acceptanceTests,
+        verdict: {
+          key,
+          tests: acceptanceTests,
+          support: acceptance.files.filter((f) => path.posix.basename(f) === 'conftest.py'),
+        },
+      },
+      { ...expected, skipsJudged: true },
+    );
+    return mergeReports(main, verdict, acceptanceTests);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
   }
@@ -218,22 +183,188 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 export interface Expectations {
   testFiles: string[];
   ids: string[] | undefined;
+  /** A verdict process judged the run's skips: a skipped acceptance test is the user's result. */
+  skipsJudged?: boolean;
+}
+
+/** One process of a run: which runner, where its report goes, what it runs. */
+interface RunSpec {
+  runner: TestRunner;
+  outputDir: string;
+  testPaths: string[];
+  acceptanceTests: string[];
+  excludedTests?: string[];
+  /** For the verdict process: its key, and the acceptance files it loads. */
+  verdict?: { key: Buffer; tests: string[]; support: string[] };
+}
+
+interface RunOutcome {
+  result: ProcessRunResult;
+  seenWorkspace: string;
+  usageBefore: Usage;
+  usageAfter: Usage;
+}
+
+type Launch = (run: RunSpec) => Promise<RunOutcome>;
+
+const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
+const KEY_FILE = 'verdict.key';
+
+function outputFolder(runDir: string, name: string): string {
+  const dir = path.join(runDir, name);
+  fs.mkdirSync(dir, { mode: 0o755 });
+  return dir;
 }
 
 /**
- * What the acceptance tests must show in the run's cases. A runner whose case names do not start
- * with their file (`node --test`, a command's own report) cannot be held to that: for those only
- * the protection of the files themselves applies.
+ * The runner's context for one process. The verdict process finds its key in its output folder
+ * (fresh for this run, written by the worker only) and removes it before anything of the workspace
+ * runs: the key never passes through an environment or a command line another process can read.
  */
-async function expectations(
-  runner: TestRunner,
-  language: Language,
-  acceptance: AcceptanceFiles,
-): Promise<Expectations | undefined> {
-  if (!runner.casesNamedByFile) return undefined;
-  const testFiles = acceptanceTestFiles(language, acceptance);
-  const ids = runner.kind === 'pytest' ? await expectedPythonTests(acceptance, testFiles) : undefined;
-  return { testFiles, ids };
+function contextFor(
+  run: RunSpec,
+  paths: RunnerPaths,
+  limits: SandboxLimits,
+  dependencies: RunnerContext['dependencies'],
+  uid: number | undefined,
+  originalsSeen: string,
+): RunnerContext {
+  const ctx: RunnerContext = {
+    paths,
+    limits,
+    testPaths: run.testPaths,
+    reportName: reportNameOf(run.runner),
+    dependencies,
+    acceptanceTests: run.acceptanceTests,
+    ...(run.excludedTests ? { excludedTests: run.excludedTests } : {}),
+  };
+  if (!run.verdict) return ctx;
+  const keyFile = path.join(run.outputDir, KEY_FILE);
+  fs.writeFileSync(keyFile, run.verdict.key, { mode: 0o400 });
+  if (uid !== undefined) fs.chownSync(keyFile, uid, uid);
+  return {
+    ...ctx,
+    verdict: {
+      tests: run.verdict.tests.map((file): [string, string, string] => [
+        file,
+        path.posix.join(paths.workspace, file),
+        path.posix.join(originalsSeen, file),
+      ]),
+      support: run.verdict.support.map((file) => path.posix.join(originalsSeen, file)),
+      keyFile: path.posix.join(paths.output, KEY_FILE),
+    },
+  };
+}
+
+interface LaunchInput extends RunSpec {
+  opts: RunTestsOptions;
+  workspace: string;
+  limits: SandboxLimits;
+  dependencies: DependencyFolder[];
+}
+
+async function runSandboxed(
+  input: LaunchInput & {
+    tools: NonNullable<ReturnType<typeof bwrapTools>>;
+    mounted: AcceptanceFiles | undefined;
+  },
+): Promise<RunOutcome> {
+  const { opts, workspace, limits, dependencies, tools, mounted, runner, outputDir } = input;
+  let lease: Lease | undefined;
+  let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
+  let usageBefore: Usage;
+  let result: ProcessRunResult;
+  let usageAfter: Usage | undefined;
+  try {
+    if (isRoot()) {
+      lease = await lendWorkspace(workspace);
+      fs.chownSync(outputDir, lease.uid, lease.uid);
+      launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
+    }
+    const uid = lease?.uid;
+    usageBefore = lease?.before ?? (await workspaceUsage(workspace));
+    // Inside the sandbox the acceptance files at their workspace paths are the originals, mounted.
+    const ctx = contextFor(
+      input,
+      SANDBOX_PATHS,
+      limits,
+      mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
+      uid,
+      SANDBOX_PATHS.workspace,
+    );
+    const { argv, env } = runner.command(ctx);
+    const { command, args } = bwrapCommand({
+      tools,
+      workspace,
+      outputDir,
+      ...(mounted ? { acceptance: mounted } : {}),
+      dependencies,
+      scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
+      needsNode: runner.needsNode,
+      network: opts.network === true,
+      limits,
+      env,
+      argv: withRlimits(argv, limits, {
+        limitProcesses: true,
+        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+      }),
+      ...(uid === undefined ? {} : { uid }),
+    });
+    result = await runProcessTree({
+      command,
+      args,
+      env: HOST_TOOL_ENV,
+      cwd: workspace,
+      wallTimeoutMs: limits.wallTimeoutMs,
+      outputBytes: limits.outputBytes,
+      ...pick(opts, 'heartbeat', 'signal'),
+      ...(launcher ? { spawn: launcher.spawn } : {}),
+    });
+  } finally {
+    // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
+    if (lease) {
+      await killUidProcesses(lease.uid);
+      launcher?.release();
+      usageAfter = await endLease(workspace, lease);
+    }
+  }
+  return {
+    result,
+    seenWorkspace: SANDBOX_PATHS.workspace,
+    usageBefore,
+    usageAfter: usageAfter ?? (await workspaceUsage(workspace)),
+  };
+}
+
+async function runBare(input: LaunchInput): Promise<RunOutcome> {
+  const { opts, workspace, limits, dependencies, runner, outputDir } = input;
+  const usageBefore = await workspaceUsage(workspace);
+  const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
+  try {
+    const runId = randomBytes(8).toString('hex');
+    // Without a sandbox nothing covers the copies: the verdict process reads the originals.
+    const originals = opts.acceptance?.sourceDir ?? workspace;
+    const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
+    const { argv, env } = runner.command(ctx);
+    const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
+    const wrapped = withRlimits(argv, limits, {
+      limitProcesses: false,
+      addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+    });
+    const result = await runProcessTree({
+      command: wrapped[0],
+      args: wrapped.slice(1),
+      env: { ...env, ACA_SANDBOX_RUN: runId },
+      cwd: workspace,
+      wallTimeoutMs: limits.wallTimeoutMs,
+      outputBytes: limits.outputBytes,
+      sweepTag,
+      ...pick(opts, 'heartbeat', 'signal'),
+    });
+    return { result, seenWorkspace: workspace, usageBefore, usageAfter: await workspaceUsage(workspace) };
+  } finally {
+    cleanup();
+  }
 }
 
 /**
