@@ -1,6 +1,9 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
 import { checkSandboxAvailable, releaseWorkspace, runTestSuite } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { Semaphore } from '../shared/semaphore';
@@ -166,9 +169,29 @@ export function createTestActivities(deps: TestActivityDeps) {
                 input.protectedPaths,
               )
             : (input.testsDir ?? null);
+        // The repository's own pytest configuration as the acceptance commit has it, for the
+        // verdict process to load instead of what the run may have written since.
+        const baseFolder =
+          input.language === 'python' && input.acceptanceCommit && local.git.commonDir && sourceDir
+            ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
+            : null;
         try {
-          return await testsIn(local.workspace, { ...input, testsDir: sourceDir }, sandboxWarning);
+          const baseConfig = baseFolder
+            ? await writeBaseTestConfig(
+                { gitDir: local.git.commonDir },
+                input.acceptanceCommit!,
+                baseFolder,
+                input.protectedPaths ?? [],
+              )
+            : undefined;
+          return await testsIn(
+            local.workspace,
+            { ...input, testsDir: sourceDir },
+            sandboxWarning,
+            baseConfig,
+          );
         } finally {
+          if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
           await giveBackOnPreparingDisk(place, local.workspace);
         }
       });
@@ -221,6 +244,7 @@ export function createTestActivities(deps: TestActivityDeps) {
     workspace: string,
     input: RunTestsInput,
     sandboxWarning: string | null,
+    baseConfig?: BaseTestConfig,
   ): Promise<TestRunSummary> {
     const ctx = Context.current();
     // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
@@ -233,7 +257,13 @@ export function createTestActivities(deps: TestActivityDeps) {
         language: input.language,
         mode: deps.sandboxMode,
         ...(input.testsDir && input.protectedPaths?.length
-          ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
+          ? {
+              acceptance: {
+                sourceDir: input.testsDir,
+                files: input.protectedPaths,
+                ...(baseConfig ? { baseConfig } : {}),
+              },
+            }
           : {}),
         ...(input.setup
           ? {

@@ -18,6 +18,12 @@ export interface AcceptanceFiles {
   sourceDir: string;
   /** Every file under it, relative to it; the copies sit at the same paths in the workspace. */
   files: string[];
+  /**
+   * In a run on a repository: its conftest.py files and pytest configuration file as the base
+   * commit has them (with the acceptance tests added), which the verdict process loads in place of
+   * whatever the workspace holds by then (`ini` names the configuration file among `files`).
+   */
+  baseConfig?: { sourceDir: string; files: string[]; ini: string | null };
 }
 
 const PYTHON_TEST_FILE = /(^|\/)(test_[^/]*|[^/]*_test)\.py$/;

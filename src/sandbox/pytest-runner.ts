@@ -102,8 +102,9 @@ function makeVerdictRunner(
         JSON.stringify(setup),
         '-q',
         '--color=no',
+        // The base commit's configuration in a run on a repository (its settings, not its addopts).
         '-c',
-        path.posix.join(paths.runnerDir, 'pytest.ini'),
+        verdict.ini ?? path.posix.join(paths.runnerDir, 'pytest.ini'),
         `--rootdir=${paths.workspace}`,
         `--confcutdir=${paths.workspace}`,
         '--noconftest',

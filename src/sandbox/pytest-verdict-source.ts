@@ -66,20 +66,28 @@ def _aca_verdict():
             pass
 
     _source_only(os)
-    support = list(setup.get("support", []))
+    # The conftest.py files to load, read now: nothing of the workspace has run yet.
+    support = []
+    for rel, full, original in setup.get("support", []):
+        with open(original, "rb") as f:
+            support.append((full, f.read()))
     plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread)
     del setup
     sys.path.insert(0, os.getcwd())
     plugins = [plugin]
-    # The conftest.py files given with the acceptance tests (read-only originals) are the only ones
-    # loaded: pytest itself loads none (--noconftest).
-    import importlib.util
+    # The conftest.py files given with the acceptance tests and the base commit's are the only ones
+    # loaded, as plugins, from what was read before anything ran: pytest itself loads none
+    # (--noconftest).
+    import types as _types
 
-    for number, path in enumerate(support):
-        spec = importlib.util.spec_from_file_location("aca_acceptance_conftest_%d" % number, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+    for number, (full, source) in enumerate(support):
+        module = _types.ModuleType("aca_conftest_%d" % number)
+        module.__file__ = full
+        folder = os.path.dirname(full)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        sys.modules[module.__name__] = module
+        exec(compile(source, full, "exec", dont_inherit=True), module.__dict__)
         plugins.append(module)
     try:
         code = pytest.main(args, plugins=plugins)
@@ -216,8 +224,8 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 functions_in(const, into)
 
     modules = []  # (rel, full, [module code objects], imports)
-    # Each test file as [relative path, path it is imported from, path of its read-only original].
-    for rel, full, original in setup["tests"] + [[c, c, c] for c in setup.get("support", [])]:
+    # Each file as [relative path, path in the workspace, path of its original].
+    for rel, full, original in setup["tests"] + setup.get("support", []):
         try:
             with open(original, "rb") as f:
                 source = f.read()

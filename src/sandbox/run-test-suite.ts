@@ -170,6 +170,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
           key,
           tests: acceptanceTests,
           support: acceptance.files.filter((f) => path.posix.basename(f) === 'conftest.py'),
+          ...(acceptance.baseConfig ? { base: acceptance.baseConfig } : {}),
         },
       },
       { ...expected, skipsJudged: true },
@@ -194,8 +195,13 @@ interface RunSpec {
   testPaths: string[];
   acceptanceTests: string[];
   excludedTests?: string[];
-  /** For the verdict process: its key, and the acceptance files it loads. */
-  verdict?: { key: Buffer; tests: string[]; support: string[] };
+  /** For the verdict process: its key, the acceptance files and the base commit's configuration it loads. */
+  verdict?: {
+    key: Buffer;
+    tests: string[];
+    support: string[];
+    base?: NonNullable<AcceptanceFiles['baseConfig']>;
+  };
 }
 
 interface RunOutcome {
@@ -209,6 +215,7 @@ type Launch = (run: RunSpec) => Promise<RunOutcome>;
 
 const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
 const KEY_FILE = 'verdict.key';
+const BASE_FOLDER = 'base';
 
 function outputFolder(runDir: string, name: string): string {
   const dir = path.join(runDir, name);
@@ -242,15 +249,38 @@ function contextFor(
   const keyFile = path.join(run.outputDir, KEY_FILE);
   fs.writeFileSync(keyFile, run.verdict.key, { mode: 0o400 });
   if (uid !== undefined) fs.chownSync(keyFile, uid, uid);
+  const seen =
+    (root: string) =>
+    (file: string): [string, string, string] => [
+      file,
+      path.posix.join(paths.workspace, file),
+      path.posix.join(root, file),
+    ];
+  // The base commit's configuration, copied into a folder of the output folder that only the
+  // worker can write; the verdict process reads it before anything of the workspace runs.
+  const base = run.verdict.base;
+  const baseSeen = path.posix.join(paths.output, BASE_FOLDER);
+  if (base) {
+    for (const file of base.files) {
+      const target = path.join(run.outputDir, BASE_FOLDER, file);
+      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+      fs.copyFileSync(path.join(base.sourceDir, file), target);
+      fs.chmodSync(target, 0o444);
+    }
+  }
+  const conftests = [
+    ...(base?.files ?? [])
+      .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
+      .map(seen(baseSeen)),
+    ...run.verdict.support.map(seen(originalsSeen)),
+  ];
   return {
     ...ctx,
     verdict: {
-      tests: run.verdict.tests.map((file): [string, string, string] => [
-        file,
-        path.posix.join(paths.workspace, file),
-        path.posix.join(originalsSeen, file),
-      ]),
-      support: run.verdict.support.map((file) => path.posix.join(originalsSeen, file)),
+      tests: run.verdict.tests.map(seen(originalsSeen)),
+      // Folders above first, as pytest loads them.
+      support: conftests.sort((a, b) => a[0].split('/').length - b[0].split('/').length),
+      ini: base?.ini ? path.posix.join(baseSeen, base.ini) : null,
       keyFile: path.posix.join(paths.output, KEY_FILE),
     },
   };

@@ -35,11 +35,16 @@ export interface RunnerContext {
    */
   excludedTests?: string[];
   /**
-   * For a verdict process: the acceptance test files (relative path, path as imported, path of the
-   * read-only original), the others it loads (a conftest.py given with them, by its original's
-   * path), and the key file it signs with.
+   * For a verdict process: the acceptance test files and the conftest.py files it loads (each as
+   * relative path, path in the workspace, path of the original it is read from), the pytest
+   * configuration file it reads (the base commit's, else aca's), and the key file it signs with.
    */
-  verdict?: { tests: [string, string, string][]; support: string[]; keyFile: string };
+  verdict?: {
+    tests: [string, string, string][];
+    support: [string, string, string][];
+    ini: string | null;
+    keyFile: string;
+  };
 }
 
 /** What the worker knows of the acceptance tests before a verdict process runs them. */

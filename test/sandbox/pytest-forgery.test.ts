@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { runTestSuite } from '../../src/sandbox';
 import type { SandboxMode, TestRunReport } from '../../src/shared/types';
 import { judgeAgainstBaseline } from '../../src/activities/baseline-verdict';
+import { writeBaseTestConfig } from '../../src/repo/base-test-config';
 import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
 
 afterAll(removeWorkspaces);
@@ -460,4 +461,78 @@ test('a planted .pyc of a correct add does not stand in for the broken solution.
   });
   expectNoPass(report);
   expect(report.cases.filter((c) => c.status === 'failed')).toHaveLength(2);
+});
+
+describe("in a run on a repository, the verdict loads the base commit's configuration", () => {
+  const BASE_CONFTEST = 'import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n';
+  const ACCEPT = 'from solution import add\n\n\ndef test_fixture(three):\n    assert add(three, 2) == 5\n';
+  // The run rewrote the repository's conftest.py: same path, a forger's body.
+  const RUN_CONFTEST = `import pytest
+
+
+@pytest.fixture
+def three():
+    return 3
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        item._nodeid = item.nodeid + "[::x]"
+        item.runtest = lambda: None
+`;
+
+  async function repoRun(solution: string): Promise<TestRunReport> {
+    const repo = makeWorkspace({
+      'conftest.py': BASE_CONFTEST,
+      'pytest.ini': '[pytest]\naddopts = -k nothing_at_all\nmarkers =\n    slow: slow tests\n',
+      'tests/test_repo.py': ACCEPT,
+    });
+    const gitEnv = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    };
+    for (const args of [
+      ['init', '-q'],
+      ['add', '.'],
+      ['commit', '-qm', 'base'],
+    ])
+      execFileSync('git', args, { cwd: repo, env: gitEnv });
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    const folder = makeWorkspace({});
+    const baseConfig = await writeBaseTestConfig({ gitDir: path.join(repo, '.git') }, commit, folder, [
+      'tests/test_repo.py',
+    ]);
+    expect(baseConfig.files.sort()).toEqual(['conftest.py', 'pytest.ini']);
+    const sourceDir = makeWorkspace({ 'tests/test_repo.py': ACCEPT });
+    const ws = makeWorkspace({
+      'conftest.py': RUN_CONFTEST,
+      'pytest.ini': '[pytest]\naddopts = -k nothing_at_all\n',
+      'tests/test_repo.py': ACCEPT,
+      'solution.py': solution,
+    });
+    return runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      acceptance: { sourceDir, files: ['tests/test_repo.py'], baseConfig },
+    });
+  }
+
+  test("a correct solution passes with the base commit's fixture", async () => {
+    const report = await repoRun(CORRECT);
+    expect(report.cases.map((c) => `${c.name} ${c.status}`)).toEqual([
+      'tests/test_repo.py::test_fixture passed',
+    ]);
+    expect(judgeAgainstBaseline(report, null, ['tests/test_repo.py']).success).toBe(true);
+  });
+
+  test("a broken one fails: the run's rewritten conftest.py is not what the verdict loads", async () => {
+    const report = await repoRun(BROKEN);
+    expect(report.cases.map((c) => `${c.name} ${c.status}`)).toEqual([
+      'tests/test_repo.py::test_fixture failed',
+    ]);
+  });
 });
