@@ -82,17 +82,25 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
   const acceptanceTests = acceptance ? acceptanceTestFiles(language, acceptance) : [];
+  // Read while the tests run: only judging needs it.
   const python =
     acceptance && runner.kind === 'pytest'
-      ? await expectedPythonTests(acceptance, acceptanceTests)
+      ? expectedPythonTests(acceptance, acceptanceTests)
+      : Promise.resolve(undefined);
+  const expectations = async (): Promise<Expectations | undefined> =>
+    acceptance && runner.casesNamedByFile
+      ? { testFiles: acceptanceTests, ids: (await python)?.ids }
       : undefined;
-  const expected: Expectations | undefined =
-    acceptance && runner.casesNamedByFile ? { testFiles: acceptanceTests, ids: python?.ids } : undefined;
   // The acceptance verdict comes from a process of its own where the runner has one.
   const key = randomBytes(32);
+  const maySkip = new Set<string>();
   const verdictRunner =
-    expected && runner.resultsChannel && runner.verdict && acceptanceTests.length > 0
-      ? runner.verdict({ key, maySkip: new Set(python?.maySkip ?? []) })
+    acceptance &&
+    runner.casesNamedByFile &&
+    runner.resultsChannel &&
+    runner.verdict &&
+    acceptanceTests.length > 0
+      ? runner.verdict({ key, maySkip })
       : undefined;
   if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
@@ -114,8 +122,13 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
     } else {
       launch = (run) => runBare({ opts, workspace, limits, dependencies, ...run });
     }
-    const judged = async (run: RunSpec, expectedHere: Expectations | undefined): Promise<TestRunReport> => {
+    const judged = async (
+      run: RunSpec,
+      expectedHere: () => Promise<Expectations | undefined>,
+    ): Promise<TestRunReport> => {
       const outcome = await launch(run);
+      const expected = await expectedHere();
+      for (const id of (await python)?.maySkip ?? []) maySkip.add(id);
       const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
       damaged = [...new Set([...damaged, ...damagedAfter])];
       return judgeRun({
@@ -130,14 +143,14 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
         limits,
         mode,
         signal: opts.signal,
-        expected: expectedHere,
+        expected,
         damaged,
       });
     };
 
-    if (!verdictRunner || !acceptance || !expected) {
+    if (!verdictRunner || !acceptance) {
       const run = { runner, outputDir: outputFolder(runDir, 'output'), testPaths, acceptanceTests };
-      return await judged(run, expected);
+      return await judged(run, expectations);
     }
     // The run's own tests (the Tester's, the repository's) run as before, without the acceptance
     // files; then the acceptance files alone in the verdict process. No second process starts
@@ -156,7 +169,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
             acceptanceTests,
             excludedTests: acceptanceTests,
           },
-          undefined,
+          () => Promise.resolve(undefined),
         )
       : null;
     if (main && main.outcome !== 'completed' && main.outcome !== 'no_tests') return main;
@@ -173,7 +186,10 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
           ...(acceptance.baseConfig ? { base: acceptance.baseConfig } : {}),
         },
       },
-      { ...expected, skipsJudged: true },
+      async () => {
+        const expected = await expectations();
+        return expected ? { ...expected, skipsJudged: true } : undefined;
+      },
     );
     return mergeReports(main, verdict, acceptanceTests);
   } finally {
