@@ -109,7 +109,7 @@ def _source_only(os):
 
     trusted = tuple(
         p.rstrip("/") + "/"
-        for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()}
+        for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *getattr(site, "getsitepackages", list)()}
         if p
     )
 
