@@ -23,7 +23,7 @@ import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import { asCommitFailure, commitStep, inRunPlace } from './run-place-steps';
+import { asCommitFailure, commitStep, inRunPlace, warnInActivity } from './run-place-steps';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
@@ -138,6 +138,8 @@ export function createRepoActivities(deps: RepoActivityDeps) {
             { ...runGit, branch, baseCommit: '' },
             input.message,
             deps.gitAuthor,
+            undefined,
+            warnInActivity,
           );
           if (deps.gitStore)
             await pushRunBranchTip(deps.gitStore, runGit, branch, {
