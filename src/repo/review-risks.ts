@@ -90,8 +90,16 @@ async function rawChanges(target: GitTarget, base: string, head: string): Promis
   return changes;
 }
 
-/** Paths git's diff takes as binary: a NUL in the first 8000 bytes (no attribute file is read). */
-async function binaryPaths(target: GitTarget, base: string, head: string): Promise<Set<string>> {
+/**
+ * Paths git's diff takes as binary on either side of `from`..`to` (a NUL in the first 8000
+ * bytes; no attribute file of the run's is read), among `paths` when given.
+ */
+async function binaryPaths(
+  target: GitTarget,
+  from: string,
+  to: string,
+  paths?: string[],
+): Promise<Set<string>> {
   const out = await git(target, [
     'diff',
     '--numstat',
@@ -100,9 +108,10 @@ async function binaryPaths(target: GitTarget, base: string, head: string): Promi
     '--no-ext-diff',
     '--no-textconv',
     '--ignore-submodules=all',
-    base,
-    head,
+    from,
+    to,
     '--',
+    ...(paths ?? []).map((file) => `:(literal)${file}`),
   ]);
   const binary = new Set<string>();
   for (const record of out.split('\0')) {
@@ -110,6 +119,11 @@ async function binaryPaths(target: GitTarget, base: string, head: string): Promi
     if (match) binary.add(match[1]!);
   }
   return binary;
+}
+
+/** The empty tree's id in the repository's hash (SHA-1 or SHA-256). */
+async function emptyTree(target: GitTarget): Promise<string> {
+  return (await git(target, ['hash-object', '-t', 'tree', '/dev/null'])).trim();
 }
 
 async function blobText(target: GitTarget, blob: string): Promise<string | null> {
@@ -197,11 +211,23 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   const changes = await rawChanges(target, base, head);
   if (changes.length === 0) return [];
   const binary = await binaryPaths(target, base, head);
+  // A changed binary is new when its old side was text: compared with nothing, only a binary old side shows as binary.
+  const changedBinaries = changes
+    .filter((c) => c.change === 'modified' && binary.has(c.path))
+    .map((c) => c.path);
+  const binaryBefore =
+    changedBinaries.length > 0
+      ? await binaryPaths(target, await emptyTree(target), base, changedBinaries)
+      : new Set<string>();
   const risks: ReviewRisk[] = [];
   let readLink: ((file: string) => Promise<string | undefined>) | null = null;
   for (const change of changes) {
     const gone = change.change === 'deleted';
-    const isNew = change.change === 'added' || change.oldMode === '120000' || change.oldMode === '160000';
+    const isNew =
+      change.change === 'added' ||
+      change.oldMode === '120000' ||
+      change.oldMode === '160000' ||
+      (change.change === 'modified' && !binaryBefore.has(change.path));
     if (!gone && change.newMode === '120000') {
       readLink ??= await linkReader(target, head);
       const linkTarget = (await readLink(change.path)) ?? '';
@@ -228,7 +254,12 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
         path: change.path,
         kind: 'binary',
         change: change.change,
-        note: isNew ? 'a new binary file: the diff cannot show it' : 'a binary file: the diff cannot show it',
+        note:
+          change.change === 'modified'
+            ? isNew
+              ? 'a text file turned binary: the diff cannot show it'
+              : 'a binary file: the diff cannot show it'
+            : 'a new binary file: the diff cannot show it',
         needs: isNew ? 'allow-binary' : null,
       });
     }

@@ -50,15 +50,24 @@ describe('review risks', () => {
     ).toEqual([]);
   });
 
-  test('binary files: a new one needs --allow-binary, a changed one is listed, a deleted one is not', async () => {
+  test('binary files: a new one (or one that was text) needs --allow-binary, a changed one is listed, a deleted one is not', async () => {
     const risks = await risksOf(
-      { 'logo.png': '\x89PNG\0old', 'old.bin': 'a\0b' },
+      { 'logo.png': '\x89PNG\0old', 'old.bin': 'a\0b', 'run.sh': 'echo hi\n' },
       {
-        files: { 'tool.so': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]), 'logo.png': '\x89PNG\0new' },
+        files: {
+          'tool.so': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]),
+          'logo.png': '\x89PNG\0new',
+          'run.sh': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 3]),
+        },
         remove: ['old.bin'],
       },
     );
-    expect(summary(risks)).toEqual(['binary logo.png modified', 'binary tool.so added [allow-binary]']);
+    expect(summary(risks)).toEqual([
+      'binary logo.png modified',
+      'binary run.sh modified [allow-binary]',
+      'binary tool.so added [allow-binary]',
+    ]);
+    expect(risks.find((r) => r.path === 'run.sh')!.note).toContain('text file turned binary');
   });
 
   test('links: where they point, and those that leave the repository need --allow-links', async () => {
