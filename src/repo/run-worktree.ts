@@ -149,6 +149,18 @@ export function commitExclusions(
 }
 
 /**
+ * An exclude pathspec for a path found by walking the work tree. A name that is not valid UTF-8
+ * reaches us with U+FFFD in place of its bytes, so matching it literally would miss it: those
+ * parts match any bytes instead, the rest of the path still literally.
+ */
+function excludePathspecs(relative: string): string[] {
+  if (!relative.includes('\uFFFD')) return [`:(exclude,literal)${relative}`];
+  const glob = relative.replace(/[*?[\]\\]/g, (c) => `\\${c}`).replace(/\uFFFD+/g, '*');
+  // A glob matches whole paths only, not the folders they are in: the folder's contents too.
+  return [`:(exclude,glob)${glob}`, `:(exclude,glob)${glob}/**`];
+}
+
+/**
  * FIFOs, sockets and device files below the work tree, nested repositories included. git opens
  * `.gitignore` and `.gitattributes` without O_NONBLOCK, so a FIFO under either name hangs every
  * git call that reads the tree (add, status, clean) for good, holding the index lock; a tracked
@@ -195,10 +207,7 @@ export async function commitAll(
       `left out of the commit: ${listFiles(unaddable)} (names git refuses to add, as they would read as .git on some file systems)`,
     );
   }
-  const excluded = [
-    ...[...nested, ...unaddable].map((dir) => `:(exclude,literal)${dir}`),
-    ...NEVER_COMMITTED_PATHSPECS,
-  ];
+  const excluded = [...[...nested, ...unaddable].flatMap(excludePathspecs), ...NEVER_COMMITTED_PATHSPECS];
   let included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
   if (paths) {
     // `git add` fails outright on a named path it cannot take (ignored, in a submodule, gone and

@@ -79,6 +79,21 @@ describe('names git refuses to add', () => {
     },
   );
 
+  test('names that are not valid UTF-8 are left out too', async () => {
+    const worktree = await runIn();
+    const bytes = (...parts: Array<string | number[] | Buffer>) =>
+      Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p as string))));
+    const top = Buffer.from(worktree.workTree);
+    const planted = bytes(top, '/sub/.git:', [0xff, 0xfe], '[x]');
+    fs.mkdirSync(planted, { recursive: true });
+    fs.writeFileSync(bytes(planted, '/config'), '[core]\n');
+    writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n' });
+    const warnings: string[] = [];
+    const commit = await commitAll(worktree, 'aca: attempt 1', undefined, undefined, (m) => warnings.push(m));
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py']);
+    expect(warnings).toHaveLength(1);
+  });
+
   test('the rules match what git itself refuses with core.protectNTFS and core.protectHFS on', () => {
     const repo = tempDir();
     execFileSync('git', ['init', '-q', repo]);
