@@ -184,9 +184,34 @@ export function specialFiles(workTree: string, limit = 200_000): string[] {
   return found.sort();
 }
 
-/** Removes what specialFiles finds: unlinking a FIFO or socket never opens it. */
-export function removeSpecialFiles(workTree: string): void {
-  for (const name of specialFiles(workTree)) fs.rmSync(path.join(workTree, name), { force: true });
+/**
+ * Removes what specialFiles finds: unlinking a FIFO or socket never opens it. Names are walked as
+ * bytes: a folder whose name is not valid UTF-8 would come back as a string naming nothing, and
+ * a FIFO `.gitignore` in it would stay to hang git.
+ */
+export function removeSpecialFiles(workTree: string, limit = 200_000): void {
+  const top = Buffer.from(workTree);
+  const pending = [top];
+  let seen = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    let entries: fs.Dirent<Buffer>[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
+    } catch {
+      continue;
+    }
+    seen += entries.length;
+    if (seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
+    for (const entry of entries) {
+      const full = Buffer.concat([dir, Buffer.from('/'), entry.name]);
+      if (entry.isDirectory()) {
+        if (!(dir === top && entry.name.toString('latin1') === '.git')) pending.push(full);
+      } else if (!entry.isFile() && !entry.isSymbolicLink()) {
+        fs.rmSync(full, { force: true });
+      }
+    }
+  }
 }
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */

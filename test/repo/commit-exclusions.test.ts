@@ -94,6 +94,18 @@ describe('names git refuses to add', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  test('a FIFO named .gitignore in a folder whose name is not valid UTF-8 is removed, not left to hang git', async () => {
+    const worktree = await runIn();
+    execFileSync('python3', [
+      '-c',
+      "import os, sys; d = sys.argv[1].encode() + b'/\\xff'; os.mkdir(d); os.mkfifo(d + b'/.gitignore')",
+      worktree.workTree,
+    ]);
+    writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n' });
+    const commit = await commitAll(worktree, 'aca: attempt 1');
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py']);
+  }, 30_000);
+
   test('the rules match what git itself refuses with core.protectNTFS and core.protectHFS on', () => {
     const repo = tempDir();
     execFileSync('git', ['init', '-q', repo]);
