@@ -11,7 +11,9 @@
  * of the run's runs), never from a work tree.
  */
 import * as path from 'node:path';
+import { UserInputError } from '../shared/errors';
 import { git, gitBytes, type GitTarget } from './git';
+import { isCommit } from './objects';
 
 export type ReviewRiskKind =
   | 'binary'
@@ -133,24 +135,34 @@ async function blobText(target: GitTarget, blob: string): Promise<string | null>
   return (await gitBytes(target, ['cat-file', 'blob', blob])).toString('utf8');
 }
 
-/** Reads the links of `head`'s tree by path: their targets, each read once and only when asked for. */
-async function linkReader(
-  target: GitTarget,
-  head: string,
-): Promise<(file: string) => Promise<string | undefined>> {
-  const out = await git(target, ['ls-tree', '-r', '-z', '--full-tree', head]);
-  const blobs = new Map<string, string>();
-  for (const record of out.split('\0')) {
-    const match = /^120000 blob ([0-9a-f]+)\t(.*)$/s.exec(record);
-    if (match) blobs.set(match[2]!, match[1]!);
-  }
-  const read = new Map<string, string>();
+/**
+ * Reads the links of `head`'s tree by path. Only the folders a resolution passes through are
+ * listed (once each), and only the targets it needs are read: a large repository's whole tree
+ * never is.
+ */
+function linkReader(target: GitTarget, head: string): (file: string) => Promise<string | undefined> {
+  const folders = new Map<string, Map<string, string>>();
+  const targets = new Map<string, string>();
+  const linksIn = async (folder: string): Promise<Map<string, string>> => {
+    let links = folders.get(folder);
+    if (links) return links;
+    links = new Map();
+    // `<commit>:<path>` takes the path as it is; a folder that is missing or not a tree has no links.
+    const out = await git(target, ['ls-tree', '-z', `${head}:${folder}`], { allowExitCodes: [128] });
+    for (const record of out.split('\0')) {
+      const match = /^120000 blob ([0-9a-f]+)\t(.*)$/s.exec(record);
+      if (match) links.set(match[2]!, match[1]!);
+    }
+    folders.set(folder, links);
+    return links;
+  };
   return async (file) => {
-    const blob = blobs.get(file);
+    const slash = file.lastIndexOf('/');
+    const blob = (await linksIn(slash < 0 ? '' : file.slice(0, slash))).get(file.slice(slash + 1));
     if (blob === undefined) return undefined;
-    if (!read.has(file))
-      read.set(file, (await gitBytes(target, ['cat-file', 'blob', blob])).toString('utf8'));
-    return read.get(file);
+    if (!targets.has(file))
+      targets.set(file, (await gitBytes(target, ['cat-file', 'blob', blob])).toString('utf8'));
+    return targets.get(file);
   };
 }
 
@@ -208,6 +220,14 @@ function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pyt
  * A file may be listed under more than one kind (a binary `conftest.py`).
  */
 export async function reviewRisks(target: GitTarget, base: string, head: string): Promise<ReviewRisk[]> {
+  // Only full ids of commits present pass: none can be read as an option or a revision expression.
+  for (const commit of [base, head]) {
+    if (!(await isCommit(target, commit))) {
+      throw new UserInputError(
+        `the run's commit ${commit} is not in ${target.gitDir} (was the run discarded?)`,
+      );
+    }
+  }
   const changes = await rawChanges(target, base, head);
   if (changes.length === 0) return [];
   const binary = await binaryPaths(target, base, head);
@@ -229,7 +249,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
       change.oldMode === '160000' ||
       (change.change === 'modified' && !binaryBefore.has(change.path));
     if (!gone && change.newMode === '120000') {
-      readLink ??= await linkReader(target, head);
+      readLink ??= linkReader(target, head);
       const linkTarget = (await readLink(change.path)) ?? '';
       const outside = !(await linkStaysInside(change.path, linkTarget, readLink));
       risks.push({
