@@ -1,4 +1,5 @@
 import type { ReviewRisk } from '../repo/review-risks';
+import { printableName } from '../shared/terminal-text';
 
 /**
  * The "Review with care" heading and one line per risk (see review-risks.ts); nothing when there
@@ -9,7 +10,10 @@ export function reviewWithCareLines(risks: readonly ReviewRisk[], withNeeds = tr
   return [
     'Review with care:',
     ...risks.map((risk) => {
-      const name = risk.kind === 'link' ? `${risk.path} -> ${risk.target ?? ''}` : risk.path;
+      const name =
+        risk.kind === 'link'
+          ? `${printableName(risk.path)} -> ${printableName(risk.target ?? '')}`
+          : printableName(risk.path);
       const needs = withNeeds && risk.needs ? ` [aca apply needs --${risk.needs}]` : '';
       return `  ${name} (${risk.kind}, ${risk.change}): ${risk.note}${needs}`;
     }),

@@ -25,7 +25,10 @@ import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from 
 import { isRoot } from './tools';
 import { failureReport } from './report';
 import { judgeRun, throwIfAborted } from './run-verdict';
-import { selectRunner } from './select-runner';
+import { selectRunner, type RunnerChoice } from './select-runner';
+import { declaredJestSkips, type HonestSkip } from './jest-declared-skips';
+import { withJestAcceptanceVerdict } from './jest-acceptance-verdict';
+import { jestVerdictRunner } from './jest-verdict-runner';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -59,6 +62,14 @@ export interface RunTestsOptions {
 }
 
 export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
+  const report = await runOnce(opts);
+  return withJestAcceptanceVerdict(opts, report, (testPaths) =>
+    runOnce({ ...opts, testPaths }, jestVerdictRunner),
+  );
+}
+
+/** One test process: `forced` in place of the runner the options select. */
+async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<TestRunReport> {
   const { language, mode } = opts;
   if (!(LANGUAGES as readonly string[]).includes(language)) {
     throw new Error(`unknown language ${JSON.stringify(language)} (expected one of ${LANGUAGES.join(', ')})`);
@@ -74,7 +85,9 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 
   const started = Date.now();
   const common = { sandbox: mode, output: '', cutBytes: 0 };
-  const choice = selectRunner(language, opts.command, dependencies);
+  const choice: RunnerChoice = forced
+    ? { ok: true, runner: forced }
+    : selectRunner(language, opts.command, dependencies);
   if (!choice.ok) return failureReport('collection_error', choice.message, { ...common, durationMs: 0 });
   const runner = choice.runner;
   const reportName = `report.${runner.reportExtension}`;
@@ -218,6 +231,8 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 export interface Expectations {
   testFiles: string[];
   ids: string[] | undefined;
+  /** The skipped acceptance tests that the acceptance files skip themselves. */
+  honestSkip?: HonestSkip;
 }
 
 /**
@@ -233,6 +248,9 @@ async function expectations(
   if (!runner.casesNamedByFile) return undefined;
   const testFiles = acceptanceTestFiles(language, acceptance);
   const ids = runner.kind === 'pytest' ? await expectedPythonTests(acceptance, testFiles) : undefined;
+  if (runner.kind === 'jest') {
+    return { testFiles, ids, honestSkip: await declaredJestSkips(acceptance.sourceDir, testFiles) };
+  }
   return { testFiles, ids };
 }
 

@@ -15,6 +15,12 @@ export const AGENT_STATES = [
 ] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
+/** What the AgentState search attribute says of a run waiting at its iteration limit. */
+export const LISTED_WAITING = 'WAITING';
+/** Every value the AgentState search attribute takes, for `aca list --state`. */
+export const LISTED_STATES = [...AGENT_STATES, LISTED_WAITING] as const;
+export type ListedState = (typeof LISTED_STATES)[number];
+
 export const LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
@@ -80,6 +86,8 @@ export interface Plan {
   summary: string;
   steps: string[];
   files: string[];
+  /** Existing tests the task names as having to pass; those found to exist become the run's targets. */
+  targets?: string[];
 }
 
 /** The Reflector's output, as submitted through `submit_analysis`. */

@@ -456,6 +456,26 @@ describe('runs on a repository (--repo)', () => {
       },
       /unknown key\(s\) tests/,
     ],
+    [
+      'a .aca.json asking for 1 TiB of memory',
+      (dir: string) => {
+        writeFiles(dir, { '.aca.json': '{"limits": {"memoryMiB": 1048576}}' });
+        gitIn(dir, 'add', '.aca.json');
+        gitIn(dir, 'commit', '--quiet', '-m', 'config');
+        return ['--repo', dir];
+      },
+      /limits\.memoryMiB is 1048576, above the most a run may have \(4096, set by ACA_MAX_MEMORY_MIB\)/,
+    ],
+    [
+      'a .aca.json asking for a day of wall time',
+      (dir: string) => {
+        writeFiles(dir, { '.aca.json': '{"limits": {"wallTimeSeconds": 86400}}' });
+        gitIn(dir, 'add', '.aca.json');
+        gitIn(dir, 'commit', '--quiet', '-m', 'config');
+        return ['--repo', dir];
+      },
+      /limits\.wallTimeSeconds is 86400, above the most a run may have \(1800, set by ACA_MAX_WALL_SECONDS\)/,
+    ],
   ])('bad input: %s is one clear line, exit 2, nothing started', async (_label, args, message) => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const extra = args(repo);

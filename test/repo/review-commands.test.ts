@@ -8,14 +8,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AcaClient, RUN_WORKFLOW_TYPE } from '../../src/api/aca-client';
-import { resultCommand } from '../../src/cli/inspect-commands';
 import { applyCommand, diffCommand, discardCommand } from '../../src/cli/review-commands';
 import type { CliIO } from '../../src/cli/cli-context';
+import { resultCommand, statusCommand } from '../../src/cli/inspect-commands';
 import { loadConfig } from '../../src/config';
 import { ApplyConflictError, ApplyNeedsConsentError } from '../../src/repo/apply-errors';
 import { pushRunCommit } from '../../src/repo/git-store';
 import { commitAll } from '../../src/repo/run-worktree';
-import { RunStateError, UserInputError } from '../../src/shared/errors';
+import { RunStateError, UnappliedChangesError, UserInputError } from '../../src/shared/errors';
 import type { RunSnapshot } from '../../src/shared/run-types';
 import {
   commitAsUser,
@@ -59,6 +59,8 @@ function snapshotOf(id: string, repo: string | null, made: MadeRun): RunSnapshot
     headCommit: made.head,
     git: made.git,
     workspace: made.git.workTree,
+    changedFiles:
+      made.base === made.head ? [] : [{ path: 'calc.py', status: 'modified', added: 1, removed: 1 }],
   } as Partial<RunSnapshot> as RunSnapshot;
 }
 
@@ -148,16 +150,50 @@ describe('reviewing a run through AcaRun and the command line', () => {
     expect((error as ApplyConflictError).files).toEqual(['calc.py']);
   });
 
-  test('aca discard removes the worktree and branch', async () => {
+  test('aca discard of changes never applied: refused without a terminal or --force, nothing removed', async () => {
+    const refused = await discardCommand(aca, id, {}, captureIO()).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UnappliedChangesError);
+    expect(refused).toBeInstanceOf(UserInputError);
+    expect((refused as Error).message).toBe(
+      `run ${id} changed 1 file that was never applied (aca apply ${id} brings them in); aca discard ${id} --force throws them away`,
+    );
+    expect(fs.existsSync(made.git.workTree)).toBe(true);
+    expect(userGit(repo, 'branch', '--format=%(refname:short)')).toContain(`aca/${id}`);
+    expect(aca.run(id).discardedAt()).toBeNull();
+  });
+
+  test('aca discard at a terminal asks; "no" keeps everything, "yes" discards', async () => {
+    const questions: string[] = [];
+    const no = { ...captureIO(), confirm: async (q: string) => (questions.push(q), false) };
+    expect(await discardCommand(aca, id, {}, no)).toBe(2);
+    expect(questions).toEqual([`Run ${id}'s 1 changed file was never applied. Discard it?`]);
+    expect(no.errors).toEqual(['Nothing discarded.']);
+    expect(fs.existsSync(made.git.workTree)).toBe(true);
+    const yes = { ...captureIO(), confirm: async () => true };
+    expect(await discardCommand(aca, id, {}, yes)).toBe(0);
+    expect(fs.existsSync(made.git.workTree)).toBe(false);
+  });
+
+  test('an applied run is discarded without --force; afterwards status and diff say it was discarded', async () => {
+    expect((await aca.run(id).apply()).applied).toBe(true);
+    expect(await discardCommand(aca, id, {}, captureIO())).toBe(0);
+    expect(aca.run(id).discardedAt()).toMatch(/^\d{4}-\d\d-\d\dT/);
+    await expect(diffCommand(aca, id, {}, captureIO())).rejects.toThrow(`run ${id} was discarded`);
+    const status = captureIO();
+    expect(await statusCommand(aca, id, {}, status)).toBe(0);
+    expect(status.lines.at(-1)).toMatch(/^  discarded: \d{4}-.* \(aca discard\); its changes are gone$/);
+  });
+
+  test('aca discard --force removes the worktree and branch', async () => {
     const io = captureIO();
-    expect(await discardCommand(aca, id, io)).toBe(0);
+    expect(await discardCommand(aca, id, { force: true }, io)).toBe(0);
     expect(io.lines).toEqual([
       `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}.`,
     ]);
     expect(fs.existsSync(made.git.workTree)).toBe(false);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\n');
     const again = captureIO();
-    expect(await discardCommand(aca, id, again)).toBe(0);
+    expect(await discardCommand(aca, id, {}, again)).toBe(0);
     expect(again.lines).toEqual([`Run ${id} was discarded already.`]);
   });
 
@@ -276,13 +312,13 @@ describe('reviewing a run through AcaRun and the command line', () => {
     const store = loadConfig({ ACA_HOME: root }).gitStore;
     await pushRunCommit(store, made.git, `aca/${id}`, made.head, null);
     const io = captureIO();
-    expect(await discardCommand(aca, id, io)).toBe(0);
+    expect(await discardCommand(aca, id, { force: true }, io)).toBe(0);
     expect(io.lines).toEqual([
       `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}, its branch in the git store ${store.display}.`,
     ]);
     expect(userGit(repo, 'ls-remote', store.url)).not.toContain(`aca/${id}`);
     const again = captureIO();
-    expect(await discardCommand(aca, id, again)).toBe(0);
+    expect(await discardCommand(aca, id, {}, again)).toBe(0);
     expect(again.lines).toEqual([`Run ${id} was discarded already.`]);
   });
 });
