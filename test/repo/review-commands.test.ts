@@ -248,6 +248,23 @@ describe('reviewing a run through AcaRun and the command line', () => {
       expect(fs.existsSync(path.join(repo, 'helper.so'))).toBe(true);
     });
 
+    test('hostile names and link targets under the heading come out visible, one line each', async () => {
+      const { workTree } = made.git;
+      fs.symlinkSync('/tmp/\x1b]52;c;eA==\x07\nSUCCESS', path.join(workTree, 'evil\x1b[2K'));
+      writeFiles(workTree, { 'dir\u202e\x1b[1A/conftest.py': 'import os\n' });
+      made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: more'))! };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      const heading = stat.lines.slice(stat.lines.indexOf('Review with care:') + 1);
+      expect(heading).toEqual([
+        '  "dir\\u202e\\x1b[1A/conftest.py" (test-config, added): test runner configuration: decides what the tests run',
+        '  "evil\\x1b[2K" -> "/tmp/\\x1b]52;c;eA==\\x07\\nSUCCESS" (link, added): a link pointing outside the repository [aca apply needs --allow-links]',
+      ]);
+      const refusal = await applyCommand(aca, id, captureIO()).catch((err: unknown) => err);
+      expect(refusal).toBeInstanceOf(ApplyNeedsConsentError);
+    });
+
     test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {
       await addRisks();
       const stat = captureIO();
