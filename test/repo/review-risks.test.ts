@@ -4,7 +4,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { linkStaysInside, reviewRisks, type ReviewRisk } from '../../src/repo/review-risks';
+import { linkStaysInside } from '../../src/repo/link-targets';
+import { reviewRisks, type ReviewRisk } from '../../src/repo/review-risks';
 import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
 import { tempDirs } from '../helpers/temp-dirs';
 import { makeUserRepo } from './run-fixture';
