@@ -98,6 +98,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
     .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
     .option('--setup-network', 'let the setup command reach the network (off by default)')
+    .option('--memory <mib>', "a test run's memory limit in MiB (else .aca.json's, else 1024)")
+    .option('--wall-time <seconds>', 'time one test run may take (else .aca.json’s, else 120)')
     .option(
       '--target <test-id>',
       'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
