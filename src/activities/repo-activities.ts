@@ -18,6 +18,7 @@ import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-wor
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
+import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
 import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
@@ -53,6 +54,8 @@ export interface PrepareRunInput {
   setupCommand: string | null;
   /** A linked run: the commit its branch starts at, the earlier run's base and git directories. */
   start?: RunStart | null;
+  /** Limits given on the command line (`--memory`, `--wall-time`): over `.aca.json`'s. */
+  limits?: ProjectLimits;
 }
 
 export interface RunStart {
@@ -270,7 +273,7 @@ export async function prepareRunRepository(
     branch,
     baseCommit,
     startCommit: input.start?.commit ?? baseCommit,
-    testSetup: { command, dependencies, limits: config.limits },
+    testSetup: { command, dependencies, limits: { ...config.limits, ...input.limits } },
     setupCommand: input.setupCommand ?? config.setupCommand,
   };
 }
