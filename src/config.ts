@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import type { SandboxMode } from './shared/types';
+import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './sandbox/limits';
 import { UserInputError } from './shared/errors';
 import { ModelOptionsFileError, parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
 import {
@@ -62,6 +63,11 @@ export interface AcaConfig {
   pricesFile: string | null;
   /** ACA_GIT_STORE: where runs' branches are kept for every worker (default `$ACA_HOME/store.git`). */
   gitStore: GitStoreLocation;
+  /**
+   * The most a run's test limits may be (ACA_MAX_WALL_SECONDS, ACA_MAX_CPU_SECONDS,
+   * ACA_MAX_MEMORY_MIB): `aca run` refuses an `.aca.json` above them, a worker holds any run to them.
+   */
+  limitMaximums: LimitMaximums;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -141,7 +147,30 @@ export function loadConfig(
     gitAuthor: gitAuthorOf(env),
     pricesFile: env.ACA_PRICES ? path.resolve(env.ACA_PRICES) : null,
     gitStore: gitStoreOf(env, home),
+    limitMaximums: limitMaximumsOf(env),
   };
+}
+
+function limitMaximumsOf(env: NodeJS.ProcessEnv): LimitMaximums {
+  const variables = {
+    wallSeconds: 'ACA_MAX_WALL_SECONDS',
+    cpuSeconds: 'ACA_MAX_CPU_SECONDS',
+    memoryMiB: 'ACA_MAX_MEMORY_MIB',
+  } as const;
+  const maximums: LimitMaximums = { ...DEFAULT_LIMIT_MAXIMUMS };
+  for (const key of Object.keys(variables) as (keyof LimitMaximums)[]) {
+    const text = env[variables[key]]?.trim();
+    if (!text) continue;
+    const [low, high] = LIMIT_MAXIMUM_RANGES[key];
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || value < low || value > high) {
+      throw new UserInputError(
+        `${variables[key]} must be a whole number from ${low} to ${high}, got "${env[variables[key]]}"`,
+      );
+    }
+    maximums[key] = value;
+  }
+  return maximums;
 }
 
 function gitStoreOf(env: NodeJS.ProcessEnv, home: string): GitStoreLocation {

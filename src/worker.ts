@@ -15,6 +15,7 @@ import { FileReportStore } from './agents/report-store';
 import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
+import { writeLogLine } from './temporal/log-lines';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
@@ -94,6 +95,7 @@ export function createAcaActivities(
     reports: runStores.reports,
     sandboxMode: config.sandbox,
     maxConcurrentTestRuns: config.testSlots,
+    limitMaximums: config.limitMaximums,
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
     places: new RunPlaces({
@@ -172,7 +174,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
 export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel } = {}): void {
   const logLevel: LogLevel = config.logLevel ?? options.logLevel ?? 'INFO';
   Runtime.install({
-    logger: new DefaultLogger(logLevel),
+    logger: new DefaultLogger(logLevel, writeLogLine),
     ...(config.metricsPort === null
       ? {}
       : {

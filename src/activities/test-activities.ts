@@ -11,7 +11,11 @@ import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
+import { DEFAULT_LIMIT_MAXIMUMS, resolveLimits, withinMaximums, type LimitMaximums } from '../sandbox/limits';
+import { clampProjectLimits } from '../repo/project-config';
+import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
+import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../agents/report-store';
 import type { RunPlaces } from '../repo/run-places';
@@ -25,6 +29,8 @@ export interface TestActivityDeps {
   sandboxMode: SandboxMode;
   /** Test suites run at once on this worker; more would only fight over the cores. */
   maxConcurrentTestRuns: number;
+  /** The most any run's limits may be here (ACA_MAX_*), whatever `.aca.json` or the run's input asks. */
+  limitMaximums?: LimitMaximums;
 }
 
 export interface RunTestsInput {
@@ -47,6 +53,14 @@ export interface RunTestsInput {
   setupCommand?: string | null;
   /** Whether that setup command may reach the network (`--setup-network`). */
   setupNetwork?: boolean;
+  /** The run's targets, each judged in this run's report. */
+  targets?: string[];
+}
+
+export interface CheckTargetsInput {
+  /** The stored report the targets are looked for in (the baseline's). */
+  reportRef: string;
+  targets: string[];
 }
 
 export interface RunSetupInput {
@@ -89,23 +103,60 @@ export interface TestRunSummary {
   success: boolean;
   regressions: string[];
   regressionCount: number;
+  /** Each target's outcome in this run (absent when the run has none). */
+  targets?: TargetResult[];
+  /** Targets no case of this run belongs to, not even a skipped one. */
+  unknownTargets?: string[];
+  /** Tests failing in this run, by name (the first MAX_NAMED_REGRESSIONS). */
+  failingTests?: string[];
+  /** Why this run tested nothing about the code (a limit, a missing runner, a crash), with the command and output's tail. */
+  cannotRun?: string;
 }
 
-/** `.aca.json`'s limits in the sandbox's units. */
-export function sandboxLimitsOf(limits: ProjectLimits | undefined): Partial<SandboxLimits> {
+/**
+ * `.aca.json`'s limits in the sandbox's units, held to this worker's maximums: they reach the
+ * worker through the run's input, and a base commit's `.aca.json` was never checked against them.
+ */
+export function sandboxLimitsOf(
+  project: ProjectLimits | undefined,
+  maximums: LimitMaximums = DEFAULT_LIMIT_MAXIMUMS,
+): Partial<SandboxLimits> {
   const MiB = 1024 * 1024;
-  return {
-    ...(limits?.wallTimeSeconds ? { wallTimeoutMs: limits.wallTimeSeconds * 1000 } : {}),
-    ...(limits?.cpuSeconds ? { cpuSeconds: limits.cpuSeconds } : {}),
-    ...(limits?.memoryMiB
-      ? { memoryBytes: limits.memoryMiB * MiB, runMemoryBytes: Math.max(2048, 2 * limits.memoryMiB) * MiB }
-      : {}),
-  };
+  const { limits } = clampProjectLimits(project ?? {}, maximums);
+  return withinMaximums(
+    {
+      ...(limits.wallTimeSeconds ? { wallTimeoutMs: limits.wallTimeSeconds * 1000 } : {}),
+      ...(limits.cpuSeconds ? { cpuSeconds: limits.cpuSeconds } : {}),
+      ...(limits.memoryMiB
+        ? { memoryBytes: limits.memoryMiB * MiB, runMemoryBytes: Math.max(2048, 2 * limits.memoryMiB) * MiB }
+        : {}),
+    },
+    maximums,
+  );
 }
 
 export function createTestActivities(deps: TestActivityDeps) {
   const slots = new Semaphore(deps.maxConcurrentTestRuns);
+  const maximums = deps.limitMaximums ?? DEFAULT_LIMIT_MAXIMUMS;
+  const limitsOf = (project: ProjectLimits | undefined): Partial<SandboxLimits> => {
+    const { lowered } = clampProjectLimits(project ?? {}, maximums);
+    if (lowered.length) log.warn('.aca.json asks for more than this worker allows', { lowered });
+    return sandboxLimitsOf(project, maximums);
+  };
   return {
+    /**
+     * Which of the targets a stored report knows (the Planner's, against the baseline): each
+     * target's outcome there, `missing` for one no case belongs to.
+     */
+    async checkTargets(input: CheckTargetsInput): Promise<{ targets: TargetResult[]; unknown: string[] }> {
+      const report = await loadBaseline(deps.reports, input.reportRef);
+      const cases = report?.cases ?? [];
+      return {
+        targets: judgeTargets(input.targets, cases, report?.outcome === 'completed'),
+        unknown: unknownTargets(input.targets, cases),
+      };
+    },
+
     /**
      * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
      * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
@@ -222,7 +273,7 @@ export function createTestActivities(deps: TestActivityDeps) {
         mode: deps.sandboxMode,
         command: { kind: 'command', command: input.command, source: 'option', label: input.command },
         dependencies: input.setup.dependencies,
-        limits: sandboxLimitsOf(input.setup.limits),
+        limits: limitsOf(input.setup.limits),
         network: input.network,
         heartbeat: () => ctx.heartbeat(),
         signal: ctx.cancellationSignal,
@@ -250,7 +301,7 @@ export function createTestActivities(deps: TestActivityDeps) {
     // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
     // the suite's own progress beats.
     const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-    let report;
+    let report: TestRunReport;
     try {
       report = await runTestSuite({
         workspace,
@@ -269,7 +320,7 @@ export function createTestActivities(deps: TestActivityDeps) {
           ? {
               command: input.setup.command,
               dependencies: input.setup.dependencies,
-              limits: sandboxLimitsOf(input.setup.limits),
+              limits: limitsOf(input.setup.limits),
             }
           : {}),
         heartbeat: () => ctx.heartbeat(),
@@ -278,6 +329,14 @@ export function createTestActivities(deps: TestActivityDeps) {
     } finally {
       release();
     }
+    const limit = limitHit(report, resolveLimits(input.setup ? limitsOf(input.setup.limits) : {}));
+    // The agents read the report: a limit hit is named where they look first.
+    if (limit) report = { ...report, message: `${limit}${report.message ? `; ${report.message}` : ''}` };
+    const cannotRun = baselineDiagnosis(
+      report,
+      input.setup?.command.label ?? `aca's ${input.language} runner`,
+      limit,
+    );
     ctx.metricMeter
       .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
       .record(report.durationMs, { language: input.language, outcome: report.outcome });
@@ -288,7 +347,18 @@ export function createTestActivities(deps: TestActivityDeps) {
       return loadBaseline(deps.reports, input.baselineRef);
     });
     const verdict = judgeAgainstBaseline(report, baseline, input.protectedPaths ?? []);
+    const targets = input.targets ?? [];
+    const failingTests = report.cases
+      .filter((c) => c.status === 'failed' || c.status === 'error')
+      .map((c) => c.name);
     return {
+      ...(targets.length
+        ? {
+            targets: judgeTargets(targets, report.cases, report.outcome === 'completed'),
+            unknownTargets: unknownTargets(targets, report.cases),
+          }
+        : {}),
+      failingTests: [...new Set(failingTests)].slice(0, MAX_NAMED_REGRESSIONS),
       success: verdict.success,
       regressions: verdict.regressions.slice(0, MAX_NAMED_REGRESSIONS),
       regressionCount: verdict.regressions.length,
@@ -301,6 +371,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       reportRef: ref,
       durationMs: report.durationMs,
       sandboxWarning,
+      ...(cannotRun ? { cannotRun } : {}),
     };
   }
 }

@@ -21,7 +21,7 @@ export const AGENT_SPECS: Record<AgentRole, AgentSpec> = {
     role: 'planner',
     tools: ['list_files', 'read_file', 'search_files', 'submit_plan'],
     finishTool: 'submit_plan',
-    systemPrompt: `You are the Planner of an autonomous coding agent. Read the task and the workspace, learn from the lessons of past failures when given, and submit a short, concrete implementation plan with submit_plan.\n${COMMON_RULES}`,
+    systemPrompt: `You are the Planner of an autonomous coding agent. Read the task and the workspace, learn from the lessons of past failures when given, and submit a short, concrete implementation plan with submit_plan. When the task names existing tests that must pass (a test id such as tests/test_x.py::TestY::test_z, or a test file), list them in targets.\n${COMMON_RULES}`,
   },
   coder: {
     role: 'coder',

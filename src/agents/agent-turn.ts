@@ -205,7 +205,8 @@ export async function runAgentStep(
   const json = { repair: !cut };
   let content = answer.content;
   let received: Array<{ id: string; name: string; arguments: string }> = answer.toolCalls;
-  if (received.length === 0 && content) {
+  // Calls in text only from a model that writes them so, never beside native ones.
+  if (received.length === 0 && content && answer.toolCallsInText === true) {
     const written = parseTextToolCalls(content, spec.tools, json);
     if (written.calls.length) {
       received = written.calls.map((call, index) => ({ id: `call_text_${stepIndex}_${index}`, ...call }));
@@ -359,7 +360,9 @@ export function partlyReadFiles(conversation: Conversation): Set<string> {
         const total = Number(result.total_lines);
         const before = seen.get(result.path);
         const windows = before && before.total === total ? before.windows : [];
-        windows.push([Number(result.start_line), Number(result.end_line)]);
+        // A window with lines shown only in part does not count towards a whole read.
+        const clipped = Array.isArray(result.clipped_lines) && result.clipped_lines.length > 0;
+        if (!clipped) windows.push([Number(result.start_line), Number(result.end_line)]);
         seen.set(result.path, { total, windows });
         if (coversAllLines(windows, total)) partly.delete(result.path);
         else partly.add(result.path);

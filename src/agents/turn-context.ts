@@ -1,3 +1,4 @@
+import type { TargetResult } from '../shared/targets';
 import type { AgentRole, Analysis, Language, Lesson, Plan } from '../shared/types';
 
 /** Everything an agent turn starts from. Travels through workflow history, so it stays small. */
@@ -21,6 +22,10 @@ export interface TurnContext {
   regressions?: string[];
   /** What runs the tests, when it is the project's own command rather than aca's runner. */
   testCommand?: string | null;
+  /** Tests that must pass for the run to succeed, with how each fared in the last test run. */
+  targets?: TargetResult[];
+  /** What the run itself tells the Coder (a target the Planner named that does not exist). */
+  notes?: string[];
   /** A continued run: the run it goes on from, that run's task verbatim and what it did. */
   earlier?: { run: string; task: string; done: string | null };
 }

@@ -1,4 +1,6 @@
+import type { TargetResult } from '../shared/targets';
 import type { Language, TestRunReport } from '../shared/types';
+import { percentText } from '../shared/pass-rate';
 import { formatLessons } from '../memory/format-lessons';
 import { clipEnd } from '../shared/clip-text';
 import type { TurnContext } from './turn-context';
@@ -12,7 +14,7 @@ const RUNNER_NOTES: Record<Language, string> = {
 const MAX_REPORT_CHARS = 12_000;
 
 export function describeTestReport(report: TestRunReport): string {
-  const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${(report.passRate * 100).toFixed(0)}%).`;
+  const header = `Test run: ${report.outcome}, ${report.passed} passed, ${report.failed} failed, ${report.errors} errors (pass rate ${percentText(report.passRate)}).`;
   const failing = report.cases
     .filter((c) => c.status === 'failed' || c.status === 'error')
     .map((c) => `- ${c.name} (${c.status})${c.message ? `: ${clipEnd(c.message, 1500)}` : ''}`);
@@ -68,6 +70,8 @@ export function buildUserMessage(
         );
       }
       if (ctx.regressions?.length) parts.push(describeRegressions(ctx.regressions));
+      if (ctx.targets?.length) parts.push(describeTargetList(ctx.targets));
+      if (ctx.notes?.length) parts.push(`Notes from the run:\n${ctx.notes.map((n) => `- ${n}`).join('\n')}`);
       if (ctx.feedback?.length)
         parts.push(`Guidance from the user:\n${ctx.feedback.map((f) => `- ${f}`).join('\n')}`);
       parts.push('Write the code with create_file, then call finish.');
@@ -89,12 +93,17 @@ export function buildUserMessage(
     case 'reflector':
       parts.push(`Analyse the failed test run of attempt ${ctx.attempt}.`);
       if (ctx.regressions?.length) parts.push(describeRegressions(ctx.regressions));
+      if (ctx.targets?.length) parts.push(describeTargetList(ctx.targets));
       if (report) parts.push(describeTestReport(report));
       parts.push('Submit your analysis with submit_analysis.');
       break;
   }
   if (repositoryMap) parts.splice(parts.length - 1, 0, repositoryMap);
   return parts.join('\n\n');
+}
+
+function describeTargetList(targets: TargetResult[]): string {
+  return `Target tests: the run succeeds only when every one of them passes, even one that failed before the run started (outcome in the last test run):\n${targets.map((t) => `- ${t.id}: ${t.outcome}`).join('\n')}`;
 }
 
 function describeRegressions(regressions: string[]): string {

@@ -8,7 +8,13 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { loadConfig, type AcaConfig } from '../config';
-import { RunNotFoundError, RunStateError, UnreachableError, UserInputError } from '../shared/errors';
+import {
+  RunNotFoundError,
+  RunStateError,
+  UnappliedChangesError,
+  UnreachableError,
+  UserInputError,
+} from '../shared/errors';
 import type { RunResult, RunSnapshot } from '../shared/run-types';
 import {
   AgentIterationKey,
@@ -17,9 +23,10 @@ import {
   AgentPassRateKey,
   AgentStateKey,
 } from '../shared/search-attributes';
-import { AGENT_STATES, type AgentState } from '../shared/types';
+import { LISTED_STATES, type ListedState } from '../shared/types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
-import { diffRun } from '../repo/diff-run';
+import { diffRun, diffRunBytes } from '../repo/diff-run';
+import { reviewRisks, type ReviewRisk } from '../repo/review-risks';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { deleteStoreBranch } from '../repo/git-store';
 import { gitDirWithCommit } from '../repo/run-commits';
@@ -28,6 +35,9 @@ import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } f
 import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run';
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 import { runStaticDetails } from './run-static-details';
+import { claimRunId } from './claim-run-id';
+import { discardedAt, markDiscarded, wasApplied } from '../repo/discard-guard';
+import { missingWorker } from '../temporal/task-queue-pollers';
 
 /** The workflow type of every aca run, taken from the workflow function. */
 export const RUN_WORKFLOW_TYPE = codingAgentWorkflow.name;
@@ -103,8 +113,12 @@ export class AcaClient {
   }
 
   /** Validates the request (a UserInputError says what is wrong; nothing starts), then starts the run. */
-  async start(request: StartRunRequest, options: { taskQueue?: string } = {}): Promise<AcaRun> {
+  async start(
+    request: StartRunRequest,
+    options: { taskQueue?: string; replace?: boolean } = {},
+  ): Promise<AcaRun> {
     const valid = await validateRunRequest(request, this.config);
+    await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -135,9 +149,10 @@ export class AcaClient {
   async startLinked(
     parentId: string,
     request: LinkRequest,
-    options: { id?: string; taskQueue?: string } = {},
+    options: { id?: string; taskQueue?: string; replace?: boolean } = {},
   ): Promise<AcaRun> {
     const valid = await this.prepareLinked(parentId, request, options.id);
+    await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
     return this.run(valid.workflowId);
   }
@@ -147,22 +162,46 @@ export class AcaClient {
     return new AcaRun(this, workflowId);
   }
 
-  /** Runs, newest first (at most `limit`, 200 by default), optionally only those in one state. */
-  async list(options: { state?: AgentState; parent?: string; limit?: number } = {}): Promise<RunSummary[]> {
+  /**
+   * Runs, newest first (at most `limit`, 200 by default), optionally only those in one state, or
+   * only the family of one run: every run continued, retried or forked from it, and from those,
+   * at any depth.
+   */
+  async list(options: { state?: ListedState; parent?: string; limit?: number } = {}): Promise<RunSummary[]> {
     let query = `WorkflowType = '${RUN_WORKFLOW_TYPE}'`;
     if (options.state !== undefined) {
-      if (!(AGENT_STATES as readonly string[]).includes(options.state)) {
+      if (!(LISTED_STATES as readonly string[]).includes(options.state)) {
         throw new UserInputError(
-          `unknown state "${String(options.state)}"; choose one of ${AGENT_STATES.join(', ')}`,
+          `unknown state "${String(options.state)}"; choose one of ${LISTED_STATES.join(', ')}`,
         );
       }
       query += ` AND AgentState = '${options.state}'`;
     }
-    if (options.parent !== undefined) {
-      // A workflow id is free text: quotes and backslashes are escaped for the list query.
-      query += ` AND AgentParentRun = '${options.parent.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-    }
     const limit = options.limit ?? 200;
+    if (options.parent === undefined) return this.listWhere(query, limit);
+    // One query per generation of the family; the state filter applies to the rows shown, not
+    // to the runs whose children are looked for.
+    const family: RunSummary[] = [];
+    const seen = new Set<string>([options.parent]);
+    let generation = [options.parent];
+    while (generation.length > 0 && family.length < limit) {
+      const parents = generation.map(quoteForQuery).join(', ');
+      const children = await this.listWhere(
+        `WorkflowType = '${RUN_WORKFLOW_TYPE}' AND AgentParentRun IN (${parents})`,
+        limit,
+      );
+      generation = [];
+      for (const child of children) {
+        if (seen.has(child.workflowId)) continue;
+        seen.add(child.workflowId);
+        generation.push(child.workflowId);
+        if (options.state === undefined || child.state === options.state) family.push(child);
+      }
+    }
+    return family.slice(0, limit).sort((a, b) => b.startTime.localeCompare(a.startTime));
+  }
+
+  private async listWhere(query: string, limit: number): Promise<RunSummary[]> {
     const rows: RunSummary[] = [];
     for await (const wf of this.temporal.workflow.list({ query, pageSize: 100 })) {
       const sa = wf.typedSearchAttributes;
@@ -218,10 +257,33 @@ export class AcaRun {
     }
   }
 
+  /**
+   * Why a running run could not answer a query: most often no worker polls its task queue (the
+   * query needs one), else Temporal itself did not answer. Either way Temporal is out of reach
+   * for this run (exit 3), never a failure of the run.
+   */
+  private async unanswered(err: unknown): Promise<UnreachableError> {
+    const queue = (await this.handle.describe().catch(() => null))?.taskQueue ?? this.client.config.taskQueue;
+    const missing = await missingWorker(this.client.temporal, queue);
+    return new UnreachableError(
+      missing ?? `Temporal could not answer for run ${this.id}: ${(err as Error).message}`,
+    );
+  }
+
   /** The run's snapshot: live while it runs, from its result once it has ended. */
   async state(): Promise<RunSnapshot> {
     const status = await this.status();
-    if (status === 'RUNNING') return this.handle.query(stateQuery);
+    if (status === 'RUNNING') {
+      // A query needs a worker: with none polling it would hang until Temporal gives up on it.
+      const { taskQueue } = await this.handle.describe();
+      const missing = await missingWorker(this.client.temporal, taskQueue);
+      if (missing) throw new UnreachableError(missing);
+      try {
+        return await this.handle.query(stateQuery);
+      } catch (err) {
+        throw await this.unanswered(err);
+      }
+    }
     try {
       return { ...(await this.handle.result()), paused: false, waiting: null };
     } catch (err) {
@@ -284,7 +346,7 @@ export class AcaRun {
     const notWaiting = (why: string) =>
       new RunStateError(this.id, `run ${this.id} is not waiting at its iteration limit (${why})`);
     const status = await this.status();
-    if (status !== 'RUNNING') throw notWaiting(`it has ended: ${status}`);
+    if (status !== 'RUNNING') throw notWaiting(await this.endedPhrase(status));
     try {
       return await this.handle.executeUpdate(extendUpdate, {
         args: [{ iterations, ...(feedback !== undefined ? { feedback } : {}) }],
@@ -301,6 +363,22 @@ export class AcaRun {
       }
       throw err;
     }
+  }
+
+  /** How an ended run ended, in the run's own words (SUCCESS, FAILED and why) where it has a result. */
+  private async endedPhrase(status: WorkflowExecutionStatusName): Promise<string> {
+    if (status === 'COMPLETED') {
+      const result = await this.handle.result().catch(() => null);
+      if (result) return `it ended ${result.state}${result.reason ? ` (${result.reason})` : ''}`;
+    }
+    const words: Partial<Record<WorkflowExecutionStatusName, string>> = {
+      CANCELLED: 'it was cancelled',
+      TERMINATED: 'it was terminated',
+      TIMED_OUT: 'it timed out',
+      FAILED: 'it ended with an error',
+      CONTINUED_AS_NEW: 'it has ended',
+    };
+    return words[status] ?? 'it has ended';
   }
 
   /** Asks the run to stop; it ends FAILED with reason `cancelled`. */
@@ -322,17 +400,48 @@ export class AcaRun {
    * with its counts. Works while the run is going too (up to its last commit).
    */
   async diff(options: { stat?: boolean } = {}): Promise<string> {
-    const snapshot = await this.state();
-    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    const { git, base, head } = await this.commitsToDiff();
     return diffRun(git, base, head, options);
+  }
+
+  /** diff() as git wrote it, byte for byte: what `aca diff --raw` prints. */
+  async diffBytes(options: { stat?: boolean } = {}): Promise<Buffer> {
+    const { git, base, head } = await this.commitsToDiff();
+    return diffRunBytes(git, base, head, options);
+  }
+
+  private async commitsToDiff(): ReturnType<AcaRun['commitsHere']> {
+    const snapshot = await this.state();
+    const discarded = this.discardedAt();
+    if (discarded) {
+      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
+    }
+    return this.commitsHere(snapshot, 'reading-copy');
+  }
+
+  /**
+   * What the run's changes hold that its diff cannot show or that acts beyond the code beside it
+   * (binary files, links, git and test configuration, Python start-up files): the "Review with
+   * care" list of `aca result`, `aca diff --stat` and `aca apply`. Given the run's outcome, its
+   * commits are read from it rather than from a query.
+   */
+  async reviewRisks(outcome?: RunResult): Promise<ReviewRisk[]> {
+    const snapshot = outcome ?? (await this.state());
+    const discarded = this.discardedAt();
+    if (discarded) {
+      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
+    }
+    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    return reviewRisks({ gitDir: git.commonDir }, base, head);
   }
 
   /**
    * Brings an ended `--repo` run's changes onto the branch checked out in its repository as one
    * commit whose message starts with the task's first line (see applyRun for what is refused).
-   * ApplyConflictError (with `files`) when they conflict: the repository is then unchanged.
+   * ApplyConflictError (with `files`) when they conflict, ApplyNeedsConsentError when it adds
+   * links out of the repository or new binary files not allowed: the repository is then unchanged.
    */
-  async apply(): Promise<ApplyRunResult> {
+  async apply(options: { allowBinary?: boolean; allowLinks?: boolean } = {}): Promise<ApplyRunResult> {
     const snapshot = await this.endedSnapshot('applied');
     if (snapshot.repo === null) {
       throw new UserInputError(
@@ -346,11 +455,17 @@ export class AcaRun {
       base,
       head,
       message: applyMessage(await this.taskLine(), this.id, snapshot.branch),
+      allowBinary: options.allowBinary === true,
+      allowLinks: options.allowLinks === true,
     });
   }
 
-  /** Removes an ended run's worktree and branch (or, without `--repo`, its workspace and git directory). */
-  async discard(): Promise<DiscardRunResult> {
+  /**
+   * Removes an ended run's worktree and branch (or, without `--repo`, its workspace and git
+   * directory). Changes never applied are only thrown away with `force`; without it an
+   * UnappliedChangesError says how many files would be lost.
+   */
+  async discard(options: { force?: boolean } = {}): Promise<DiscardRunResult> {
     const snapshot = await this.endedSnapshot('discarded');
     if (!snapshot.git) {
       throw new RunStateError(
@@ -358,13 +473,26 @@ export class AcaRun {
         `run ${this.id} ended before its workspace was prepared; nothing to discard`,
       );
     }
+    // Discarded once already: what is left (a store's branch) holds nothing the user could lose.
+    if (options.force !== true && snapshot.changedFiles.length > 0 && this.discardedAt() === null) {
+      const applied =
+        snapshot.repo !== null && (await wasApplied(snapshot.git.commonDir, this.id, snapshot.branch));
+      if (!applied)
+        throw new UnappliedChangesError(this.id, snapshot.changedFiles.length, snapshot.repo !== null);
+    }
     const removed = await discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
     // Last, so a store out of reach fails the discard after the local parts are gone; discarding
     // again then only has the store's branch left to remove.
     const storeTip = snapshot.branch
       ? await deleteStoreBranch(this.client.config.gitStore, snapshot.branch)
       : null;
+    markDiscarded(this.client.config.home, this.id);
     return { ...removed, store: storeTip ? this.client.config.gitStore.display : null };
+  }
+
+  /** When this home discarded the run (ISO time), or null. */
+  discardedAt(): string | null {
+    return discardedAt(this.client.config.home, this.id);
   }
 
   private async endedSnapshot(action: 'applied' | 'discarded'): Promise<RunSnapshot> {
@@ -377,7 +505,7 @@ export class AcaRun {
     return this.state();
   }
 
-  private commits(snapshot: RunSnapshot): {
+  private commits(snapshot: RunResult): {
     git: NonNullable<RunSnapshot['git']>;
     base: string;
     head: string;
@@ -395,7 +523,7 @@ export class AcaRun {
    * last steps ran on another host, a copy fetched from the git store.
    */
   private async commitsHere(
-    snapshot: RunSnapshot,
+    snapshot: RunResult,
     into: 'repository' | 'reading-copy',
   ): Promise<{ git: NonNullable<RunSnapshot['git']>; base: string; head: string }> {
     const commits = this.commits(snapshot);
@@ -441,4 +569,9 @@ export class AcaRun {
     }
     return this.handle.query(stateQuery);
   }
+}
+
+/** A workflow id as a string literal of a list query: quotes and backslashes escaped. */
+function quoteForQuery(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

@@ -20,9 +20,11 @@ export {
   UnreachableError,
   UserInputError,
 } from '../shared/errors';
-export { ApplyConflictError, UncommittedChangesError } from '../repo/apply-errors';
+export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo/apply-errors';
 export type { ApplyRunResult } from '../repo/apply-run';
+export type { ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo/review-risks';
 export type { DiscardRunResult } from '../repo/discard-run';
 export type { RunInput, RunOptions, RunResult, RunSnapshot } from '../shared/run-types';
+export type { TargetOutcome, TargetResult } from '../shared/targets';
 export type { AgentState, Analysis, FailureReason, Language, Plan, Transition } from '../shared/types';
 export { feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';

@@ -10,12 +10,13 @@ import type { Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { RunStateError, UserInputError } from '../shared/errors';
 import type { RunInput, RunLink, RunResult } from '../shared/run-types';
+import { percentText } from '../shared/pass-rate';
 import { safeKey } from '../shared/safe-key';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
 import { gitDirWithCommit } from '../repo/run-commits';
 import { isValidBranchName, runBranch } from '../repo/run-repository';
-import type { ValidRunRequest } from './run-request';
+import { costBudget, type ValidRunRequest } from './run-request';
 
 /** What a linked run needs to know of the run it comes from. */
 export interface EarlierRun {
@@ -67,10 +68,22 @@ export async function readEarlierRun(client: Client, id: string, result: RunResu
   return { input, result, plan, analyses, baselineRef };
 }
 
-export type LinkRequest =
+/**
+ * What a linked run may change of the earlier run's settings; each absent one is taken over.
+ * `maxIterations` counts the new run's own attempts, from the one it starts at.
+ */
+export interface LinkOverrides {
+  maxIterations?: number;
+  model?: string;
+  maxCostUsd?: number;
+  onLimit?: 'fail' | 'ask';
+}
+
+export type LinkRequest = (
   | { kind: 'continue'; instruction: string }
-  | { kind: 'retry'; maxIterations?: number }
-  | { kind: 'fork'; at: number; feedback?: string };
+  | { kind: 'retry' }
+  | { kind: 'fork'; at: number; feedback?: string }
+) & { overrides?: LinkOverrides };
 
 /**
  * The checked request of a linked run: its id, and its input made from the earlier run's.
@@ -108,7 +121,7 @@ export async function linkedRunRequest(
       }
       attemptsBefore = result.iterations;
       analysis = result.lastAnalysis ?? earlier.analyses.get(result.iterations) ?? null;
-      maxIterations = attemptsBefore + (request.maxIterations ?? input.options.maxIterations);
+      maxIterations = attemptsBefore + input.options.maxIterations;
       break;
     }
     case 'fork': {
@@ -135,6 +148,25 @@ export async function linkedRunRequest(
       break;
     }
   }
+  const overrides = request.overrides ?? {};
+  if (overrides.maxIterations !== undefined) {
+    if (!Number.isSafeInteger(overrides.maxIterations) || overrides.maxIterations < 1) {
+      throw new UserInputError(
+        `--max-iterations must be a whole number of at least 1, got "${String(overrides.maxIterations)}"`,
+      );
+    }
+    maxIterations = attemptsBefore + overrides.maxIterations;
+  }
+  if (overrides.onLimit !== undefined && overrides.onLimit !== 'fail' && overrides.onLimit !== 'ask') {
+    throw new UserInputError(`--on-limit must be "fail" or "ask", got "${String(overrides.onLimit)}"`);
+  }
+  if (overrides.model !== undefined && !overrides.model.trim()) throw new UserInputError('--model is empty');
+  const model = overrides.model?.trim() ?? input.model;
+  // A budget taken over must still be priced for a model the new run changes to.
+  const maxCostUsd =
+    overrides.maxCostUsd !== undefined || overrides.model !== undefined
+      ? costBudget(overrides.maxCostUsd ?? input.options.maxCostUsd ?? undefined, model, config)
+      : input.options.maxCostUsd;
   const readable = await gitDirWithCommit(config.gitStore, config.home, {
     workflowId: parentRun,
     branch: result.branch,
@@ -177,7 +209,14 @@ export async function linkedRunRequest(
       ...input,
       task,
       workspace: path.join(config.workspacesRoot, safeKey(workflowId)),
-      options: { ...input.options, maxIterations, warnAt: Math.min(input.options.warnAt, maxIterations) },
+      model,
+      options: {
+        ...input.options,
+        maxIterations,
+        warnAt: Math.min(input.options.warnAt, maxIterations),
+        maxCostUsd,
+        ...(overrides.onLimit !== undefined ? { onLimit: overrides.onLimit } : {}),
+      },
       gitDir: input.repo ? null : path.join(config.home, 'git', `${safeKey(workflowId)}.git`),
       link,
     },
@@ -191,7 +230,7 @@ function describeDone(result: RunResult): string {
       ? 'It ended SUCCESS'
       : `It ended ${result.state} (${result.reason ?? 'unknown'})`;
   const lines = [
-    `${ending} after ${result.iterations} attempt${result.iterations === 1 ? '' : 's'}, pass rate ${Math.round((result.passRate ?? 0) * 100)}%.`,
+    `${ending} after ${result.iterations} attempt${result.iterations === 1 ? '' : 's'}, pass rate ${percentText(result.passRate ?? 0)}.`,
   ];
   const files = result.changedFiles
     .slice(0, 30)

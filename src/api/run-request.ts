@@ -5,8 +5,12 @@ import type { AcaConfig } from '../config';
 import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
+import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
+import { checkTargets } from '../repo/target-files';
 import { safeKey } from '../shared/safe-key';
+import type { ProjectLimits } from '../shared/test-command';
+import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 
 /** Everything `aca run` accepts, typed: what a script passes to `AcaClient.start`. */
@@ -43,6 +47,15 @@ export interface StartRunRequest {
   onLimit?: 'fail' | 'ask';
   /** How long an `ask` run waits at its limit; 24 hours when omitted. */
   askTimeoutMs?: number;
+  /** A test run's memory limit in MiB (`--memory`), over `.aca.json`'s `limits.memoryMiB`. */
+  memoryMiB?: number;
+  /** Wall-clock time one test run may take, in seconds (`--wall-time`), over `.aca.json`'s. */
+  wallTimeSeconds?: number;
+  /**
+   * Tests that must pass for the run to succeed, whatever the baseline said: pytest node ids,
+   * `<file>::<full name>` for Jest, or test files; added to `.aca.json`'s `targets`.
+   */
+  targets?: string[];
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -60,10 +73,12 @@ export async function validateRunRequest(
 ): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
-  const language = request.language ?? 'python';
-  if (!LANGUAGES.includes(language)) {
-    throw new UserInputError(`unknown language "${String(language)}"; choose one of ${LANGUAGES.join(', ')}`);
+  if (request.language !== undefined && !LANGUAGES.includes(request.language)) {
+    throw new UserInputError(
+      `unknown language "${String(request.language)}"; choose one of ${LANGUAGES.join(', ')}`,
+    );
   }
+  let language: Language = request.language ?? 'python';
   let testsDir: string | null = null;
   if (request.testsDir !== undefined) {
     testsDir = path.resolve(request.testsDir);
@@ -88,6 +103,7 @@ export async function validateRunRequest(
       throw new UserInputError('--ask-timeout must be at least one second');
     }
   }
+  const limits = requestLimits(request, config);
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
@@ -99,7 +115,11 @@ export async function validateRunRequest(
   if (request.base !== undefined && request.repo === undefined) {
     throw new UserInputError('--base needs --repo: it names the commit of the repository a run starts from');
   }
+  if (request.targets !== undefined && !Array.isArray(request.targets)) {
+    throw new UserInputError('targets must be a list of test ids');
+  }
   let repo: RunInput['repo'] = null;
+  let targets: string[];
   if (request.repo !== undefined) {
     if (!(await isValidBranchName(runBranch(workflowId)))) {
       throw new UserInputError(
@@ -107,13 +127,31 @@ export async function validateRunRequest(
       );
     }
     const found = await resolveRepository(request.repo, request.base ?? 'HEAD');
+    checkProjectLimits(
+      found.config.limits,
+      config.limitMaximums,
+      path.join(found.topLevel, PROJECT_CONFIG_FILE),
+    );
     if (isInside(workspace, found.topLevel)) {
       throw new UserInputError(
         `the run's workspace ${workspace} lies inside the repository ${found.topLevel}; set ACA_WORKSPACES or --workspace outside it`,
       );
     }
     repo = { path: found.topLevel, baseCommit: found.baseCommit };
+    language = await repositoryLanguage(
+      { gitDir: found.commonDir },
+      found.baseCommit,
+      request.language,
+      found.topLevel,
+    );
     if (found.uncommittedWarning) warnings.push(found.uncommittedWarning);
+    if (found.configWarning) warnings.push(found.configWarning);
+    targets = await checkTargets(
+      { option: request.targets ?? [], config: found.config.targets },
+      { repo: { commonDir: found.commonDir, baseCommit: found.baseCommit, topLevel: found.topLevel } },
+    );
+  } else {
+    targets = await checkTargets({ option: request.targets ?? [], config: [] }, { testsDir });
   }
   if (request.setupNetwork) {
     warnings.push('warning: --setup-network lets the setup command reach the network from the sandbox');
@@ -144,12 +182,33 @@ export async function validateRunRequest(
       setupCommand,
       setupNetwork: request.setupNetwork === true,
       link: null,
+      ...(targets.length ? { targets } : {}),
+      ...(limits ? { limits } : {}),
     },
   };
 }
 
+/** `--memory` and `--wall-time`: whole numbers within what the sandbox can run and workers allow. */
+function requestLimits(request: StartRunRequest, config: AcaConfig): ProjectLimits | null {
+  const memoryMiB = wholeNumber(request.memoryMiB, 'memory');
+  const wallTimeSeconds = wholeNumber(request.wallTimeSeconds, 'wall-time');
+  const { memoryMiB: maxMemory, wallSeconds: maxWall } = config.limitMaximums;
+  if (memoryMiB !== undefined && (memoryMiB < 256 || memoryMiB > maxMemory)) {
+    throw new UserInputError(
+      `--memory must be from 256 MiB (what python or node need to start) to ${maxMemory} (ACA_MAX_MEMORY_MIB), got ${memoryMiB}`,
+    );
+  }
+  if (wallTimeSeconds !== undefined && wallTimeSeconds > maxWall) {
+    throw new UserInputError(
+      `--wall-time must be at most ${maxWall} seconds (ACA_MAX_WALL_SECONDS), got ${wallTimeSeconds}`,
+    );
+  }
+  if (memoryMiB === undefined && wallTimeSeconds === undefined) return null;
+  return { ...(memoryMiB ? { memoryMiB } : {}), ...(wallTimeSeconds ? { wallTimeSeconds } : {}) };
+}
+
 /** `--max-cost`: a positive number of dollars, for a model whose price is known. */
-function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
+export function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
   if (value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);

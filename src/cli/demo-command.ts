@@ -6,6 +6,7 @@ import { loadBuiltinScenario, scriptedRunInput } from '../llm/scenario';
 import { ScriptedLlmServer } from '../llm/scripted-server';
 import type { RunResult } from '../shared/run-types';
 import { createAcaWorker, installRuntime } from '../worker';
+import { jsonForTerminal } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { ensureLocalTemporal } from './local-stack';
@@ -63,7 +64,7 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
       return EXIT.cancelled;
     }
     const result: RunResult = followed.result;
-    if (flags.json) io.out(JSON.stringify(result));
+    if (flags.json) io.out(jsonForTerminal(result));
     else for (const line of summaryLines(result, link)) io.out(line);
     if (stack.server) {
       io.err(

@@ -3,6 +3,8 @@ import { formatCheck, isBlocking } from '../preflight/check-result';
 import { defaultHostCheckEnv } from '../preflight/host-checks';
 import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
+import { jsonForTerminal } from '../shared/terminal-text';
+import { checkWorkers } from '../preflight/worker-check';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
@@ -16,6 +18,7 @@ export async function doctorCommand(
 ): Promise<number> {
   const results = [
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
+    ...[await checkWorkers(config)].filter((check) => check !== null),
     ...(await checkModelEndpoint({
       baseURL: config.openaiBaseUrl,
       apiKey: config.openaiApiKey,
@@ -24,7 +27,7 @@ export async function doctorCommand(
   ];
   const blocking = results.filter(isBlocking);
   if (flags.json) {
-    io.out(JSON.stringify({ ok: blocking.length === 0, checks: results }));
+    io.out(jsonForTerminal({ ok: blocking.length === 0, checks: results }));
   } else {
     for (const result of results) io.out(formatCheck(result));
   }

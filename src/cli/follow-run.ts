@@ -22,8 +22,12 @@ export async function followRun(
   const startedAt = options.startedAt ?? Date.now();
   let interrupted = false;
   let wake: (() => void) | null = null;
+  let onInterrupt: () => void = () => undefined;
+  // A query waits for a worker; with none polling it would hold Ctrl-C until it times out.
+  const interruption = new Promise<null>((resolve) => (onInterrupt = () => resolve(null)));
   const onSigint = (): void => {
     interrupted = true;
+    onInterrupt();
     wake?.();
   };
   process.on('SIGINT', onSigint);
@@ -45,7 +49,8 @@ export async function followRun(
     while (!ended && !endError && !interrupted) {
       if (!options.quiet) {
         try {
-          const snapshot = await handle.query(stateQuery);
+          const snapshot = await Promise.race([handle.query(stateQuery), interruption]);
+          if (!snapshot) break;
           const line = progressLine(snapshot, Date.now() - startedAt);
           if (io.isTTY) {
             // Clip to the terminal width: a wrapped line could not be redrawn in place.

@@ -1,10 +1,15 @@
-import type { AcaClient } from '../api/aca-client';
+import type { AcaClient, AcaRun } from '../api/aca-client';
+import type { ReviewRisk } from '../repo/review-risks';
 import { UserInputError } from '../shared/errors';
-import type { AgentState } from '../shared/types';
+import type { RunResult } from '../shared/run-types';
+import { describeTargets } from '../shared/targets';
+import type { ListedState } from '../shared/types';
 import { positiveInteger } from './args';
+import { jsonForTerminal, printableLine, printableName } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor } from './run-command';
+import { reviewWithCareLines } from './review-with-care';
 import { renderRunLog } from './run-log';
 
 export async function statusCommand(
@@ -15,24 +20,30 @@ export async function statusCommand(
 ): Promise<number> {
   const s = await aca.run(id).state();
   if (flags.json) {
-    io.out(JSON.stringify(s));
+    io.out(jsonForTerminal(s));
     return EXIT.success;
   }
-  io.out(`${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`);
-  io.out(
+  // Each line one field: a newline in an analysis must not forge the line after it.
+  const lines = [
+    `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
     `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
-  );
+  ];
   if (s.waiting === 'limit') {
-    io.out(
+    lines.push(
       `  waiting at its iteration limit: aca extend ${s.workflowId} --iterations N gives it N more attempts`,
     );
   }
-  if (s.warning) io.out(`  warning: ${s.warning}`);
+  if (s.targets?.length) lines.push(`  targets: ${describeTargets(s.targets, printableName)}`);
+  if (s.failingTests?.length) lines.push(`  failing: ${s.failingTests.map(printableName).join(', ')}`);
+  if (s.warning) lines.push(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
-    io.out(`  last analysis: ${s.lastAnalysis.rootCause}`);
-    io.out(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
+    lines.push(`  last analysis: ${s.lastAnalysis.rootCause}`);
+    lines.push(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
-  if (s.error) io.out(`  last error: ${s.error}`);
+  if (s.error) lines.push(`  last error: ${s.error}`);
+  const discarded = aca.run(id).discardedAt();
+  if (discarded) lines.push(`  discarded: ${discarded} (aca discard); its changes are gone`);
+  for (const line of lines) io.out(printableLine(line));
   return EXIT.success;
 }
 
@@ -68,7 +79,7 @@ export async function extendCommand(
   const iterations = positiveInteger(flags.iterations, 'iterations');
   if (iterations === undefined) throw new UserInputError('--iterations N is needed: how many more attempts');
   const { maxIterations } = await aca.run(id).extend(iterations, flags.feedback);
-  io.out(`Extended ${id}: ${iterations} more attempts, up to ${maxIterations}.`);
+  io.out(`Extended ${id}: ${iterations} more attempt${iterations === 1 ? '' : 's'}, up to ${maxIterations}.`);
   return EXIT.success;
 }
 
@@ -89,28 +100,52 @@ export async function resultCommand(
     const snapshot = await run.state();
     io.out(
       flags.json
-        ? JSON.stringify(snapshot)
-        : `${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`,
+        ? jsonForTerminal(snapshot)
+        : printableLine(`${id} has not ended yet: ${snapshot.paused ? 'PAUSED' : snapshot.state}`),
     );
     return EXIT.success;
   }
   const result = await run.result();
-  if (flags.json) io.out(JSON.stringify(result));
-  else for (const line of summaryLines(result, aca.webUrl(id))) io.out(line);
+  const care = await reviewWithCareOf(run, result);
+  if (flags.json) {
+    io.out(jsonForTerminal({ ...result, reviewWithCare: 'risks' in care ? care.risks : null }));
+  } else {
+    for (const line of summaryLines(result, aca.webUrl(id))) io.out(line);
+    if ('risks' in care) for (const line of reviewWithCareLines(care.risks)) io.out(line);
+    else io.out(`Review with care: could not be read (${printableLine(care.error)})`);
+  }
   return exitCodeFor(result);
+}
+
+/**
+ * The run's "Review with care" list, or why it could not be read: a run that never got a commit
+ * has none, and its commits may be out of reach (a store that does not answer). The outcome is
+ * printed all the same.
+ */
+async function reviewWithCareOf(
+  run: AcaRun,
+  result: RunResult,
+): Promise<{ risks: ReviewRisk[] } | { error: string }> {
+  if (!result.git || !result.baseCommit) return { risks: [] };
+  try {
+    return { risks: await run.reviewRisks(result) };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 export async function listCommand(
   aca: AcaClient,
-  flags: { json?: boolean; state?: AgentState; parent?: string },
+  flags: { json?: boolean; state?: ListedState; parent?: string },
   io: CliIO,
 ): Promise<number> {
   const rows = await aca.list({
     ...(flags.state !== undefined ? { state: flags.state } : {}),
     ...(flags.parent !== undefined ? { parent: flags.parent } : {}),
   });
+  const marked = rows.map((r) => ({ ...r, discarded: aca.run(r.workflowId).discardedAt() !== null }));
   if (flags.json) {
-    io.out(JSON.stringify(rows));
+    io.out(jsonForTerminal(marked));
     return EXIT.success;
   }
   if (!rows.length) {
@@ -127,16 +162,18 @@ export async function listCommand(
       'ID',
     ].join(' '),
   );
-  for (const r of rows) {
+  for (const r of marked) {
     io.out(
-      [
-        r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
-        r.state.padEnd(11),
-        String(r.iteration).padEnd(5),
-        formatPassRate(r.passRate).padEnd(5),
-        r.language.padEnd(11),
-        r.parentRun ? `${r.workflowId} (from ${r.parentRun})` : r.workflowId,
-      ].join(' '),
+      printableLine(
+        [
+          r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
+          r.state.padEnd(11),
+          String(r.iteration).padEnd(5),
+          formatPassRate(r.passRate).padEnd(5),
+          r.language.padEnd(11),
+          `${r.workflowId}${r.parentRun ? ` (from ${r.parentRun})` : ''}${r.discarded ? ' [discarded]' : ''}`,
+        ].join(' '),
+      ),
     );
   }
   return EXIT.success;

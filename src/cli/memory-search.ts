@@ -10,6 +10,7 @@ import type { FailureMemory, PastFailure } from '../memory/failure-repository';
 import { MemoryUnavailableError } from '../memory/memory-errors';
 import { embeddedDataDir, openFailureMemory } from '../memory/open-memory';
 import { clipEnd, oneLine } from '../memory/bound-text';
+import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, UnreachableError } from './cli-context';
 
 export interface MemorySearchOptions {
@@ -28,7 +29,7 @@ export async function memorySearchCommand(text: string, opts: MemorySearchOption
   try {
     const results = await memory.search(text, opts.limit ?? 10);
     if (opts.json) {
-      opts.out(JSON.stringify(results, null, 2));
+      opts.out(jsonForTerminal(results, 2));
     } else {
       printTable(results, memory.description, opts.out);
     }
@@ -69,12 +70,12 @@ const COLUMNS = [
 
 function printTable(results: PastFailure[], source: string, out: (line: string) => void): void {
   if (results.length === 0) {
-    out(`No similar past failures in ${source}.`);
+    out(printableLine(`No similar past failures in ${source}.`));
     return;
   }
   const row = (cells: string[]) =>
     cells
-      .map((cell, i) => clipEnd(oneLine(cell), COLUMNS[i]!.width).padEnd(COLUMNS[i]!.width))
+      .map((cell, i) => clipEnd(printableLine(oneLine(cell)), COLUMNS[i]!.width).padEnd(COLUMNS[i]!.width))
       .join('  ')
       .trimEnd();
   out(row(COLUMNS.map((c) => c.title)));
@@ -91,5 +92,9 @@ function printTable(results: PastFailure[], source: string, out: (line: string) 
       ]),
     );
   }
-  out(`${results.length} result${results.length === 1 ? '' : 's'} from ${source}; --json for full text.`);
+  out(
+    printableLine(
+      `${results.length} result${results.length === 1 ? '' : 's'} from ${source}; --json for full text.`,
+    ),
+  );
 }

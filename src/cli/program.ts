@@ -2,7 +2,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
-import { AGENT_STATES, LANGUAGES, type AgentState } from '../shared/types';
+import { printableLine } from '../shared/terminal-text';
+import { LANGUAGES, LISTED_STATES, type ListedState } from '../shared/types';
 import { EXIT, type CliIO } from './cli-context';
 import {
   cancelCommand,
@@ -27,8 +28,11 @@ import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
-import { positiveInteger } from './args';
+import { portNumber, positiveInteger } from './args';
+import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
+import { claimRunId } from '../api/claim-run-id';
+import { linkOverrides, type LinkFlags } from './link-flags';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
 
@@ -87,19 +91,28 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--model-timeout <seconds>', 'time one model call may take (120)')
     .option('--max-steps <n>', 'model calls one agent turn may make (12)')
     .option('--id <id>', 'workflow id of the run')
+    .option('--replace', 'with --id of an ended run: discard that run and start anew under its id')
     .option('--repo <dir>', 'work on the git repository holding DIR, in a worktree on branch aca/<id>')
+    .option('--no-repo', 'a fresh workspace even when started inside a git work tree')
     .option('--base <ref>', 'the commit a --repo run starts from (HEAD)')
     .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
     .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
     .option('--setup-network', 'let the setup command reach the network (off by default)')
+    .option('--memory <mib>', "a test run's memory limit in MiB (else .aca.json's, else 1024)")
+    .option('--wall-time <seconds>', 'time one test run may take (else .aca.json’s, else 120)')
+    .option(
+      '--target <test-id>',
+      'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option('--detach', 'print the run id and return at once')
     .addOption(json())
     .action(async (task: string, flags: RunFlags) => {
       const cfg = config();
       // Validate everything before touching the network, so bad input starts nothing.
       const request = await parseRunRequest(task, flags, cfg);
-      for (const warning of request.warnings) io.err(warning);
-      set(await startAndFollow(cfg, request, async () => request));
+      for (const warning of request.warnings) io.err(printableLine(warning));
+      set(await startAndFollow(cfg, { ...request, replace: flags.replace === true }, async () => request));
     });
 
   /**
@@ -108,13 +121,15 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
    */
   const startAndFollow = async (
     cfg: AcaConfig,
-    flags: { detach: boolean; json: boolean },
+    flags: { detach: boolean; json: boolean; replace: boolean },
     prepare: (aca: AcaClient) => Promise<ValidRunRequest>,
   ): Promise<number> => {
     const stack = flags.detach ? null : await ensureLocalRunStack(cfg, io);
     try {
       return await withClient(cfg, async (aca) => {
         const request = await prepare(aca);
+        const replaced = await claimRunId(aca, request.workflowId, flags.replace);
+        if (replaced) io.err(replaced);
         await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
         if (flags.detach) {
           io.out(request.workflowId);
@@ -122,8 +137,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         }
         if (!flags.json) {
           const linked = request.input.link ? `, from ${request.input.link.parentRun}` : '';
-          io.err(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`);
-          io.err(`Web UI: ${aca.webUrl(request.workflowId)}`);
+          io.err(
+            printableLine(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`),
+          );
+          io.err(printableLine(`Web UI: ${aca.webUrl(request.workflowId)}`));
         }
         return attachToRun(aca, request.workflowId, io, { json: flags.json, interruptPauses: true });
       });
@@ -135,12 +152,18 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   const linkedOptions = (command: Command) =>
     command
       .option('--id <id>', 'workflow id of the new run')
+      .option('--replace', 'with --id of an ended run: discard that run and start anew under its id')
+      .option('--model <name>', "model of the new run (default: the earlier run's)")
+      .option('--max-cost <usd>', 'budget in dollars of the new run (default: the earlier run’s)')
+      .option('--on-limit <fail|ask>', "at the iteration limit: fail or ask (default: the earlier run's)")
       .option('--detach', 'print the new run id and return at once')
       .addOption(json());
-  type LinkedFlags = { id?: string; detach?: boolean; json?: boolean };
+  type LinkedFlags = LinkFlags & { id?: string; replace?: boolean; detach?: boolean; json?: boolean };
   const startLinked = (parentId: string, request: LinkRequest, flags: LinkedFlags) =>
-    startAndFollow(config(), { detach: flags.detach === true, json: flags.json === true }, (aca) =>
-      aca.prepareLinked(parentId, request, flags.id),
+    startAndFollow(
+      config(),
+      { detach: flags.detach === true, json: flags.json === true, replace: flags.replace === true },
+      (aca) => aca.prepareLinked(parentId, { ...request, overrides: linkOverrides(flags) }, flags.id),
     );
 
   linkedOptions(
@@ -150,7 +173,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         "a new run from an ended run's final commit, plan and analyses, with a follow-up instruction",
       )
       .argument('<id>', 'the ended run')
-      .argument('<instruction>', 'what to do next, as one quoted argument'),
+      .argument('<instruction>', 'what to do next, as one quoted argument')
+      .option(
+        '--max-iterations <n>',
+        "attempts of the new run (default: as many as the earlier run's limit)",
+      ),
   ).action(async (id: string, instruction: string, flags: LinkedFlags) => {
     set(await startLinked(id, { kind: 'continue', instruction }, flags));
   });
@@ -163,9 +190,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       )
       .argument('<id>', 'the FAILED run')
       .option('--max-iterations <n>', 'more attempts (default: as many as the run had)'),
-  ).action(async (id: string, flags: LinkedFlags & { maxIterations?: string }) => {
-    const maxIterations = positiveInteger(flags.maxIterations, 'max-iterations');
-    set(await startLinked(id, { kind: 'retry', ...(maxIterations ? { maxIterations } : {}) }, flags));
+  ).action(async (id: string, flags: LinkedFlags) => {
+    set(await startLinked(id, { kind: 'retry' }, flags));
   });
 
   linkedOptions(
@@ -174,6 +200,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       .description('a new run that starts at attempt K from the state the run had before it')
       .argument('<id>', 'the ended run')
       .option('--at <k>', 'the attempt to start at (1 = from the base)')
+      .option(
+        '--max-iterations <n>',
+        'attempts of the new run, counted from K (default: up to the earlier limit)',
+      )
       .option('--feedback <text>', 'guidance for its first Coder turn'),
   ).action(async (id: string, flags: LinkedFlags & { at?: string; feedback?: string }) => {
     const at = positiveInteger(flags.at, 'at');
@@ -267,8 +297,9 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("the run's changes against the commit it started from, as a unified diff")
     .argument('<id>', 'run id')
     .option('--stat', 'one line per changed file with its counts instead')
+    .option('--raw', 'print the bytes as git wrote them, control characters and all (for pipes)')
     .addHelpText('after', DIFF_HELP)
-    .action(async (id: string, flags: { stat?: boolean }) => {
+    .action(async (id: string, flags: { stat?: boolean; raw?: boolean }) => {
       set(await withClient(config(), (aca) => diffCommand(aca, id, flags, io)));
     });
 
@@ -276,18 +307,21 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .command('apply')
     .description("bring an ended --repo run's changes onto your current branch as one commit")
     .argument('<id>', 'run id')
+    .option('--allow-binary', 'apply new binary files too (refused otherwise: the diff cannot show them)')
+    .option('--allow-links', 'apply links that point outside the repository too (refused otherwise)')
     .addHelpText('after', APPLY_HELP)
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => applyCommand(aca, id, io)));
+    .action(async (id: string, flags: { allowBinary?: boolean; allowLinks?: boolean }) => {
+      set(await withClient(config(), (aca) => applyCommand(aca, id, io, flags)));
     });
 
   program
     .command('discard')
     .description("remove an ended run's worktree and branch")
     .argument('<id>', 'run id')
+    .option('--force', 'also when the changes were never applied, without asking')
     .addHelpText('after', DISCARD_HELP)
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => discardCommand(aca, id, io)));
+    .action(async (id: string, flags: { force?: boolean }) => {
+      set(await withClient(config(), (aca) => discardCommand(aca, id, flags, io)));
     });
 
   program
@@ -296,15 +330,15 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .addOption(
       new Option('--state <state>', 'only runs in this state').argParser((value) => {
         const state = value.toUpperCase();
-        if (!(AGENT_STATES as readonly string[]).includes(state)) {
-          throw new UserInputError(`unknown state "${value}"; choose one of ${AGENT_STATES.join(', ')}`);
+        if (!(LISTED_STATES as readonly string[]).includes(state)) {
+          throw new UserInputError(`unknown state "${value}"; choose one of ${LISTED_STATES.join(', ')}`);
         }
-        return state as AgentState;
+        return state as ListedState;
       }),
     )
     .option('--parent <id>', 'only runs continued, retried or forked from this run')
     .addOption(json())
-    .action(async (flags: { json?: boolean; state?: AgentState; parent?: string }) => {
+    .action(async (flags: { json?: boolean; state?: ListedState; parent?: string }) => {
       set(await withClient(config(), (aca) => listCommand(aca, flags, io)));
     });
 
@@ -355,6 +389,26 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     });
 
   program
+    .command('scripted-model')
+    .description("serve aca's scripted OpenAI-compatible model with your own scenarios")
+    .option('--scenarios <dir>', 'a folder of scenario files (*.json), served beside the built-in ones')
+    .option('--port <n>', 'port to listen on (default: any free one)')
+    .addHelpText('after', SCRIPTED_MODEL_HELP)
+    .action(async (flags: { scenarios?: string; port?: string }) => {
+      const port = flags.port === undefined ? undefined : portNumber(flags.port);
+      const { scriptedModelCommand } = await import('./scripted-model-command');
+      set(
+        await scriptedModelCommand(
+          {
+            ...(flags.scenarios !== undefined ? { scenarios: flags.scenarios } : {}),
+            ...(port !== undefined ? { port } : {}),
+          },
+          io,
+        ),
+      );
+    });
+
+  program
     .command('doctor')
     .description('check this machine and the model endpoint')
     .addOption(json())
@@ -384,6 +438,6 @@ export function commanderExit(err: CommanderError, io: CliIO): number {
   if (err.exitCode === 0) return EXIT.success;
   // The help was printed to stderr already: a command that needs a subcommand got none.
   if (err.code === 'commander.help') return EXIT.badInput;
-  io.err(`aca: ${err.message.replace(/^error: /, '')}`);
+  io.err(printableLine(`aca: ${err.message.replace(/^error: /, '')}`));
   return EXIT.badInput;
 }

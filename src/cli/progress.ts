@@ -1,4 +1,7 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
+import { printableLine, printableName } from '../shared/terminal-text';
+import { percentText } from '../shared/pass-rate';
+import { describeTargets } from '../shared/targets';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -9,14 +12,17 @@ export function formatDuration(ms: number): string {
 }
 
 export function formatPassRate(rate: number | null): string {
-  return rate === null ? '-' : `${Math.round(rate * 100)}%`;
+  return rate === null ? '-' : percentText(rate);
 }
 
-/** One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens, cost. */
+/**
+ * One line that says where a run is: state, iteration x/max, pass rate, elapsed time, tokens,
+ * cost. Redrawn in place on a terminal, so nothing in it may move the cursor or start a line.
+ */
 export function progressLine(s: RunSnapshot, elapsedMs: number): string {
   const state = shownState(s);
   const tokens = s.tokens.prompt + s.tokens.completion;
-  return [
+  const line = [
     state.padEnd(10),
     `iteration ${s.iterations}/${s.maxIterations}`,
     ...(s.waiting === 'limit' ? [`at its limit: aca extend ${s.workflowId} --iterations N`] : []),
@@ -25,8 +31,10 @@ export function progressLine(s: RunSnapshot, elapsedMs: number): string {
     `${tokens} tokens`,
     ...(s.cost ? [formatUsd(s.cost.usd)] : []),
   ].join('  ');
+  return printableLine(line);
 }
 
+/** The outcome of an ended run, one field a line, each rendered for the terminal. */
 export function summaryLines(r: RunResult, uiLink: string): string[] {
   const outcome = r.state === 'SUCCESS' ? 'SUCCESS' : `${r.state} (${r.reason ?? 'unknown reason'})`;
   const lines = [
@@ -34,25 +42,27 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
     `  tests:     ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.errors} errors (pass rate ${formatPassRate(r.passRate)})`,
     `  tokens:    ${tokenText(r.tokens)}`,
     `  cost:      ${costText(r.cost)}`,
-    `  workspace: ${r.workspace}`,
+    `  workspace: ${printableName(r.workspace)}`,
   ];
-  if (r.repo) lines.push(`  repo:      ${r.repo}`);
+  if (r.repo) lines.push(`  repo:      ${printableName(r.repo)}`);
   if (r.branch)
     lines.push(`  branch:    ${r.branch} (base ${shortSha(r.baseCommit)}, head ${shortSha(r.headCommit)})`);
   if (r.baseline) {
     lines.push(`  baseline:  ${r.baseline.passed} passed, ${r.baseline.failed} failing before the run`);
   }
-  if (r.regressions.length) lines.push(`  regressions: ${r.regressions.join(', ')}`);
+  if (r.targets?.length) lines.push(`  targets:   ${describeTargets(r.targets, printableName)}`);
+  if (r.regressions.length) lines.push(`  regressions: ${r.regressions.map(printableName).join(', ')}`);
+  if (r.failingTests?.length) lines.push(`  failing:   ${r.failingTests.map(printableName).join(', ')}`);
   if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
   lines.push(`  web UI:    ${uiLink}`);
   if (r.changedFiles.length) {
     lines.push(`  changed files (aca diff ${r.workflowId}${r.repo ? `; aca apply ${r.workflowId}` : ''}):`);
     for (const f of r.changedFiles)
-      lines.push(`    ${changeMark(f.status)} ${f.path} (+${f.added} -${f.removed})`);
+      lines.push(`    ${changeMark(f.status)} ${printableName(f.path)} (+${f.added} -${f.removed})`);
   } else if (r.files.length) {
-    lines.push(`  files:     ${r.files.join(', ')}`);
+    lines.push(`  files:     ${r.files.map(printableName).join(', ')}`);
   }
-  return lines;
+  return lines.map(printableLine);
 }
 
 /** Dollars with enough digits for the cents of a small run: $0.0123. */

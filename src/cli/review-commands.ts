@@ -4,12 +4,23 @@
  * ApplyConflictError: exit 1) that main() prints as one line.
  */
 import type { AcaClient } from '../api/aca-client';
+import { printableBytes, printableLine } from '../shared/terminal-text';
+import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
+import { reviewWithCareLines } from './review-with-care';
 
 export const DIFF_HELP = `
-Prints the run's changes against the commit it started from, as a unified diff (pipe it to
-\`git apply\` or a pager). With --stat, one line per changed file with its counts, then a total.
-Works on a running run too, up to its last commit.`;
+Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
+line per changed file with its counts, then a total, then under "Review with care" what the diff
+cannot show or what acts beyond the code beside it: binary files, links and where they point,
+submodules, .gitmodules, .gitattributes, .aca.json, test runner configuration (conftest.py, pytest
+settings, jest.config.*, package.json, babel configuration) and Python start-up files
+(sitecustomize.py, usercustomize.py, *.pth). Works on a running run too, up to its last commit.
+
+Control and invisible characters in the diff (an escape sequence that would erase a line on the
+screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,
+\\u202e, \\x9b escapes, and a note on stderr says how many lines carry them. With --raw the diff
+is printed byte for byte as git wrote it: pipe that to \`git apply\`.`;
 
 export const APPLY_HELP = `
 Brings the changes of an ended --repo run onto the branch checked out in its repository, as one
@@ -21,12 +32,20 @@ fine), a detached HEAD (check out the branch to apply to first), a merge or reba
 a run still going, a run without --repo.
 Conflicts (exit 1), changing nothing: the run and the branch changed the same lines, or an
 untracked or ignored file is where the run adds one. A run that changed nothing applies nothing.
-No hook, filter or merge driver of the repository runs.`;
+No hook, filter or merge driver of the repository runs.
+Refused too (exit 2, changing nothing), naming each file: links that point outside the repository
+(--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+applies them). What was applied that needs a look is listed under "Review with care" (see
+aca diff --help).`;
 
 export const DISCARD_HELP = `
 Removes what an ended run left: for a --repo run its worktree and its branch aca/<id> (your
 checkout and other branches stay as they are); for a run without --repo its workspace folder and
-its own git directory. Already removed parts are skipped.`;
+its own git directory. Already removed parts are skipped.
+
+Changes never applied (every change of a run without --repo) are only thrown away after a yes at
+the terminal, or with --force; without a terminal and without --force, nothing is removed (exit 2).
+The run is then marked discarded in aca list and aca status, and aca diff says so.`;
 
 /** Prints text that ends in a newline without adding an empty line. */
 function printBlock(io: CliIO, text: string): void {
@@ -36,34 +55,83 @@ function printBlock(io: CliIO, text: string): void {
 export async function diffCommand(
   aca: AcaClient,
   id: string,
-  flags: { stat?: boolean },
+  flags: { stat?: boolean; raw?: boolean },
   io: CliIO,
 ): Promise<number> {
-  const diff = await aca.run(id).diff({ stat: flags.stat === true });
-  if (diff) printBlock(io, diff);
-  else io.err(`run ${id} has changed nothing yet`);
+  const run = aca.run(id);
+  const diff = await run.diffBytes({ stat: flags.stat === true });
+  if (!diff.length) {
+    io.err(`run ${id} has changed nothing yet`);
+    return EXIT.success;
+  }
+  if (flags.raw) {
+    if (io.outBytes) io.outBytes(diff);
+    else process.stdout.write(diff);
+    return EXIT.success;
+  }
+  const { text, escaped } = printableBytes(diff);
+  printBlock(io, text);
+  if (flags.stat) for (const line of reviewWithCareLines(await run.reviewRisks())) io.out(line);
+  if (escaped) {
+    // On stderr, so that a pipe gets the diff alone.
+    io.err(
+      `${escaped} line${escaped === 1 ? ' carries' : 's carry'} control or invisible characters, shown as \\x.. or \\u.... escapes; aca diff --raw prints them as they are`,
+    );
+  }
   return EXIT.success;
 }
 
-export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
-  const result = await aca.run(id).apply();
+export async function applyCommand(
+  aca: AcaClient,
+  id: string,
+  io: CliIO,
+  flags: { allowBinary?: boolean; allowLinks?: boolean } = {},
+): Promise<number> {
+  const result = await aca.run(id).apply(flags);
   if (!result.applied) {
     io.out(
-      result.reason === 'run-changed-nothing'
-        ? `Run ${id} changed nothing; nothing applied.`
-        : `The changes of run ${id} are already on ${result.branch}; nothing applied.`,
+      printableLine(
+        result.reason === 'run-changed-nothing'
+          ? `Run ${id} changed nothing; nothing applied.`
+          : `The changes of run ${id} are already on ${result.branch}; nothing applied.`,
+      ),
     );
     return EXIT.success;
   }
   const count = result.files.length;
   io.out(
-    `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
+    printableLine(
+      `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
+    ),
   );
+  for (const line of reviewWithCareLines(result.reviewWithCare, false)) io.out(line);
   return EXIT.success;
 }
 
-export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
-  const removed = await aca.run(id).discard();
+export async function discardCommand(
+  aca: AcaClient,
+  id: string,
+  flags: { force?: boolean },
+  io: CliIO,
+): Promise<number> {
+  const run = aca.run(id);
+  let removed;
+  try {
+    removed = await run.discard({ force: flags.force === true });
+  } catch (err) {
+    if (!(err instanceof UnappliedChangesError) || !io.confirm) throw err;
+    const files = `${err.files} changed file${err.files === 1 ? '' : 's'}`;
+    const were = err.files === 1 ? 'was' : 'were';
+    if (
+      !(await io.confirm(
+        `Run ${id}'s ${files} ${were} never applied. Discard ${err.files === 1 ? 'it' : 'them'}?`,
+      ))
+    ) {
+      io.err(`Nothing discarded.`);
+      return EXIT.badInput;
+    }
+    removed = await run.discard({ force: true });
+  }
   const parts = [
     removed.workTree && `workspace ${removed.workTree}`,
     removed.branch && `branch ${removed.branch}`,
@@ -71,7 +139,9 @@ export async function discardCommand(aca: AcaClient, id: string, io: CliIO): Pro
     removed.store && `its branch in the git store ${removed.store}`,
   ].filter((part): part is string => Boolean(part));
   io.out(
-    parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,
+    printableLine(
+      parts.length ? `Discarded run ${id}: removed ${parts.join(', ')}.` : `Run ${id} was discarded already.`,
+    ),
   );
   return EXIT.success;
 }

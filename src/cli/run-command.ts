@@ -6,10 +6,16 @@ import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import type { Language } from '../shared/types';
 import { positiveInteger } from './args';
+import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
 import { pauseSignal } from '../workflows/signals';
+import { enclosingWorkTree } from '../repo/run-repository';
+import { missingWorker } from '../temporal/task-queue-pollers';
+
+/** How long `aca run` and `aca watch` wait for a worker to poll before they say none does. */
+const NO_WORKER_GRACE_MS = 3_000;
 
 /** `aca run`'s options as commander hands them over: values unparsed, checked below. */
 export interface RunFlags {
@@ -26,13 +32,18 @@ export interface RunFlags {
   json?: boolean;
   modelTimeout?: string;
   maxSteps?: string;
-  repo?: string;
+  /** A folder, or false for `--no-repo`. */
+  repo?: string | false;
+  replace?: boolean;
   base?: string;
   testCmd?: string;
   setupCmd?: string;
   setupNetwork?: boolean;
   onLimit?: string;
   askTimeout?: string;
+  target?: string[];
+  memory?: string;
+  wallTime?: string;
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -43,6 +54,19 @@ export interface RunRequest extends ValidRunRequest {
 
 /** Turns `aca run`'s task and options into a checked request, or a UserInputError naming what is wrong. */
 export async function parseRunRequest(task: string, flags: RunFlags, config: AcaConfig): Promise<RunRequest> {
+  const notices: string[] = [];
+  let repo = typeof flags.repo === 'string' ? flags.repo : undefined;
+  // Started inside a checkout, a user means that project (as other coding agents take it); an
+  // empty workspace there would have every read of the project fail and tests pass on nothing.
+  if (flags.repo === undefined && flags.workspace === undefined) {
+    const here = await enclosingWorkTree(process.cwd());
+    if (here) {
+      repo = here;
+      notices.push(
+        `Working on the repository at ${here} (started inside it); --no-repo gives a fresh folder.`,
+      );
+    }
+  }
   const request: StartRunRequest = {
     task,
     ...(flags.language !== undefined ? { language: flags.language as Language } : {}),
@@ -50,11 +74,12 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ...(flags.tests !== undefined ? { testsDir: flags.tests } : {}),
     ...(flags.model !== undefined ? { model: flags.model } : {}),
     ...(flags.id !== undefined ? { id: flags.id } : {}),
-    ...(flags.repo !== undefined ? { repo: flags.repo } : {}),
+    ...(repo !== undefined ? { repo } : {}),
     ...(flags.base !== undefined ? { base: flags.base } : {}),
     ...(flags.testCmd !== undefined ? { testCommand: flags.testCmd } : {}),
     ...(flags.setupCmd !== undefined ? { setupCommand: flags.setupCmd } : {}),
     ...(flags.setupNetwork ? { setupNetwork: true } : {}),
+    ...(flags.target !== undefined ? { targets: flags.target } : {}),
   };
   const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
     ['maxIterations', flags.maxIterations, 'max-iterations'],
@@ -62,6 +87,8 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ['maxTokens', flags.maxTokens, 'max-tokens'],
     ['modelTimeoutSeconds', flags.modelTimeout, 'model-timeout'],
     ['maxSteps', flags.maxSteps, 'max-steps'],
+    ['memoryMiB', flags.memory, 'memory'],
+    ['wallTimeSeconds', flags.wallTime, 'wall-time'],
   ];
   for (const [key, value, name] of numbers) {
     const n = positiveInteger(value, name);
@@ -70,8 +97,10 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
   if (flags.maxCost !== undefined) request.maxCostUsd = dollars(flags.maxCost);
   if (flags.onLimit !== undefined) request.onLimit = flags.onLimit as 'fail' | 'ask';
   if (flags.askTimeout !== undefined) request.askTimeoutMs = parseDuration(flags.askTimeout, 'ask-timeout');
+  const valid = await validateRunRequest(request, config);
   return {
-    ...(await validateRunRequest(request, config)),
+    ...valid,
+    warnings: [...notices, ...valid.warnings],
     detach: flags.detach === true,
     json: flags.json === true,
   };
@@ -79,6 +108,8 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
 
 export function exitCodeFor(result: RunResult): number {
   if (result.state === 'SUCCESS') return EXIT.success;
+  // A target no test of the base commit belongs to is bad input, found before any model call.
+  if (result.unknownTargets?.length) return EXIT.badInput;
   return result.reason === 'cancelled' ? EXIT.cancelled : EXIT.failed;
 }
 
@@ -90,7 +121,12 @@ export async function attachToRun(
   options: { json: boolean; interruptPauses: boolean },
 ): Promise<number> {
   const { handle } = aca.run(workflowId);
-  const { startTime } = await handle.describe();
+  const { startTime, taskQueue, status } = await handle.describe();
+  if (status.name === 'RUNNING') {
+    // A worker this process started may still be connecting: a few seconds' grace.
+    const missing = await missingWorker(aca.temporal, taskQueue, NO_WORKER_GRACE_MS);
+    if (missing) io.err(`warning: ${missing}; the run waits until one does`);
+  }
   const followed = await followRun(handle, io, { quiet: options.json, startedAt: startTime.getTime() });
   if (followed.kind === 'interrupted') {
     // Ctrl-C: `aca run` pauses the run (nothing new starts until `aca resume`); `aca watch`
@@ -104,11 +140,11 @@ export async function attachToRun(
         return report(await handle.result());
       }
       io.err(
-        `\nPaused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`,
+        `\n${printableLine(`Paused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`)}`,
       );
     } else {
       io.err(
-        `\nStopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`,
+        `\n${printableLine(`Stopped watching ${workflowId}; the run goes on. Re-attach with \`aca watch ${workflowId}\`.`)}`,
       );
     }
     return EXIT.cancelled;
@@ -116,14 +152,16 @@ export async function attachToRun(
   return report(followed.result);
 
   function report(result: RunResult): number {
-    if (options.json) io.out(JSON.stringify(result));
+    if (options.json) io.out(jsonForTerminal(result));
     else for (const line of summaryLines(result, aca.webUrl(workflowId))) io.out(line);
-    return exitCodeFor(result);
+    const code = exitCodeFor(result);
+    if (code === EXIT.badInput && result.error) io.err(`aca: ${result.error}`);
+    return code;
   }
 }
 
 /** A dollar amount as typed: `0.50`, `2`, `$1.25`. */
-function dollars(text: string): number {
+export function dollars(text: string): number {
   const trimmed = text.trim().replace(/^\$/, '');
   const value = /^\d+(\.\d+)?$|^\.\d+$/.test(trimmed) ? Number(trimmed) : NaN;
   if (!(value > 0))

@@ -1,5 +1,6 @@
 import { decodePayload as decode, type HistoryEvent } from '../api/history-payloads';
 import type { RunSnapshot } from '../shared/run-types';
+import { printableLine } from '../shared/terminal-text';
 import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
 import { costText, formatUsd, tokenText } from './progress';
 
@@ -63,7 +64,8 @@ const describeAnalysis = (a: Analysis): string =>
 /**
  * The run as plain text, from its workflow history: every step with its summary (the agent, the
  * tool and its target) and what came of it, each test run's counts and each analysis, then the
- * moves of the state machine.
+ * moves of the state machine. Each line is rendered for the terminal: what the model wrote (a
+ * summary, an analysis, a file name) shows its control characters and newlines as escapes.
  */
 export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | null): string[] {
   const lines: string[] = [];
@@ -123,5 +125,5 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
     lines.push(`cost: ${costText(snapshot.cost)}`);
     if (snapshot.error) lines.push(`last error: ${snapshot.error}`);
   }
-  return lines;
+  return lines.map(printableLine);
 }

@@ -1,8 +1,9 @@
 import OpenAI from 'openai';
 import type { TokenUsage } from '../shared/types';
-import { rejectsToolChoice } from './model-errors';
+import { rejectsToolChoice, rejectsTools } from './model-errors';
 import { DEFAULT_STREAM_IDLE_SECONDS, optionsForModel, type ModelOptionsTable } from './model-options';
 import { idleWatch, ModelStreamIdleError, readChatStream, type StreamProgress } from './stream-answer';
+import { withToolsInPrompt } from './tools-in-prompt';
 
 export interface ChatRequest {
   model: string;
@@ -23,6 +24,11 @@ export interface ChatAnswer {
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
   finishReason: string | null;
   usage: TokenUsage;
+  /**
+   * Whether calls written in `content` count: the model's options say it writes them so
+   * (`text_tool_calls`), or the server took no tool definitions for it. Absent: they do not.
+   */
+  toolCallsInText?: boolean;
 }
 
 export interface ChatModel {
@@ -58,6 +64,8 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
   const modelOptions = options.modelOptions ?? {};
   // Servers that refused tool_choice, remembered for the process: asking again would fail again.
   const withoutToolChoice = new Set<string>();
+  // Models the server took no tools for: they are told the tools in the prompt and call them in text.
+  const withoutTools = new Set<string>();
   const warned = new Set<string>();
   return {
     async complete(request) {
@@ -71,11 +79,12 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         }
       }
       const timeout = request.timeoutMs ?? options.timeoutMs;
-      const body = (toolChoice: boolean) => ({
+      const body = ({ toolChoice, nativeTools }: Shape) => ({
         model: request.model,
-        messages: request.messages,
-        tools: request.tools,
-        ...(toolChoice ? { tool_choice: 'auto' as const } : {}),
+        ...(nativeTools
+          ? { messages: request.messages, tools: request.tools }
+          : { messages: withToolsInPrompt(request.messages, request.tools) }),
+        ...(toolChoice && nativeTools ? { tool_choice: 'auto' as const } : {}),
         ...(perModel.max_completion_tokens !== undefined
           ? { max_completion_tokens: perModel.max_completion_tokens }
           : {}),
@@ -86,9 +95,9 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
       });
       // An undefined timeout is refused by the client; leaving it out means its default.
       const timing = timeout !== undefined ? { timeout } : {};
-      const askWhole = async (toolChoice: boolean): Promise<ChatAnswer> => {
+      const askWhole = async (shape: Shape): Promise<ChatAnswer> => {
         const response = await client.chat.completions.create(
-          { ...body(toolChoice), stream: false },
+          { ...body(shape), stream: false },
           { signal: request.signal, ...timing },
         );
         const choice = response.choices[0];
@@ -106,7 +115,7 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         };
       };
       const idleSeconds = perModel.stream_idle_seconds ?? DEFAULT_STREAM_IDLE_SECONDS;
-      const askStreamed = async (toolChoice: boolean): Promise<ChatAnswer> => {
+      const askStreamed = async (shape: Shape): Promise<ChatAnswer> => {
         // Our own controller, so that silence can end the request as well as cancellation.
         const controller = new AbortController();
         const cancel = () => controller.abort();
@@ -115,7 +124,7 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         const idle = idleWatch(idleSeconds * 1000, () => controller.abort());
         try {
           const stream = await client.chat.completions.create(
-            { ...body(toolChoice), stream: true, stream_options: { include_usage: true } },
+            { ...body(shape), stream: true, stream_options: { include_usage: true } },
             { signal: controller.signal, ...timing },
           );
           idle.touch();
@@ -138,16 +147,36 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
         }
       };
       const ask = perModel.stream === true ? askStreamed : askWhole;
-      if (withoutToolChoice.has(request.model)) return ask(false);
-      try {
-        return await ask(true);
-      } catch (err) {
-        if (!rejectsToolChoice(err)) throw err;
-        withoutToolChoice.add(request.model);
-        return ask(false);
+      const shape: Shape = {
+        toolChoice: !withoutToolChoice.has(request.model),
+        nativeTools: !withoutTools.has(request.model),
+      };
+      // Each fallback is taken at most once, so this asks at most three times.
+      for (;;) {
+        try {
+          const answer = await ask(shape);
+          const inText = perModel.text_tool_calls === true || !shape.nativeTools;
+          return inText ? { ...answer, toolCallsInText: true } : answer;
+        } catch (err) {
+          if (shape.nativeTools && shape.toolChoice && rejectsToolChoice(err)) {
+            withoutToolChoice.add(request.model);
+            shape.toolChoice = false;
+          } else if (shape.nativeTools && request.tools.length > 0 && rejectsTools(err)) {
+            withoutTools.add(request.model);
+            shape.nativeTools = false;
+          } else {
+            throw err;
+          }
+        }
       }
     },
   };
+}
+
+/** How a request offers the tools: with `tool_choice`, and as definitions or in the prompt. */
+interface Shape {
+  toolChoice: boolean;
+  nativeTools: boolean;
 }
 
 /** The endpoint's usage; the cached and reasoning details only where the endpoint reports them. */

@@ -95,3 +95,15 @@ export function contextLengthExceeded(err: unknown): ContextLengthExceeded | nul
 export function rejectsToolChoice(err: unknown): boolean {
   return err instanceof OpenAI.BadRequestError && /tool[_ ]choice/i.test(err.message);
 }
+
+/**
+ * A request the server refused because the model takes no tool definitions at all (Ollama's "does
+ * not support tools" for a model without a tool template, llama.cpp without `--jinja`).
+ */
+export function rejectsTools(err: unknown): boolean {
+  return (
+    err instanceof OpenAI.APIError &&
+    (err.status === 400 || err.status === 500) &&
+    /does not support tools|tools param requires|tools? (?:are|is) not supported/i.test(err.message)
+  );
+}

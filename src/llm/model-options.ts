@@ -19,6 +19,12 @@ export const modelOptionsSchema = z.strictObject({
   stream: z.boolean().optional(),
   /** While streaming, how long without a chunk before the request is given up and retried. */
   stream_idle_seconds: z.number().positive().max(3600).optional(),
+  /**
+   * The model writes its tool calls into its answer's text (a server without a tool parser for it):
+   * an answer with no native calls is read for calls in its final block. Off unless asked, so that
+   * a call a model merely quotes (echoed file content) is never executed.
+   */
+  text_tool_calls: z.boolean().optional(),
 });
 
 /** What stream_idle_seconds is when not given. */

@@ -12,35 +12,100 @@ export interface TextToolCalls {
   rest: string | null;
 }
 
-const TAG = /<tool_call>([\s\S]*?)<\/tool_call>/g;
-const FENCE = /```[ \t]*(?:json)?[ \t]*\r?\n([\s\S]*?)```/gi;
+const TAG_OPEN = '<tool_call>';
+const TAG_CLOSE = '</tool_call>';
+/** A fence line that may open a block of calls: bare or `json`. */
+const CALL_FENCE_OPEN = /^```[ \t]*(?:json)?[ \t]*$/i;
+const FENCE_LINE = /^[ \t]*```/;
 
 /**
  * Tool calls a model wrote into `content` instead of `tool_calls`, as models served by Ollama,
- * vLLM or llama.cpp without a matching tool parser do: `<tool_call>{…}</tool_call>` blocks, a
- * ```json fence, or the whole content as one JSON object (or an array of them), each
- * `{"name": …, "arguments": {…}}` (or `"parameters"`). Only names in `toolNames` count: anything
- * else stays content, so prose that merely shows JSON is never executed.
+ * vLLM or llama.cpp without a matching tool parser do. Only the answer's final block counts, and
+ * only when it stands outside any code fence of the prose: a run of `<tool_call>{…}</tool_call>`
+ * tags, a run of ```json fences holding nothing but calls, or the whole content as one JSON
+ * object (or an array of them), each `{"name": …, "arguments": {…}}` (or `"parameters"`). A call
+ * quoted earlier in the answer (echoed file content, an example) is never taken, and only names
+ * in `toolNames` count: a tag naming anything else stays content.
  */
 export function parseTextToolCalls(
   content: string,
   toolNames: readonly string[],
   options: ModelJsonOptions,
 ): TextToolCalls {
-  for (const pattern of [TAG, FENCE]) {
-    const blocks = [...content.matchAll(pattern)];
-    const calls: TextToolCall[] = [];
-    let rest = content;
-    for (const block of blocks) {
-      const found = callsIn(block[1], toolNames, options);
-      if (found.length === 0) continue;
-      calls.push(...found);
-      rest = rest.replace(block[0], '');
-    }
-    if (calls.length) return { calls, rest: rest.trim() || null };
-  }
-  const whole = callsIn(content, toolNames, options);
+  const text = content.trimEnd();
+  const tagged = trailingTags(text, toolNames, options);
+  if (tagged) return tagged;
+  const fenced = trailingFences(text, toolNames, options);
+  if (fenced) return fenced;
+  const whole = callsIn(text, toolNames, options);
   return whole.length ? { calls: whole, rest: null } : { calls: [], rest: content };
+}
+
+/** The run of `<tool_call>` tags that ends the content, when it stands outside any fence. */
+function trailingTags(
+  text: string,
+  toolNames: readonly string[],
+  options: ModelJsonOptions,
+): TextToolCalls | null {
+  const blocks: string[] = [];
+  const kept: string[] = [];
+  let before = text;
+  // A run cut at the output limit ends in an open tag: no call, but the run before it still ends the answer.
+  const open = before.lastIndexOf(TAG_OPEN);
+  if (open !== -1 && before.indexOf(TAG_CLOSE, open) === -1) {
+    kept.push(before.slice(open));
+    before = before.slice(0, open).trimEnd();
+  }
+  while (before.endsWith(TAG_CLOSE)) {
+    const start = before.lastIndexOf(TAG_OPEN);
+    if (start === -1) break;
+    const inner = before.slice(start + TAG_OPEN.length, before.length - TAG_CLOSE.length);
+    if (inner.includes(TAG_CLOSE)) break;
+    blocks.unshift(inner);
+    before = before.slice(0, start).trimEnd();
+  }
+  if (blocks.length === 0 || insideFence(before)) return null;
+  const calls: TextToolCall[] = [];
+  const left: string[] = [];
+  for (const inner of blocks) {
+    const found = callsIn(inner, toolNames, options);
+    if (found.length) calls.push(...found);
+    else left.push(`${TAG_OPEN}${inner}${TAG_CLOSE}`);
+  }
+  if (calls.length === 0) return null;
+  const rest = [before, ...left, ...kept].filter((part) => part.trim() !== '').join('\n');
+  return { calls, rest: rest || null };
+}
+
+/** The run of fences, each holding nothing but calls, that ends the content. */
+function trailingFences(
+  text: string,
+  toolNames: readonly string[],
+  options: ModelJsonOptions,
+): TextToolCalls | null {
+  const lines = text.split('\n');
+  const calls: TextToolCall[] = [];
+  let end = lines.length;
+  for (;;) {
+    while (end > 0 && lines[end - 1].trim() === '') end--;
+    if (end === 0 || lines[end - 1].trim() !== '```') break;
+    let open = end - 2;
+    while (open >= 0 && !FENCE_LINE.test(lines[open])) open--;
+    if (open < 0 || !CALL_FENCE_OPEN.test(lines[open].trim())) break;
+    // An odd count of fence lines above means this "opening" line closes an earlier fence.
+    if (insideFence(lines.slice(0, open).join('\n'))) break;
+    const found = callsIn(lines.slice(open + 1, end - 1).join('\n'), toolNames, options);
+    if (found.length === 0) break;
+    calls.unshift(...found);
+    end = open;
+  }
+  if (calls.length === 0) return null;
+  return { calls, rest: lines.slice(0, end).join('\n').trim() || null };
+}
+
+/** Whether text that precedes a block leaves a code fence open, so the block is quoted in it. */
+function insideFence(before: string): boolean {
+  return before.split('\n').filter((line) => FENCE_LINE.test(line)).length % 2 === 1;
 }
 
 /** The calls one block holds: a call object, or an array of call objects all naming known tools. */

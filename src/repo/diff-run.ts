@@ -1,6 +1,6 @@
 import type { RunGit } from '../shared/run-types';
 import { UserInputError } from '../shared/errors';
-import { git, type GitTarget } from './git';
+import { git, gitBytes, type GitTarget } from './git';
 import { isCommit } from './objects';
 
 /**
@@ -14,6 +14,27 @@ export async function diffRun(
   head: string,
   options: { stat?: boolean } = {},
 ): Promise<string> {
+  const { target, args } = await diffCall(runGit, base, head, options);
+  return git(target, args);
+}
+
+/** diffRun's output as git wrote it, byte for byte (file content need not be UTF-8). */
+export async function diffRunBytes(
+  runGit: RunGit,
+  base: string,
+  head: string,
+  options: { stat?: boolean } = {},
+): Promise<Buffer> {
+  const { target, args } = await diffCall(runGit, base, head, options);
+  return gitBytes(target, args);
+}
+
+async function diffCall(
+  runGit: RunGit,
+  base: string,
+  head: string,
+  options: { stat?: boolean },
+): Promise<{ target: GitTarget; args: string[] }> {
   const target: GitTarget = { gitDir: runGit.commonDir };
   for (const commit of [base, head]) {
     if (!(await isCommit(target, commit))) {
@@ -22,7 +43,7 @@ export async function diffRun(
       );
     }
   }
-  return git(target, [
+  const args = [
     'diff',
     '--no-color',
     '--no-ext-diff',
@@ -33,5 +54,6 @@ export async function diffRun(
     base,
     head,
     '--',
-  ]);
+  ];
+  return { target, args };
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { UserInputError } from '../shared/errors';
+import { MAX_TARGETS, targetProblem } from '../shared/targets';
 import type { ProjectLimits } from '../shared/test-command';
+import type { LimitMaximums } from '../sandbox/limits';
 
 /** The file at a repository's root where a project tells aca how to test it. */
 export const PROJECT_CONFIG_FILE = '.aca.json';
@@ -38,15 +40,31 @@ const ProjectConfig = z.strictObject({
         .optional(),
     })
     .optional(),
+  targets: z
+    .array(
+      z.string().superRefine((id, ctx) => {
+        const problem = targetProblem(id);
+        if (problem) ctx.addIssue({ code: 'custom', message: `target "${id.slice(0, 200)}" ${problem}` });
+      }),
+    )
+    .max(MAX_TARGETS)
+    .optional(),
 });
 
 export interface ProjectConfig {
   testCommand: string | null;
   setupCommand: string | null;
   limits: ProjectLimits;
+  /** Tests every run of the project must leave passing, whatever the baseline said. */
+  targets: string[];
 }
 
-export const NO_PROJECT_CONFIG: ProjectConfig = { testCommand: null, setupCommand: null, limits: {} };
+export const NO_PROJECT_CONFIG: ProjectConfig = {
+  testCommand: null,
+  setupCommand: null,
+  limits: {},
+  targets: [],
+};
 
 /** Reads `.aca.json`'s text; a UserInputError names the file and the first thing wrong with it. */
 export function parseProjectConfig(text: string, source: string): ProjectConfig {
@@ -66,9 +84,50 @@ export function parseProjectConfig(text: string, source: string): ProjectConfig 
     const detail =
       issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
     throw new UserInputError(
-      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds})`,
+      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds}, targets)`,
     );
   }
-  const { testCommand, setupCommand, limits } = parsed.data;
-  return { testCommand: testCommand ?? null, setupCommand: setupCommand ?? null, limits: limits ?? {} };
+  const { testCommand, setupCommand, limits, targets } = parsed.data;
+  return {
+    testCommand: testCommand ?? null,
+    setupCommand: setupCommand ?? null,
+    limits: limits ?? {},
+    targets: targets ?? [],
+  };
+}
+
+/** Each project limit, with the maximum that bounds it and the setting that names that maximum. */
+const BOUNDS = [
+  { key: 'wallTimeSeconds', maximum: 'wallSeconds', variable: 'ACA_MAX_WALL_SECONDS' },
+  { key: 'cpuSeconds', maximum: 'cpuSeconds', variable: 'ACA_MAX_CPU_SECONDS' },
+  { key: 'memoryMiB', maximum: 'memoryMiB', variable: 'ACA_MAX_MEMORY_MIB' },
+] as const;
+
+/** Refuses a limit above what workers allow, naming it, its maximum and the setting that raises it. */
+export function checkProjectLimits(limits: ProjectLimits, maximums: LimitMaximums, source: string): void {
+  for (const { key, maximum, variable } of BOUNDS) {
+    const value = limits[key];
+    if (value !== undefined && value > maximums[maximum]) {
+      throw new UserInputError(
+        `${source}: limits.${key} is ${value}, above the most a run may have (${maximums[maximum]}, set by ${variable})`,
+      );
+    }
+  }
+}
+
+/** The limits held to the maximums, and which of them were lowered. */
+export function clampProjectLimits(
+  limits: ProjectLimits,
+  maximums: LimitMaximums,
+): { limits: ProjectLimits; lowered: string[] } {
+  const clamped: ProjectLimits = { ...limits };
+  const lowered: string[] = [];
+  for (const { key, maximum } of BOUNDS) {
+    const value = limits[key];
+    if (value !== undefined && value > maximums[maximum]) {
+      clamped[key] = maximums[maximum];
+      lowered.push(`limits.${key} ${value} -> ${maximums[maximum]}`);
+    }
+  }
+  return { limits: clamped, lowered };
 }

@@ -22,6 +22,8 @@ export interface ResolvedRepository {
   baseCommit: string;
   /** One line when tracked files have uncommitted changes, which the run does not see. */
   uncommittedWarning: string | null;
+  /** One line when `.aca.json` is untracked or changed: the run reads the committed one only. */
+  configWarning: string | null;
   config: ProjectConfig;
 }
 
@@ -70,6 +72,14 @@ export async function resolveRepository(dir: string, base: string): Promise<Reso
     '--ignore-submodules=all',
   ]);
   const dirty = status.split('\n').filter(Boolean).length;
+  const configStatus = await git(checkout, [
+    'status',
+    '--porcelain',
+    '--untracked-files=all',
+    '--ignore-submodules=all',
+    '--',
+    PROJECT_CONFIG_FILE,
+  ]);
   return {
     topLevel: found.topLevel,
     commonDir: found.commonDir,
@@ -78,6 +88,9 @@ export async function resolveRepository(dir: string, base: string): Promise<Reso
       dirty > 0
         ? `warning: ${dirty} tracked file(s) in ${found.topLevel} have uncommitted changes; the run starts from ${base === 'HEAD' ? 'the last commit' : base} without them`
         : null,
+    configWarning: configStatus.trim()
+      ? `warning: ${PROJECT_CONFIG_FILE} in ${found.topLevel} has changes that are not committed; the run reads it as committed${base === 'HEAD' ? '' : ` at ${base}`} (commit it for them to count)`
+      : null,
     config: await readProjectConfigAt(common, baseCommit, found.topLevel),
   };
 }
@@ -208,4 +221,14 @@ export async function changedFilesBetween(
     if (files.length >= limit) break;
   }
   return files;
+}
+
+/** The top of the git work tree holding `dir`, or null when `dir` is in none (or in a bare repository). */
+export async function enclosingWorkTree(dir: string): Promise<string | null> {
+  try {
+    const found = await discoverRepository(path.resolve(dir));
+    return found.topLevel || null;
+  } catch {
+    return null;
+  }
 }

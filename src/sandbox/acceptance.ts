@@ -186,20 +186,21 @@ print(json.dumps({"ids": ids, "maySkip": may}))
 
 /**
  * Holds the run's cases against the acceptance tests: each acceptance test file must have
- * reported tests and each expected test must have run. What is missing becomes an error case, so
- * it counts against the pass rate. A skipped acceptance test is the user's own result when a
- * verdict process judged its skips (`skipsJudged`); from any other run it has not passed.
+ * reported tests, each expected test must have run, and a skipped acceptance test has not
+ * passed, unless `honestSkip` says the acceptance file skips it itself (jest-declared-skips.ts; for
+ * pytest the verdict process judges each skip, pytest-verdict-stream.ts).
+ * What is missing becomes an error case, so it counts against the pass rate.
  */
 export function checkAcceptanceCases(
   cases: TestCaseResult[],
   testFiles: string[],
   expectedIds: string[] | undefined,
-  skipsJudged = false,
+  honestSkip?: (caseName: string) => boolean,
 ): { cases: TestCaseResult[]; missing: string[] } {
   const isAcceptance = (name: string): boolean =>
     testFiles.some((file) => name === file || name.startsWith(`${file}::`));
   const checked = cases.map((c): TestCaseResult =>
-    !skipsJudged && c.status === 'skipped' && isAcceptance(c.name)
+    c.status === 'skipped' && isAcceptance(c.name) && !honestSkip?.(c.name)
       ? { ...c, status: 'error', message: 'an acceptance test given by the user must run; it was skipped' }
       : c,
   );

@@ -126,6 +126,9 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
         dest: `${SANDBOX_RUNNER_DIR}/node_modules`,
       },
       { src: files.transform, dest: `${SANDBOX_RUNNER_DIR}/transform.js` },
+      { src: files.jestVerdictRunner, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-runner.js` },
+      { src: files.jestVerdictEnvironment, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-environment.js` },
+      { src: files.jestVerdictGuard, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-guard.js` },
       // node may live outside /usr (nvm, a tarball); mount the binary the worker itself runs.
       { src: source(realNode, files.mountPoints.node), dest: SANDBOX_NODE },
     );

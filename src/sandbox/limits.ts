@@ -58,3 +58,55 @@ export function resolveLimits(partial: Partial<SandboxLimits> = {}): SandboxLimi
   }
   return limits;
 }
+
+/**
+ * The most a project's `.aca.json` may ask for, and what a worker allows whatever it is asked:
+ * ACA_MAX_WALL_SECONDS, ACA_MAX_CPU_SECONDS and ACA_MAX_MEMORY_MIB. Memory bounds the sandbox's
+ * private /tmp too (its size is the memory limit) and, doubled, the run's cgroup.
+ */
+export interface LimitMaximums {
+  wallSeconds: number;
+  cpuSeconds: number;
+  memoryMiB: number;
+}
+
+export const DEFAULT_LIMIT_MAXIMUMS: Readonly<LimitMaximums> = Object.freeze({
+  wallSeconds: 1800,
+  cpuSeconds: 1800,
+  memoryMiB: 4096,
+});
+
+/** The range each maximum may be set in: below it a suite could not run, above it means no limit. */
+export const LIMIT_MAXIMUM_RANGES: Readonly<Record<keyof LimitMaximums, readonly [number, number]>> =
+  Object.freeze({
+    wallSeconds: [10, 24 * 3600],
+    cpuSeconds: [10, 24 * 3600],
+    memoryMiB: [256, 1024 * 1024],
+  });
+
+/**
+ * `limits` with the time and memory limits (aca's defaults where not given) held to `maximums`,
+ * so that neither a project's request nor a default above what the worker allows gets through.
+ */
+export function withinMaximums(
+  limits: Partial<SandboxLimits>,
+  maximums: LimitMaximums,
+): Partial<SandboxLimits> {
+  const memoryBytes = Math.min(
+    limits.memoryBytes ?? DEFAULT_SANDBOX_LIMITS.memoryBytes,
+    maximums.memoryMiB * MiB,
+  );
+  return {
+    ...limits,
+    wallTimeoutMs: Math.min(
+      limits.wallTimeoutMs ?? DEFAULT_SANDBOX_LIMITS.wallTimeoutMs,
+      maximums.wallSeconds * 1000,
+    ),
+    cpuSeconds: Math.min(limits.cpuSeconds ?? DEFAULT_SANDBOX_LIMITS.cpuSeconds, maximums.cpuSeconds),
+    memoryBytes,
+    runMemoryBytes: Math.min(
+      limits.runMemoryBytes ?? DEFAULT_SANDBOX_LIMITS.runMemoryBytes,
+      Math.max(DEFAULT_SANDBOX_LIMITS.runMemoryBytes, 2 * memoryBytes),
+    ),
+  };
+}

@@ -250,7 +250,10 @@ raise SystemExit(int(code))
 
 /**
  * The Jest reporter, added after Jest's default one. Jest calls it in its main process as
- * each test case ends and once at the end of the run.
+ * each test case ends and once at the end of the run. Jest reports a case as it ends only when
+ * the case ran (or is a todo): a skipped case, or one left out by a `.only` beside it, appears
+ * only in its file's result, so those are sent when the file ends, each name as often as the file
+ * lists it beyond what was already sent.
  */
 export const JEST_RESULTS_REPORTER = String.raw`'use strict';
 const fs = require('fs');
@@ -264,11 +267,25 @@ function send(record) {
 }
 
 class AcaResultsReporter {
+  constructor() {
+    this.sent = new Map();
+  }
+
   onTestCaseResult(test, result) {
+    const names = this.sent.get(test.path) || new Map();
+    this.sent.set(test.path, names);
+    names.set(result.fullName, (names.get(result.fullName) || 0) + 1);
     send({ t: 'case', file: test.path, name: result.fullName, status: result.status });
   }
 
   onTestFileResult(test, result) {
+    const names = this.sent.get(test.path) || new Map();
+    this.sent.delete(test.path);
+    for (const assertion of result.testResults || []) {
+      const already = names.get(assertion.fullName) || 0;
+      if (already > 0) names.set(assertion.fullName, already - 1);
+      else send({ t: 'case', file: test.path, name: assertion.fullName, status: assertion.status });
+    }
     if (result.testExecError) send({ t: 'file_error', file: test.path });
   }
 

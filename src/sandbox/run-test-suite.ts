@@ -26,7 +26,10 @@ import { isRoot } from './tools';
 import { failureReport } from './report';
 import { mayHoldOtherTests, mergeReports } from './verdict-run';
 import { judgeRun, throwIfAborted } from './run-verdict';
-import { selectRunner } from './select-runner';
+import { selectRunner, type RunnerChoice } from './select-runner';
+import { declaredJestSkips, type HonestSkip } from './jest-declared-skips';
+import { withJestAcceptanceVerdict } from './jest-acceptance-verdict';
+import { jestVerdictRunner } from './jest-verdict-runner';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -60,6 +63,14 @@ export interface RunTestsOptions {
 }
 
 export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
+  const report = await runOnce(opts);
+  return withJestAcceptanceVerdict(opts, report, (testPaths) =>
+    runOnce({ ...opts, testPaths }, jestVerdictRunner),
+  );
+}
+
+/** One test process: `forced` in place of the runner the options select. */
+async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<TestRunReport> {
   const { language, mode } = opts;
   if (!(LANGUAGES as readonly string[]).includes(language)) {
     throw new Error(`unknown language ${JSON.stringify(language)} (expected one of ${LANGUAGES.join(', ')})`);
@@ -75,7 +86,9 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 
   const started = Date.now();
   const common = { sandbox: mode, output: '', cutBytes: 0 };
-  const choice = selectRunner(language, opts.command, dependencies);
+  const choice: RunnerChoice = forced
+    ? { ok: true, runner: forced }
+    : selectRunner(language, opts.command, dependencies);
   if (!choice.ok) return failureReport('collection_error', choice.message, { ...common, durationMs: 0 });
   const runner = choice.runner;
   const acceptance = opts.acceptance;
@@ -87,10 +100,17 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
     acceptance && runner.kind === 'pytest'
       ? expectedPythonTests(acceptance, acceptanceTests)
       : Promise.resolve(undefined);
-  const expectations = async (): Promise<Expectations | undefined> =>
-    acceptance && runner.casesNamedByFile
-      ? { testFiles: acceptanceTests, ids: (await python)?.ids }
-      : undefined;
+  const jestSkips =
+    acceptance && runner.kind === 'jest'
+      ? declaredJestSkips(acceptance.sourceDir, acceptanceTests)
+      : Promise.resolve(undefined);
+  // Awaited when judging; a failure there must not go unhandled if the run ends first.
+  jestSkips.catch(() => undefined);
+  const expectations = async (): Promise<Expectations | undefined> => {
+    if (!acceptance || !runner.casesNamedByFile) return undefined;
+    const honestSkip = await jestSkips;
+    return { testFiles: acceptanceTests, ids: (await python)?.ids, ...(honestSkip ? { honestSkip } : {}) };
+  };
   // The acceptance verdict comes from a process of its own where the runner has one.
   const key = randomBytes(32);
   const maySkip = new Set<string>();
@@ -188,7 +208,7 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
       },
       async () => {
         const expected = await expectations();
-        return expected ? { ...expected, skipsJudged: true } : undefined;
+        return expected ? { ...expected, honestSkip: () => true } : undefined;
       },
     );
     return mergeReports(main, verdict, acceptanceTests);
@@ -200,8 +220,11 @@ export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport
 export interface Expectations {
   testFiles: string[];
   ids: string[] | undefined;
-  /** A verdict process judged the run's skips: a skipped acceptance test is the user's result. */
-  skipsJudged?: boolean;
+  /**
+   * The skipped acceptance tests that are the user's own results: those the acceptance files skip
+   * themselves (Jest), or every one after the verdict process judged each skip (pytest).
+   */
+  honestSkip?: HonestSkip;
 }
 
 /** One process of a run: which runner, where its report goes, what it runs. */

@@ -116,7 +116,7 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
       parsed.cases,
       input.expected.testFiles,
       input.expected.ids,
-      input.expected.skipsJudged,
+      input.expected.honestSkip,
     );
     parsed = { ...parsed, cases };
     if (missing.length > 0 && parsed.collectionError === undefined) {

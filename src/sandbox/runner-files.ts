@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_DEPENDENCY_FOLDERS } from './dependency-folders';
 import { JEST_TRANSFORMER_SOURCE } from './jest-transformer-source';
+import { JEST_VERDICT_ENVIRONMENT, JEST_VERDICT_GUARD, JEST_VERDICT_RUNNER } from './jest-verdict-sources';
 import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from './results-plugin-sources';
 import { toolchainNodeModules } from './project-root';
 import { compileDenyFilter, seccompArchOf } from './seccomp-filter';
@@ -16,6 +17,10 @@ export interface RunnerFiles {
   /** aca's pytest plugin (module `aca_results`) and Jest reporter: see results-plugin-sources.ts. */
   pytestPlugin: string;
   jestReporter: string;
+  /** The Jest acceptance verdict's test runner, environment and guard: see jest-verdict-sources.ts. */
+  jestVerdictRunner: string;
+  jestVerdictEnvironment: string;
+  jestVerdictGuard: string;
   /**
    * pytest's configuration, given with `-c` so that no pytest.ini, pyproject.toml, tox.ini or
    * setup.cfg in the workspace can add options such as `-k` or `--deselect` to the run.
@@ -68,6 +73,9 @@ export function runnerFiles(): RunnerFiles {
     nodeModules,
     pytestPlugin: write('aca_results.py', PYTEST_RESULTS_PLUGIN),
     jestReporter: write('aca-results-reporter.js', JEST_RESULTS_REPORTER),
+    jestVerdictRunner: write('aca-verdict-runner.js', JEST_VERDICT_RUNNER),
+    jestVerdictEnvironment: write('aca-verdict-environment.js', JEST_VERDICT_ENVIRONMENT),
+    jestVerdictGuard: write('aca-verdict-guard.js', JEST_VERDICT_GUARD),
     pytestIni: write('pytest.ini', '[pytest]\n'),
     etc: {
       passwd: write(

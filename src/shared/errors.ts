@@ -41,3 +41,17 @@ export class RunStateError extends UserInputError {
     super(message);
   }
 }
+
+/** `discard` without `force` of a run whose changes were never applied. */
+export class UnappliedChangesError extends RunStateError {
+  constructor(
+    runId: string,
+    readonly files: number,
+    readonly appliable: boolean,
+  ) {
+    super(
+      runId,
+      `run ${runId} changed ${files} file${files === 1 ? '' : 's'} that ${appliable ? `${files === 1 ? 'was' : 'were'} never applied (aca apply ${runId} brings them in)` : `exist${files === 1 ? 's' : ''} only in its workspace`}; aca discard ${runId} --force throws them away`,
+    );
+  }
+}

@@ -2,6 +2,7 @@
  * The workflow's input, its queryable snapshot and its result. Type-only
  * module shared by the workflow, the activities and the command line.
  */
+import type { TargetResult } from './targets';
 import type { DependencyFolder, ProjectLimits, TestCommandSpec } from './test-command';
 import type {
   AgentRole,
@@ -54,6 +55,13 @@ export interface RunInput {
   setupNetwork: boolean;
   /** A run started from an earlier run's state (`aca continue`, `retry`, `fork`); null otherwise. */
   link: RunLink | null;
+  /**
+   * Tests that must pass for the run to succeed, whatever the baseline said (`--target` and
+   * `.aca.json`'s `targets`); the Planner may add more. Absent in runs started before targets.
+   */
+  targets?: string[];
+  /** Sandbox limits given for this run (`--memory`, `--wall-time`), over `.aca.json`'s. */
+  limits?: ProjectLimits;
 }
 
 /** What a linked run takes over from the run it came from. */
@@ -170,6 +178,12 @@ export interface RunSnapshot {
   baseline: BaselineSummary | null;
   /** Tests that passed at the baseline and now fail or have disappeared. */
   regressions: string[];
+  /** The run's targets and how each fared in the last test run (the baseline's before any attempt). */
+  targets: TargetResult[];
+  /** Tests failing in the last test run, by name (the first 50), excused ones too. */
+  failingTests: string[];
+  /** Targets given to the run that no test of the base commit belongs to: the run ended at once. */
+  unknownTargets: string[];
   attempts: AttemptRecord[];
   /** What the model calls cost, in all and per agent; null while the model has no known price. */
   cost: RunCost | null;

@@ -15,10 +15,20 @@ export const AGENT_STATES = [
 ] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
+/** What the AgentState search attribute says of a run waiting at its iteration limit. */
+export const LISTED_WAITING = 'WAITING';
+/** Every value the AgentState search attribute takes, for `aca list --state`. */
+export const LISTED_STATES = [...AGENT_STATES, LISTED_WAITING] as const;
+export type ListedState = (typeof LISTED_STATES)[number];
+
 export const LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-export type FailureReason = 'max_iterations' | 'budget' | 'cancelled' | 'error';
+/**
+ * Why a run FAILED. `environment`: the tests could not run at all on the base commit (a limit hit,
+ * the runner missing, a crash before any test, an unreadable report); no model was asked anything.
+ */
+export type FailureReason = 'max_iterations' | 'budget' | 'cancelled' | 'error' | 'environment';
 
 export type AgentRole = 'planner' | 'coder' | 'tester' | 'reflector';
 
@@ -68,6 +78,12 @@ export interface TestRunReport {
   cases: TestCaseResult[];
   /** One line that says what went wrong, when something did. */
   message?: string;
+  /**
+   * Set when the run tested nothing because of where it ran rather than what the code does: the
+   * runner or command missing, the runner crashing before any test or leaving no readable report,
+   * a resource limit hit. Says what happened, in one line.
+   */
+  environment?: string;
   /** Tail of stdout and stderr, capped; `cutBytes` says how much was dropped in front. */
   output: string;
   cutBytes: number;
@@ -80,6 +96,8 @@ export interface Plan {
   summary: string;
   steps: string[];
   files: string[];
+  /** Existing tests the task names as having to pass; those found to exist become the run's targets. */
+  targets?: string[];
 }
 
 /** The Reflector's output, as submitted through `submit_analysis`. */

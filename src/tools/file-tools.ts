@@ -9,9 +9,14 @@ export type { ToolContext, ToolResult } from './tool';
 
 /** What one read_file answer holds at most; read a larger file in windows. */
 export const MAX_READ_BYTES = 100_000;
-/** Files larger than this are neither read nor edited. */
+/** Characters of one line read_file shows in a window of several lines; the rest is named. */
+export const MAX_LINE_CHARS = 2_000;
+/** Files larger than this are not read. */
 export const MAX_FILE_BYTES = 16_000_000;
+/** The largest file a tool writes. */
 export const MAX_WRITE_BYTES = 1_000_000;
+/** Files larger than this are not edited: an edit could not write them back anyway. */
+export const MAX_EDIT_BYTES = MAX_WRITE_BYTES;
 export const MAX_LISTED_FILES = 500;
 /** Folders list_files never enters (dependencies, caches, git); the repository map skips them too. */
 export const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
@@ -82,7 +87,7 @@ export const listFilesTool = defineWorkspaceTool({
 export const readFileTool = defineWorkspaceTool({
   name: 'read_file',
   description:
-    'Read a text file of the workspace, whole or a window of lines. The answer says which lines it holds, how many the file has, and whether it was cut.',
+    'Read a text file of the workspace, whole or a window of lines. The answer says which lines it holds, how many the file has, and whether it was cut. Very long lines are cut too (the answer names them); start_column reads one on from a later character.',
   parameters: z.strictObject({
     path: relativePath,
     start_line: z.number().int().min(1).optional().describe('First line to read (1-based); 1 when omitted.'),
@@ -92,6 +97,14 @@ export const readFileTool = defineWorkspaceTool({
       .min(1)
       .optional()
       .describe('Last line to read (inclusive); the end when omitted.'),
+    start_column: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'With start_line and end_line the same line: its first character to show (1-based), to read a long line piece by piece.',
+      ),
   }),
   target: (args) =>
     args.start_line || args.end_line
@@ -111,12 +124,23 @@ export const readFileTool = defineWorkspaceTool({
       content.toString('utf8'),
       args.start_line,
       args.end_line,
+      args.start_column,
     );
   },
 });
 
-/** The lines of a window, cut at a line boundary when they would exceed MAX_READ_BYTES. */
-export function readWindow(path: string, text: string, startLine = 1, endLine?: number): ToolResult {
+/**
+ * The lines of a window, cut at a line boundary when they would exceed MAX_READ_BYTES. A line
+ * longer than MAX_LINE_CHARS is shown only in part, with a note in the line saying how to read
+ * on; a window of one line may start at `startColumn` and shows up to a whole answer's worth.
+ */
+export function readWindow(
+  path: string,
+  text: string,
+  startLine = 1,
+  endLine?: number,
+  startColumn?: number,
+): ToolResult {
   const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const totalLines = lines.length;
@@ -128,14 +152,31 @@ export function readWindow(path: string, text: string, startLine = 1, endLine?: 
       `start_line ${startLine} is past the end: "${path}" has ${totalLines} lines`,
     );
   }
+  if (startColumn !== undefined && endLine !== startLine) {
+    throw new ModelBehaviorError('start_column needs start_line and end_line to name the same line');
+  }
   const last = Math.min(endLine ?? totalLines, totalLines);
   const taken: string[] = [];
+  const clipped: number[] = [];
   let bytes = 0;
   let truncated = false;
   for (let n = startLine; n <= last; n++) {
-    const line = lines[n - 1] ?? '';
+    const whole = lines[n - 1] ?? '';
+    let line = whole;
+    if (startColumn !== undefined) {
+      if (startColumn > Math.max(whole.length, 1)) {
+        throw new ModelBehaviorError(
+          `start_column ${startColumn} is past the end: line ${n} has ${whole.length} characters`,
+        );
+      }
+      line = clipLine(whole, n, startColumn, MAX_READ_BYTES / 4);
+    } else if (whole.length > MAX_LINE_CHARS) {
+      line = clipLine(whole, n, 1, MAX_LINE_CHARS);
+    }
+    if (line !== whole) clipped.push(n);
     const cost = Buffer.byteLength(line, 'utf8') + 1;
     if (bytes + cost > MAX_READ_BYTES && taken.length > 0) {
+      if (line !== whole) clipped.pop();
       truncated = true;
       break;
     }
@@ -151,7 +192,28 @@ export function readWindow(path: string, text: string, startLine = 1, endLine?: 
     end_line: Math.max(shownEnd, startLine - 1),
     total_lines: totalLines,
     truncated: truncated || shownEnd < (endLine === undefined ? totalLines : last) ? true : false,
+    // The note at each such line's end says how to read on.
+    ...(clipped.length ? { clipped_lines: clipped } : {}),
   };
+}
+
+/**
+ * `length` characters of a line from `column` (1-based), never splitting a surrogate pair, with a
+ * note saying what was left out and how to read on when anything was.
+ */
+function clipLine(line: string, n: number, column: number, length: number): string {
+  let from = column - 1;
+  if (isLowSurrogate(line.charCodeAt(from))) from -= 1;
+  let to = Math.min(line.length, from + length);
+  if (to < line.length && isLowSurrogate(line.charCodeAt(to))) to -= 1;
+  if (from === 0 && to === line.length) return line;
+  const shown = line.slice(from, to);
+  const more = to < line.length ? ` read on with start_line ${n}, end_line ${n}, start_column ${to + 1}` : '';
+  return `${shown} [… line ${n} has ${line.length} characters; these are ${from + 1}-${to}.${more}]`;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 export const createFileTool = defineWorkspaceTool({
@@ -160,6 +222,12 @@ export const createFileTool = defineWorkspaceTool({
   parameters: z.strictObject({
     path: relativePath,
     content: z.string().describe('The whole content of the file; an existing file is overwritten.'),
+    executable: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: the file is executable (mode 755); false: it is not (644). Leave it out to keep an existing file’s mode (new files: 644).',
+      ),
   }),
   target: (args) => args.path,
   async execute(ctx, args) {
@@ -172,7 +240,8 @@ export const createFileTool = defineWorkspaceTool({
     const bytes = Buffer.byteLength(args.content, 'utf8');
     if (bytes > MAX_WRITE_BYTES)
       throw new ModelBehaviorError(`content is ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`);
-    await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content));
+    const mode = args.executable === undefined ? undefined : args.executable ? 0o755 : 0o644;
+    await withWorkspace(ctx.workspace, (ws) => ws.writeFile(relative, args.content, mode));
     return { ok: true, path: relative, bytes };
   },
 });
@@ -191,46 +260,55 @@ export const editFileTool = defineWorkspaceTool({
   async execute(ctx, args) {
     const relative = checkWritable(ctx, args.path, 'changed');
     return withWorkspace(ctx.workspace, async (ws) => {
-      const { content, size } = await ws.readFile(relative, MAX_FILE_BYTES);
-      if (size > MAX_FILE_BYTES) {
+      // Nothing larger than a write may be is read: the edit's time and memory stay bounded.
+      const { content, size } = await ws.readFile(relative, MAX_EDIT_BYTES);
+      if (size > MAX_EDIT_BYTES) {
         throw new ModelBehaviorError(
-          `"${relative}" is ${size} bytes; files over ${MAX_FILE_BYTES} bytes are not edited`,
+          `"${relative}" is ${size} bytes; files over ${MAX_EDIT_BYTES} bytes are not edited (delete it, or write a smaller one with create_file)`,
         );
       }
       const text = content.toString('utf8');
-      const lines = occurrenceLines(text, args.old_string);
-      if (lines.length === 0) throw new ModelBehaviorError(`old_string does not occur in "${relative}"`);
-      if (lines.length > 1 && !args.replace_all) {
-        const shown = lines.slice(0, 20).join(', ');
+      const found = occurrences(text, args.old_string);
+      if (found.count === 0) throw new ModelBehaviorError(`old_string does not occur in "${relative}"`);
+      if (found.count > 1 && !args.replace_all) {
+        const shown = found.lines.join(', ');
         throw new ModelBehaviorError(
-          `old_string occurs ${lines.length} times in "${relative}" (lines ${shown}${lines.length > 20 ? ', …' : ''}); add context to make it unique, or set replace_all`,
+          `old_string occurs ${found.count} times in "${relative}" (lines ${shown}${found.count > found.lines.length ? ', …' : ''}); add context to make it unique, or set replace_all`,
         );
       }
-      const updated = args.replace_all
-        ? text.split(args.old_string).join(args.new_string)
-        : text.replace(args.old_string, () => args.new_string);
-      const bytes = Buffer.byteLength(updated, 'utf8');
+      const replaced = args.replace_all ? found.count : 1;
+      // Sized before it is built, so a growing replace_all is refused without being made.
+      const bytes =
+        Buffer.byteLength(text, 'utf8') +
+        replaced * (Buffer.byteLength(args.new_string, 'utf8') - Buffer.byteLength(args.old_string, 'utf8'));
       if (bytes > MAX_WRITE_BYTES)
         throw new ModelBehaviorError(
           `the edited file would be ${bytes} bytes; the limit is ${MAX_WRITE_BYTES}`,
         );
+      const updated = args.replace_all
+        ? text.split(args.old_string).join(args.new_string)
+        : text.replace(args.old_string, () => args.new_string);
       await ws.writeFile(relative, updated);
-      return { ok: true, path: relative, replacements: args.replace_all ? lines.length : 1, bytes };
+      return { ok: true, path: relative, replacements: replaced, bytes };
     });
   },
 });
 
-/** The 1-based line of every (non-overlapping) occurrence of `needle`. */
-function occurrenceLines(text: string, needle: string): number[] {
-  const found: number[] = [];
+/** How often `needle` occurs (non-overlapping), and the 1-based lines of the first 20 occurrences. */
+function occurrences(text: string, needle: string): { count: number; lines: number[] } {
+  const lines: number[] = [];
+  let count = 0;
   let line = 1;
   let scanned = 0;
   for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
-    for (let i = scanned; i < at; i++) if (text.charCodeAt(i) === 10) line++;
-    scanned = at;
-    found.push(line);
+    count += 1;
+    if (lines.length < 20) {
+      for (let i = scanned; i < at; i++) if (text.charCodeAt(i) === 10) line++;
+      scanned = at;
+      lines.push(line);
+    }
   }
-  return found;
+  return { count, lines };
 }
 
 export const deleteFileTool = defineWorkspaceTool({

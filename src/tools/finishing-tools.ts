@@ -25,10 +25,20 @@ export const submitPlanTool = defineFinishingTool({
     summary: z.string(),
     steps: stringList.describe('Ordered implementation steps.'),
     files: stringList.describe('Files that will be created or changed.'),
+    targets: stringList
+      .optional()
+      .describe(
+        'Existing tests the task names as having to pass: pytest node ids (tests/test_x.py::TestY::test_z), <file>::<full name> for Jest, or a test file for all its tests.',
+      ),
   }),
   finish: (args) => ({
     tool: 'submit_plan',
-    plan: { summary: field(args.summary), steps: list(args.steps), files: list(args.files) },
+    plan: {
+      summary: field(args.summary),
+      steps: list(args.steps),
+      files: list(args.files),
+      ...(args.targets?.length ? { targets: list(args.targets) } : {}),
+    },
   }),
 });
 

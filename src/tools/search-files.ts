@@ -13,7 +13,18 @@ const DEFAULT_SEARCH_RESULTS = 100;
 const SEARCH_TIMEOUT_MS = 10_000;
 const MAX_MATCH_CHARS = 400;
 /** Never searched, like list_files: dependencies and caches. */
-const SKIPPED = ['node_modules', '__pycache__', '.pytest_cache', '.aca', '.venv', 'venv', '.git'];
+const SKIPPED = ['node_modules', '__pycache__', '.pytest_cache', '.aca', '.venv', 'venv'];
+/**
+ * Names of git directories and of `.git` files pointing at one, in any case and as the 8.3 short
+ * name: never searched, as file or folder, at any depth (a repository planted by a test is no
+ * workspace content, and its files would be read as such).
+ */
+const GIT_NAMES = ['.git', 'git~1'];
+/**
+ * The git directory git grep is told to use: one that can never exist (`/dev/null` is no folder),
+ * so nothing planted anywhere becomes its repository, config, excludes or attributes.
+ */
+const NO_REPOSITORY = '/dev/null/aca-no-repository';
 
 export interface SearchMatch {
   path: string;
@@ -24,8 +35,8 @@ export interface SearchMatch {
 /**
  * `search_files`: `git grep --no-index` (Perl-compatible patterns through PCRE2, whose match limits
  * turn a catastrophic pattern into an error instead of a hang) over the files list_files shows.
- * It never follows a link, reads no repository and no config, is killed after 10 s, and stops
- * reading at the result limit.
+ * It never follows a link, reads no repository and no config (nor any git directory or `.git` file
+ * of the workspace), is killed after 10 s, and stops reading at the result limit.
  */
 export const searchFilesTool = defineWorkspaceTool({
   name: 'search_files',
@@ -65,7 +76,10 @@ export const searchFilesTool = defineWorkspaceTool({
 });
 
 function pathspecFor(folder: string, glob: string | undefined): string[] {
-  const excluded = SKIPPED.map((name) => `:(exclude,glob)**/${name}/**`);
+  const excluded = [
+    ...SKIPPED.map((name) => `:(exclude,glob)**/${name}/**`),
+    ...GIT_NAMES.flatMap((name) => [`:(exclude,glob,icase)**/${name}/**`, `:(exclude,glob,icase)**/${name}`]),
+  ];
   if (glob === undefined) return [folder === '.' ? '.' : `:(literal)${folder}`, ...excluded];
   if (glob.startsWith('/') || glob.startsWith(':') || glob.split('/').includes('..')) {
     throw new ModelBehaviorError(
@@ -103,7 +117,7 @@ async function gitGrep(
       HOME: '/nonexistent',
       LC_ALL: 'C.UTF-8',
       // No repository, no config: nothing in the workspace may configure this git.
-      GIT_DIR: path.join(root, '.aca-no-repository'),
+      GIT_DIR: NO_REPOSITORY,
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_CONFIG_GLOBAL: '/dev/null',
       GIT_CEILING_DIRECTORIES: path.dirname(root),

@@ -157,10 +157,18 @@ export class WorkspaceFs {
     }
   }
 
-  /** Replaces (or creates) a file with `content`, creating the folders on the way. */
-  async writeFile(requested: string, content: string | Buffer, mode = 0o644): Promise<void> {
+  /**
+   * Replaces (or creates) a file with `content`, creating the folders on the way. Without a
+   * `mode`, a file replaced keeps its permission bits (an executable script stays executable;
+   * set-id bits are never carried over) and a new one is 0644.
+   */
+  async writeFile(requested: string, content: string | Buffer, mode?: number): Promise<void> {
     const segments = pathSegments(requested);
     await this.inParent(requested, segments, true, async (parent, name) => {
+      if (mode === undefined) {
+        const existing = await fs.lstat(at(parent, name)).catch(() => null);
+        mode = existing?.isFile() ? existing.mode & 0o777 : 0o644;
+      }
       const temporary = `.aca-write-${randomBytes(12).toString('hex')}`;
       const file = await fs.open(at(parent, temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
       try {

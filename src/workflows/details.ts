@@ -1,8 +1,10 @@
 import type { RunSnapshot } from '../shared/run-types';
+import { percentText } from '../shared/pass-rate';
+import { describeTargets } from '../shared/targets';
 
 /** The run's current details in the Web UI, as Temporal markdown (a list: single newlines would merge lines into one paragraph). */
 export function renderDetails(snapshot: RunSnapshot): string {
-  const passRate = snapshot.passRate === null ? 'not run yet' : `${Math.round(snapshot.passRate * 100)}%`;
+  const passRate = snapshot.passRate === null ? 'not run yet' : percentText(snapshot.passRate);
   const lines = [
     `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
@@ -31,7 +33,13 @@ export function renderDetails(snapshot: RunSnapshot): string {
   if (snapshot.baseline) {
     lines.push(`- **Baseline:** ${snapshot.baseline.passed} passed, ${snapshot.baseline.failed} failing`);
   }
+  if (snapshot.targets?.length) lines.push(`- **Targets:** ${describeTargets(snapshot.targets)}`);
   if (snapshot.regressions.length) lines.push(`- **Regressions:** ${snapshot.regressions.join(', ')}`);
+  if (snapshot.failingTests?.length) {
+    const failing = snapshot.failingTests;
+    const more = failing.length > 20 ? ` and ${failing.length - 20} more` : '';
+    lines.push(`- **Still failing:** ${failing.slice(0, 20).join(', ')}${more}`);
+  }
   if (snapshot.changedFiles.length) {
     const shown = snapshot.changedFiles.slice(0, 20).map((f) => `${f.path} (+${f.added} -${f.removed})`);
     const more = snapshot.changedFiles.length > 20 ? ` and ${snapshot.changedFiles.length - 20} more` : '';

@@ -1,6 +1,13 @@
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
-import type { TurnFinish } from '../shared/types';
+import {
+  describeTargets,
+  MAX_TARGETS,
+  targetFile,
+  targetProblem,
+  type TargetResult,
+} from '../shared/targets';
+import type { Plan, TurnFinish } from '../shared/types';
 import { runAgentTurn, type TurnResult } from './agent-turn';
 import { RunStopped, type RunContext } from './run-context';
 import type { RunEnding } from './run-ending';
@@ -37,6 +44,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         gitDir: input.gitDir,
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
+        ...(input.limits ? { limits: input.limits } : {}),
         start: link
           ? {
               commit: link.startCommit,
@@ -76,12 +84,28 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
           place: run.place()!,
           setupCommand: prepared.setupCommand,
           setupNetwork: input.setupNetwork,
+          ...targetsOf(run),
         },
       ],
     );
+    if (baseline.cannotRun) {
+      // Agents cannot change the machine the tests run on: nothing to plan, nothing to learn.
+      throw new RunStopped('environment', baseline.cannotRun);
+    }
     record.baseline = { passed: baseline.passed, failed: baseline.failed + baseline.errors };
     work.baselineRef = baseline.reportRef;
+    record.failingTests = baseline.failingTests ?? [];
+    if (baseline.targets) record.targets = baseline.targets;
     run.publish();
+    const unknown = baseline.outcome === 'completed' ? (baseline.unknownTargets ?? []) : [];
+    if (unknown.length > 0) {
+      // Bad input found before any model call: a target no test of the base commit belongs to.
+      record.unknownTargets = unknown;
+      throw new RunStopped(
+        'error',
+        `no such test: ${unknown.join(', ')} (a target must name a test or test file that exists at the base commit; ${baseline.passed + baseline.failed + baseline.errors} tests ran there)`,
+      );
+    }
   }
   const acceptance = await run.activities.workspace.prepareWorkspace.executeWithOptions(
     { summary: 'prepare workspace' },
@@ -147,8 +171,43 @@ async function plan(run: RunContext): Promise<PhaseOutcome> {
     rememberTask(run);
   }
   const finish = finishedWith(run, planned, 'submit_plan');
-  if (finish) run.work.plan = finish.plan;
+  if (finish) run.work.plan = await takeUpPlanTargets(run, finish.plan);
   return { next: 'CODING' };
+}
+
+/**
+ * The targets the Planner named: those that exist (in the baseline's report, or among the
+ * acceptance files of a run without one) join the run's; any other is left out, and the next
+ * Coder turn is told. The plan keeps only the ones taken up, for a retry or fork of the run.
+ */
+async function takeUpPlanTargets(run: RunContext, plan: Plan): Promise<Plan> {
+  const { record, work } = run;
+  const named = (plan.targets ?? []).filter((id) => !run.targetIds().includes(id));
+  if (named.length === 0) return plan;
+  const room = Math.max(0, MAX_TARGETS - record.targets.length);
+  const wellFormed = named.filter((id) => targetProblem(id) === null).slice(0, room);
+  let found: TargetResult[];
+  if (work.baselineRef && wellFormed.length > 0) {
+    const checked = await run.activities.testing.checkTargets.executeWithOptions(
+      { summary: "tester · check the plan's targets against the baseline" },
+      [{ reportRef: work.baselineRef, targets: wellFormed }],
+    );
+    found = checked.targets.filter((t) => !checked.unknown.includes(t.id));
+  } else {
+    found = wellFormed
+      .filter((id) => work.protectedPaths.includes(targetFile(id)))
+      .map((id) => ({ id, outcome: 'missing' as const }));
+  }
+  const taken = found.map((t) => t.id);
+  const left = named.filter((id) => !taken.includes(id));
+  record.targets = [...record.targets, ...found];
+  if (left.length > 0) {
+    (work.pendingNotes ??= []).push(
+      `The plan named ${left.length === 1 ? 'a target test' : 'target tests'} that ${left.length === 1 ? 'does' : 'do'} not exist: ${left.join(', ')}. The run does not require ${left.length === 1 ? 'it' : 'them'}; the targets it requires are ${record.targets.length ? describeTargets(record.targets) : 'none'}.`,
+    );
+  }
+  run.publish();
+  return { ...plan, targets: taken };
 }
 
 function rememberTask(run: RunContext): void {
@@ -175,10 +234,18 @@ async function code(run: RunContext): Promise<PhaseOutcome> {
   }
   run.publish();
   const feedback = work.pendingFeedback.splice(0, work.pendingFeedback.length);
+  const notes = work.pendingNotes?.splice(0, work.pendingNotes.length) ?? [];
   const coded = await runAgentTurn(run, {
     role: 'coder',
     turnKey: `coder-${iteration}`,
-    context: { plan: work.plan, analysis: record.lastAnalysis, feedback, regressions: record.regressions },
+    context: {
+      plan: work.plan,
+      analysis: record.lastAnalysis,
+      feedback,
+      regressions: record.regressions,
+      ...(notes.length ? { notes } : {}),
+      ...(record.targets.length ? { targets: record.targets } : {}),
+    },
   });
   const finish = finishedWith(run, coded, 'finish');
   if (finish) work.lastCoderSummary = finish.summary.trim().slice(0, 500) || null;
@@ -217,10 +284,13 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
         acceptanceCommit: work.acceptanceCommit,
         setupCommand: work.setupCommand,
         setupNetwork: input.setupNetwork,
+        ...targetsOf(run),
       },
     ],
   );
   record.regressions = report.regressions;
+  record.failingTests = report.failingTests ?? [];
+  if (report.targets) record.targets = report.targets;
   if (record.headCommit) {
     record.attempts.push({ iteration, commit: record.headCommit, passRate: report.passRate });
   }
@@ -238,7 +308,8 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     analysis: null,
     analysisError: null,
   };
-  if (report.success) {
+  // Baseline failures are excused for other tests, never for a target.
+  if (report.success && record.targets.every((t) => t.outcome === 'passed')) {
     return { end: { state: 'SUCCESS', reason: null, lastAttempt: { ...attempt, reportRef: null } } };
   }
   work.failedAttempt = attempt;
@@ -252,7 +323,11 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
   const reflected = await runAgentTurn(run, {
     role: 'reflector',
     turnKey: `reflector-${record.iterations}`,
-    context: { testReportRef: failed.reportRef, regressions: record.regressions },
+    context: {
+      testReportRef: failed.reportRef,
+      regressions: record.regressions,
+      ...(record.targets.length ? { targets: record.targets } : {}),
+    },
   });
   const finish = finishedWith(run, reflected, 'submit_analysis');
   if (finish) {
@@ -300,6 +375,12 @@ async function waitAtLimit(run: RunContext): Promise<boolean> {
   record.warning = null;
   run.publish();
   return true;
+}
+
+/** The run's targets for a test run to judge, when it has any. */
+function targetsOf(run: RunContext): { targets: string[] } | Record<string, never> {
+  const ids = run.targetIds();
+  return ids.length ? { targets: ids } : {};
 }
 
 /** The finishing call a turn ended with, if it ended with the expected one; else the error is shown. */

@@ -2,6 +2,7 @@ import { condition, workflowInfo } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
+import { mergeTargets } from '../shared/targets';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
 import { runActivities, type RunActivities } from './activity-options';
 import { MemoryQueue } from './memory-queue';
@@ -40,6 +41,8 @@ export interface RunWork {
   setupCommand: string | null;
   /** Commits made so far: each commit step is named by its number, so a retry knows its own push. */
   commitSteps: number;
+  /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
+  pendingNotes?: string[];
 }
 
 export interface LimitExtension {
@@ -51,6 +54,17 @@ export interface CarriedState {
   machine: MachineState;
   record: RunRecord;
   work: RunWork;
+}
+
+const NO_TARGETS: Pick<RunRecord, 'targets' | 'failingTests' | 'unknownTargets'> = {
+  targets: [],
+  failingTests: [],
+  unknownTargets: [],
+};
+
+/** The record carried over, with the fields a run started before targets were recorded lacks. */
+function carriedRecord(carried: CarriedState | undefined): RunRecord | undefined {
+  return carried && { ...NO_TARGETS, ...carried.record };
 }
 
 /** Ends the run early with a reason; caught at the top of the workflow. */
@@ -85,7 +99,9 @@ export class RunContext {
     this.activities = runActivities(input.options);
     const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
-    this.record = carried?.record ?? {
+    // A retry or a fork also keeps the targets its plan added.
+    const targets = mergeTargets(input.targets, link && link.kind !== 'continue' ? link.plan?.targets : []);
+    this.record = carriedRecord(carried) ?? {
       workflowId: this.workflowId,
       reason: null,
       iterations: link?.attemptsBefore ?? 0,
@@ -106,6 +122,9 @@ export class RunContext {
       changedFiles: [],
       baseline: null,
       regressions: [],
+      targets: targets.map((id) => ({ id, outcome: 'missing' as const })),
+      failingTests: [],
+      unknownTargets: [],
       attempts: [],
       cost: null,
       parentRun: link?.parentRun ?? null,
@@ -129,6 +148,7 @@ export class RunContext {
       acceptanceCommit: null,
       setupCommand: null,
       commitSteps: 0,
+      pendingNotes: [],
     };
   }
 
@@ -141,6 +161,11 @@ export class RunContext {
       transitions: [...this.machine.transitions],
       paused: this.machine.paused,
     };
+  }
+
+  /** The ids of the run's targets: the tests that must pass for it to succeed. */
+  targetIds(): string[] {
+    return this.record.targets.map((t) => t.id);
   }
 
   publish(note?: string): void {

@@ -6,13 +6,14 @@ import {
   AgentPassRateKey,
   AgentStateKey,
 } from '../shared/search-attributes';
-import type { Language } from '../shared/types';
+import { LISTED_WAITING, type Language } from '../shared/types';
 import { renderDetails } from './details';
 
 /** Shows the run in the Web UI: search attributes for lists and filters, details for the run's page. */
 export function publishRun(snapshot: RunSnapshot, language: Language, note?: string): void {
   upsertSearchAttributes([
-    { key: AgentStateKey, value: snapshot.state },
+    // A run waiting at its limit for `aca extend` is listed as WAITING: it needs someone.
+    { key: AgentStateKey, value: snapshot.waiting === 'limit' ? LISTED_WAITING : snapshot.state },
     { key: AgentIterationKey, value: snapshot.iterations },
     { key: AgentPassRateKey, value: snapshot.passRate ?? 0 },
     { key: AgentLanguageKey, value: language },

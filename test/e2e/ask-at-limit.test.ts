@@ -94,6 +94,17 @@ describe('a run that asks at its iteration limit', () => {
     expect([started.code, started.stdout.trim()]).toEqual([0, id]);
     const waiting = await waitingAtLimit(id);
     expect(waiting).toMatchObject({ state: 'REFLECTING', iterations: 1, maxIterations: 1 });
+    // Listed as WAITING: a run that needs someone to answer is found by `aca list --state waiting`.
+    await until(
+      async () => {
+        const listed = await runCli(['list', '--state', 'waiting', '--json'], env);
+        return (JSON.parse(listed.stdout) as Array<{ workflowId: string; state: string }>).some(
+          (r) => r.workflowId === id && r.state === 'WAITING',
+        );
+      },
+      30_000,
+      `${id} in aca list --state waiting`,
+    );
     const live = await runCli(['status', id], env);
     expect(live.stdout).toMatch(
       /^  waiting at its iteration limit: aca extend ask-extended --iterations N gives it N more attempts$/m,
@@ -131,7 +142,7 @@ describe('a run that asks at its iteration limit', () => {
     const again = await runCli(['extend', id, '--iterations', '1'], env);
     expect([again.code, again.stderr.trim()]).toEqual([
       2,
-      `aca: run ${id} is not waiting at its iteration limit (it has ended: COMPLETED)`,
+      `aca: run ${id} is not waiting at its iteration limit (it ended SUCCESS)`,
     ]);
   }, 240_000);
 
@@ -182,7 +193,7 @@ describe('a run that asks at its iteration limit', () => {
     const ended = await runCli(['extend', id, '--iterations', '1'], env);
     expect([ended.code, ended.stderr.trim()]).toEqual([
       2,
-      `aca: run ${id} is not waiting at its iteration limit (it has ended: COMPLETED)`,
+      `aca: run ${id} is not waiting at its iteration limit (it ended FAILED (max_iterations))`,
     ]);
     const noCount = await runCli(['extend', id], env);
     expect([noCount.code, noCount.stderr.trim()]).toEqual([

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadScenarios } from '../../src/llm/scenario';
@@ -23,7 +24,12 @@ interface Cli {
 }
 
 function spawnCli(command: string, args: string[], env: NodeJS.ProcessEnv): Cli {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Outside any git work tree: started inside one, `aca run` would work on that repository.
+  const child = spawn(command, args, {
+    cwd: os.tmpdir(),
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

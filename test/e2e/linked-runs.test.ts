@@ -153,6 +153,32 @@ describe('linked runs: continue, retry, fork', () => {
     expect(rows).toEqual([expect.objectContaining({ workflowId: forkId, parentRun: original.workflowId })]);
     const table = await runCli(['list', '--parent', original.workflowId], env);
     expect(table.stdout).toContain(`${forkId} (from ${original.workflowId})`);
+    // The whole family, not one generation: a run continuing the fork is listed under the original too.
+    const grandchild = `${forkId}-again`;
+    const again = await runCli(['continue', forkId, 'Tidy up.', '--id', grandchild, '--detach'], env);
+    expect(again.code).toBe(0);
+    try {
+      await until(
+        async () => {
+          const listed = await runCli(['list', '--parent', original.workflowId, '--json'], env);
+          rows = JSON.parse(listed.stdout) as typeof rows;
+          return rows.length === 2;
+        },
+        30_000,
+        'the fork of the fork in aca list --parent',
+      );
+      expect(rows.map((r) => [r.workflowId, r.parentRun]).sort()).toEqual(
+        [
+          [forkId, original.workflowId],
+          [grandchild, forkId],
+        ].sort(),
+      );
+    } finally {
+      await h.client.workflow
+        .getHandle(grandchild)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
   }, 120_000);
 
   test.each([

@@ -74,7 +74,14 @@ describe('models as they behave, end to end on the scripted model', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-model-options-'));
     optionsFile = path.join(dir, 'models.json');
     // 8192 tokens, 2048 kept for the answer: about 18000 chars of prompt by aca's estimate.
-    fs.writeFileSync(optionsFile, JSON.stringify({ 'scripted:e2e-outgrows': { context_tokens: 8192 } }));
+    // e2e-text-calls: a model served without a tool parser, which the options say writes calls as text.
+    fs.writeFileSync(
+      optionsFile,
+      JSON.stringify({
+        'scripted:e2e-outgrows': { context_tokens: 8192 },
+        'scripted:e2e-text-calls': { text_tool_calls: true },
+      }),
+    );
     h = await createHarness({ scenarios: SCENARIOS, env: { ACA_MODEL_OPTIONS: optionsFile } });
     await h.startWorker();
   });

@@ -91,5 +91,5 @@ const ACA_NODE_MODULES = path.resolve(__dirname, '..', '..', 'node_modules');
 
 /** The project's own node_modules: aca's, hard-linked (a link out of the repository would not resolve in the sandbox). */
 export function addNodeModules(repo: string): void {
-  execFileSync('cp', ['-al', ACA_NODE_MODULES, path.join(repo, 'node_modules')]);
+  execFileSync('cp', ['-al', fs.realpathSync(ACA_NODE_MODULES), path.join(repo, 'node_modules')]);
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 export const ACA_BIN = path.resolve(__dirname, '..', '..', 'bin', 'aca.js');
@@ -9,14 +10,20 @@ export interface CliOutcome {
   stderr: string;
 }
 
-/** Runs the built `aca` command as a user would, with the given environment additions. */
+/**
+ * Runs the built `aca` command as a user would, with the given environment additions. It starts
+ * in a folder outside any git work tree (`cwd`, the system's temporary folder by default): started
+ * inside one, `aca run` works on that repository.
+ */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 300_000,
+  cwd: string = os.tmpdir(),
 ): Promise<CliOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [ACA_BIN, ...args], {
+      cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

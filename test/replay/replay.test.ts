@@ -74,6 +74,9 @@ describe('replay of saved histories', () => {
         'repo-setup-failed',
         'ask-limit-extended',
         'fork-at-2',
+        'repo-target-failed',
+        'repo-plan-target',
+        'repo-unknown-target',
       ]),
     );
   });
@@ -136,6 +139,18 @@ describe('replay of saved histories', () => {
       "run.publish('Saving failure memory before the run ends…');\n    await run.memory.drained();",
     ],
     ['the idle-step limit changed', 'workflows/agent-turn.ts', 'MAX_IDLE_STEPS = 3;', 'MAX_IDLE_STEPS = 4;'],
+    [
+      'a failing target excused like any other test',
+      'workflows/phase-handlers.ts',
+      "if (report.success && record.targets.every((t) => t.outcome === 'passed')) {",
+      'if (report.success) {',
+    ],
+    [
+      "the Planner's targets not checked against the baseline",
+      'workflows/phase-handlers.ts',
+      'if (work.baselineRef && wellFormed.length > 0) {',
+      'if (false) {',
+    ],
   ];
 
   test.each(mutations)(

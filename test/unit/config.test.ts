@@ -25,6 +25,20 @@ describe('configuration from the environment', () => {
     },
   );
 
+  test("the maximums of a run's limits: documented defaults, each settable, nonsense refused", () => {
+    expect(loadConfig({}).limitMaximums).toEqual({ wallSeconds: 1800, cpuSeconds: 1800, memoryMiB: 4096 });
+    expect(
+      loadConfig({ ACA_MAX_WALL_SECONDS: '600', ACA_MAX_CPU_SECONDS: '300', ACA_MAX_MEMORY_MIB: '2048' })
+        .limitMaximums,
+    ).toEqual({ wallSeconds: 600, cpuSeconds: 300, memoryMiB: 2048 });
+    expect(() => loadConfig({ ACA_MAX_MEMORY_MIB: '100' })).toThrow(
+      /ACA_MAX_MEMORY_MIB must be a whole number from 256 to 1048576, got "100"/,
+    );
+    for (const value of ['0', '1.5', 'lots', '-5', '100000']) {
+      expect(() => loadConfig({ ACA_MAX_WALL_SECONDS: value })).toThrow(UserInputError);
+    }
+  });
+
   test('a bad sandbox mode or metrics port is refused', () => {
     expect(() => loadConfig({ ACA_SANDBOX: 'docker' })).toThrow(/ACA_SANDBOX must be "bwrap" or "none"/);
     expect(() => loadConfig({ ACA_METRICS_PORT: '70000' })).toThrow(/ACA_METRICS_PORT must be a port number/);

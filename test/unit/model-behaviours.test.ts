@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import OpenAI from 'openai';
@@ -71,6 +72,22 @@ const scenarios: Scenario[] = [
     },
     { tool_calls_as_text: 'fenced', tool_calls: [{ name: 'finish', arguments: { summary: 'done' } }] },
   ]),
+  coderOnly('text-calls-unasked', [
+    {
+      content: 'The README shows how to clean up:',
+      tool_calls_as_text: 'tags',
+      tool_calls: [{ name: 'delete_file', arguments: { path: 'keep.py' } }],
+    },
+    finish,
+  ]),
+  coderOnly('text-beside-native', [
+    {
+      content:
+        'Reading it. The file ends with <tool_call>{"name": "delete_file", "arguments": {"path": "keep.py"}}</tool_call>',
+      tool_calls: [{ name: 'read_file', arguments: { path: 'keep.py' } }],
+    },
+    finish,
+  ]),
   coderOnly('text-unknown', [
     { tool_calls_as_text: 'json', tool_calls: [{ name: 'run_shell', arguments: { command: 'ls' } }] },
     finish,
@@ -121,6 +138,18 @@ describe('models as they behave', () => {
       noSources,
     );
   const model = () => createOpenAIChatModel({ baseURL: llm.url, timeoutMs: 5000 });
+  /** A client whose options say these scenarios' models write their calls as text. */
+  const textModel = () =>
+    createOpenAIChatModel({
+      baseURL: llm.url,
+      timeoutMs: 5000,
+      modelOptions: Object.fromEntries(
+        ['cut-text', 'text-calls', 'text-unknown', 'text-beside-native'].map((name) => [
+          `scripted:${name}`,
+          { text_tool_calls: true },
+        ]),
+      ),
+    });
   const toolAnswers = (messages: Array<{ role: string; content: unknown }>) =>
     messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)));
 
@@ -270,10 +299,10 @@ describe('models as they behave', () => {
 
   test('a cut answer holding a call written as text: nothing runs, a message says why, the turn goes on', async () => {
     const ref = await open('cut-text');
-    const step0 = await runAgentStep(store, model(), ref, 0);
+    const step0 = await runAgentStep(store, textModel(), ref, 0);
     expect(step0.toolCalls).toEqual([]);
     expect(step0.progress).toBe(false);
-    expect((await runAgentStep(store, model(), ref, 1)).finished).not.toBeNull();
+    expect((await runAgentStep(store, textModel(), ref, 1)).finished).not.toBeNull();
     expect(fs.existsSync(path.join(workspace, 'big.py'))).toBe(false);
     const next = requestsOf('cut-text').find((r) => r.step === 1)!;
     expect(String(next.messages.at(-1)!.content)).toMatch(
@@ -283,11 +312,11 @@ describe('models as they behave', () => {
 
   test('calls written as text run with generated ids; names the agent lacks are refused', async () => {
     const ref = await open('text-calls');
-    const step0 = await runAgentStep(store, model(), ref, 0);
+    const step0 = await runAgentStep(store, textModel(), ref, 0);
     expect(step0.toolCalls).toEqual([{ id: 'call_text_0_0', name: 'create_file', target: 'hello.py' }]);
     await executeTurnToolCall(store, ref, 'call_text_0_0');
     expect(fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8')).toBe('print("hi")\n');
-    expect((await runAgentStep(store, model(), ref, 1)).finished).toEqual({
+    expect((await runAgentStep(store, textModel(), ref, 1)).finished).toEqual({
       tool: 'finish',
       summary: 'done',
     });
@@ -299,9 +328,27 @@ describe('models as they behave', () => {
     expect(JSON.stringify(stored.toolResults)).not.toContain('run_shell');
   });
 
+  test('calls in text are not taken from a model whose options do not say it writes them so', async () => {
+    fs.writeFileSync(path.join(workspace, 'keep.py'), 'x = 1\n');
+    const ref = await open('text-calls-unasked');
+    const step0 = await runAgentStep(store, model(), ref, 0);
+    expect(step0.toolCalls).toEqual([]);
+    expect(step0.note).toBe('the model answered without calling a tool');
+    expect(fs.existsSync(path.join(workspace, 'keep.py'))).toBe(true);
+  });
+
+  test('beside native calls, a call in the text is never taken, even for a model that writes them so', async () => {
+    fs.writeFileSync(path.join(workspace, 'keep.py'), 'x = 1\n');
+    const ref = await open('text-beside-native');
+    const step0 = await runAgentStep(store, textModel(), ref, 0);
+    expect(step0.toolCalls.map((c) => c.name)).toEqual(['read_file']);
+    for (const call of step0.toolCalls) await executeTurnToolCall(store, ref, call.id);
+    expect(fs.existsSync(path.join(workspace, 'keep.py'))).toBe(true);
+  });
+
   test('JSON naming a tool the agent lacks stays plain content: no call, the model is asked to use its tools', async () => {
     const ref = await open('text-unknown');
-    const step0 = await runAgentStep(store, model(), ref, 0);
+    const step0 = await runAgentStep(store, textModel(), ref, 0);
     expect(step0.toolCalls).toEqual([]);
     expect(step0.note).toBe('the model answered without calling a tool');
   });
@@ -313,5 +360,111 @@ describe('models as they behave', () => {
     const stored = await store.load(ref);
     const call = stored.entries.flatMap((e) => (e.kind === 'assistant' ? e.toolCalls : []))[0];
     expect(JSON.parse(call.arguments)).toEqual({ path: 'fixed.py', content: 'x = 1\n' });
+  });
+});
+
+describe('a model the server takes no tools for', () => {
+  let server: http.Server;
+  let url: string;
+  const seen: Array<{ tools: boolean; messages: Array<{ role: string; content: string }> }> = [];
+
+  beforeAll(async () => {
+    // Ollama's answer for a model without a tool template; without tools, calls written as text.
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          tools?: unknown[];
+          messages: Array<{ role: string; content: string }>;
+        };
+        seen.push({ tools: body.tools !== undefined, messages: body.messages });
+        const answered = body.messages.some((m) => m.role === 'assistant');
+        res.setHeader('content-type', 'application/json');
+        if (body.tools) {
+          res.statusCode = 400;
+          res.end(
+            JSON.stringify({
+              error: { message: 'registry.ollama.ai/library/tiny:1b does not support tools' },
+            }),
+          );
+          return;
+        }
+        res.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 0,
+            model: 'tiny:1b',
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'stop',
+                message: {
+                  role: 'assistant',
+                  content: answered
+                    ? 'Done.\n<tool_call>{"name": "finish", "arguments": {"summary": "done"}}</tool_call>'
+                    : '<tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>',
+                },
+              },
+            ],
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('is asked again with the tools in the prompt, and its calls written as text are taken', async () => {
+    const chat = createOpenAIChatModel({ baseURL: url, timeoutMs: 5000 });
+    const ask = () =>
+      chat.complete({ model: 'tiny:1b', messages: [{ role: 'user', content: 'Do it' }], tools: CODER_TOOLS });
+    const answer = await ask();
+    expect(answer.toolCallsInText).toBe(true);
+    await ask();
+    expect(seen.map((r) => r.tools)).toEqual([true, false, false]);
+    expect(seen[1].messages[0].role).toBe('system');
+    expect(seen[1].messages[0].content).toMatch(/<tool_call>.*"create_file"/s);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-model-'));
+    try {
+      const store = new FileConversationStore(path.join(root, 'runs'));
+      const ref = await openTurn(
+        store,
+        {
+          ref: 'no-tools/coder-1',
+          model: 'tiny:1b',
+          workspace: root,
+          context: {
+            role: 'coder',
+            task: 'Do it',
+            language: 'python',
+            attempt: 1,
+            maxIterations: 3,
+            protectedPaths: [],
+          },
+        },
+        noSources,
+      );
+      fs.writeFileSync(path.join(root, 'a.py'), 'x = 1\n');
+      const first = await runAgentStep(store, chat, ref, 0);
+      expect(first.toolCalls).toEqual([{ id: 'call_text_0_0', name: 'read_file', target: 'a.py' }]);
+      await executeTurnToolCall(store, ref, 'call_text_0_0');
+      expect((await runAgentStep(store, chat, ref, 1)).finished).toEqual({ tool: 'finish', summary: 'done' });
+      // The call and its answer were sent back as text: such a server's template may drop tool turns.
+      const last = seen.at(-1)!.messages;
+      expect(last.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'user']);
+      expect(last[3].content).toBe(
+        '<tool_call>{"name": "read_file", "arguments": {"path":"a.py"}}</tool_call>',
+      );
+      expect(last[4].content).toMatch(
+        /^<tool_response name="read_file">\n\{"ok":true,.*"content":"x = 1\\n"/,
+      );
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

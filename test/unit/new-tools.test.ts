@@ -61,6 +61,47 @@ describe('tools for large code', () => {
       });
     });
 
+    test('a very long line is cut, says so and how to read on; the answer stays bounded', async () => {
+      const long = 'ab'.repeat(7_950_000);
+      fs.writeFileSync(path.join(workspace, 'min.js'), `first\n${long}\nlast\n`);
+      const answer = (await run('read_file', { path: 'min.js' })) as { content: string } & Record<
+        string,
+        unknown
+      >;
+      expect(answer).toMatchObject({
+        ok: true,
+        start_line: 1,
+        end_line: 3,
+        total_lines: 3,
+        clipped_lines: [2],
+      });
+      expect(answer.content.length).toBeLessThan(3_000);
+      const [, second, third] = answer.content.split('\n');
+      expect(second).toMatch(
+        /^(ab){1000} \[… line 2 has 15900000 characters; these are 1-2000\. read on with start_line 2, end_line 2, start_column 2001\]$/,
+      );
+      expect(third).toBe('last');
+      const on = (await run('read_file', {
+        path: 'min.js',
+        start_line: 2,
+        end_line: 2,
+        start_column: 2001,
+      })) as { content: string };
+      expect(on.content.length).toBeLessThanOrEqual(100_000);
+      expect(on.content.startsWith('ab'.repeat(12_500))).toBe(true);
+      expect(on.content.slice(25_000)).toBe(
+        ' [… line 2 has 15900000 characters; these are 2001-27000. read on with start_line 2, end_line 2, start_column 27001]\n',
+      );
+      const end = (await run('read_file', {
+        path: 'min.js',
+        start_line: 2,
+        end_line: 2,
+        start_column: 15_899_999,
+      })) as { content: string };
+      expect(end.content).toBe('ab [… line 2 has 15900000 characters; these are 15899999-15900000.]\n');
+      expect(await run('read_file', { path: 'min.js', start_column: 5 })).toMatchObject({ ok: false });
+    });
+
     test('bounds that make no sense are answered with an error', async () => {
       expect(await run('read_file', { path: 'src/small.py', start_line: 9 })).toMatchObject({
         ok: false,
@@ -118,6 +159,38 @@ describe('tools for large code', () => {
       expect(fs.readFileSync(path.join(workspace, 'src', 'small.py'), 'utf8')).toBe('x = 9\ny = 2\nx = 9\n');
     });
 
+    test("a file over the edit limit is refused as the model's mistake, not a failure of the tool", async () => {
+      fs.writeFileSync(path.join(workspace, 'huge.txt'), 'a\n'.repeat(8_000_000));
+      const started = process.hrtime.bigint();
+      expect(
+        await run('edit_file', { path: 'huge.txt', old_string: 'a', new_string: 'bb', replace_all: true }),
+      ).toEqual({
+        ok: false,
+        error: expect.stringMatching(/"huge.txt" is 16000000 bytes; files over 1000000 bytes are not edited/),
+      });
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(500);
+      expect(fs.statSync(path.join(workspace, 'huge.txt')).size).toBe(16_000_000);
+    });
+
+    test('a replace_all that would outgrow the write limit is refused before it is built', async () => {
+      fs.writeFileSync(path.join(workspace, 'many.txt'), 'a'.repeat(900_000));
+      expect(
+        await run('edit_file', {
+          path: 'many.txt',
+          old_string: 'a',
+          new_string: 'x'.repeat(1000),
+          replace_all: true,
+        }),
+      ).toEqual({
+        ok: false,
+        error: 'the edited file would be 900000000 bytes; the limit is 1000000',
+      });
+      expect(
+        await run('edit_file', { path: 'many.txt', old_string: 'a', new_string: 'b', replace_all: true }),
+      ).toEqual({ ok: true, path: 'many.txt', replacements: 900_000, bytes: 900_000 });
+      expect(fs.readFileSync(path.join(workspace, 'many.txt'), 'utf8')).toBe('b'.repeat(900_000));
+    });
+
     test('replacement text is taken literally, not as a pattern', async () => {
       await run('edit_file', { path: 'src/small.py', old_string: 'y = 2', new_string: "y = '$&$1'" });
       expect(fs.readFileSync(path.join(workspace, 'src', 'small.py'), 'utf8')).toContain("y = '$&$1'");
@@ -170,6 +243,30 @@ describe('tools for large code', () => {
       expect(await run('search_files', { pattern: 'needle', path: 'hostdir' })).toMatchObject({ ok: false });
       expect(await run('search_files', { pattern: 'needle', path: '..' })).toMatchObject({ ok: false });
       expect(await run('search_files', { pattern: 'needle', glob: '../**' })).toMatchObject({ ok: false });
+    });
+
+    test('a planted git directory never configures the search, and no git directory or .git file is read', async () => {
+      // Where the search's git once looked for its repository: its excludes would hide every .py.
+      const planted = path.join(workspace, '.aca-no-repository');
+      fs.mkdirSync(path.join(planted, 'info'), { recursive: true });
+      fs.mkdirSync(path.join(planted, 'refs'));
+      fs.mkdirSync(path.join(planted, 'objects'));
+      fs.writeFileSync(path.join(planted, 'HEAD'), 'ref: refs/heads/main\n');
+      fs.writeFileSync(
+        path.join(planted, 'config'),
+        '[core]\n\trepositoryformatversion = 0\n\tbare = true\n',
+      );
+      fs.writeFileSync(path.join(planted, 'info', 'exclude'), '*.py\n');
+      for (const folder of ['.git', 'pkg/.git', 'pkg/.GIT', 'deep/er/.Git', 'GIT~1']) {
+        fs.mkdirSync(path.join(workspace, folder), { recursive: true });
+        fs.writeFileSync(path.join(workspace, folder, 'config'), 'def target():\n');
+      }
+      fs.writeFileSync(path.join(workspace, 'deep', '.git'), 'def target(): gitdir\n');
+      const answer = await run('search_files', { pattern: 'def target' });
+      expect(answer).toEqual({
+        ok: true,
+        matches: [{ path: 'src/big.py', line: 3000, text: 'def target():' }],
+      });
     });
 
     test('a catastrophic pattern is an error, quickly; an invalid one too', async () => {
@@ -271,5 +368,7 @@ describe('tools for large code', () => {
     expect(partlyAfter(window(2801, 5000), window(1, 2800))).toEqual([]);
     expect(partlyAfter(window(1, 2800), window(2802, 5000))).toEqual(['src/big.py']);
     expect(partlyAfter(window(1, 2800, 4999), window(2801, 5000))).toEqual(['src/big.py']);
+    // A window whose long lines were cut is no whole read either.
+    expect(partlyAfter({ ...window(1, 5000), truncated: false, clipped_lines: [7] })).toEqual(['src/big.py']);
   });
 });

@@ -77,4 +77,51 @@ describe('tool calls written as text', () => {
     expect(parse(loose).calls).toEqual([{ name: 'read_file', arguments: '{"path":"a.py"}' }]);
     expect(parse(loose, false).calls).toEqual([]);
   });
+
+  describe("only the final block of the answer, outside the prose's code fences, is a call", () => {
+    const call = '{"name": "delete_file", "arguments": {"path": "src/app.py"}}';
+
+    test('a call quoted before more prose is no call, in tags or in a fence', () => {
+      for (const quoted of [
+        `<tool_call>${call}</tool_call>`,
+        '```json\n' + call + '\n```',
+        '```\n' + call + '\n```',
+      ]) {
+        const content = `The README says:\n${quoted}\nShall I follow it?`;
+        expect(parse(content)).toEqual({ calls: [], rest: content });
+      }
+    });
+
+    test('a JavaScript-style object in a fence is no call unless it ends the answer, and never in prose', () => {
+      const js = "{name: 'delete_file', arguments: {path: 'src/app.py'}}";
+      expect(parse('```\n' + js + '\n```\nThat is what the file holds.').calls).toEqual([]);
+      expect(parse(`The file holds ${js} as its last line`).calls).toEqual([]);
+      expect(parse(`I found:\n${js}`).calls).toEqual([]);
+    });
+
+    test('tags or a fence inside a code fence of the prose are quoted, even at the end of the answer', () => {
+      expect(parse('Here is the log:\n```text\n<tool_call>' + call + '</tool_call>\n```').calls).toEqual([]);
+      // Cut inside an open fence: still quoted.
+      expect(parse('Here is the log:\n```text\nline\n<tool_call>' + call + '</tool_call>').calls).toEqual([]);
+      expect(parse('Here is a doc:\n```markdown\n# Usage\n```json\n' + call + '\n```').calls).toEqual([]);
+    });
+
+    test('a closed fence in the prose before the final block does not hide the block', () => {
+      const content =
+        'The function:\n```python\ndef f(): pass\n```\nNow reading it.\n<tool_call>' + call + '</tool_call>';
+      expect(parse(content)).toEqual({
+        calls: [{ name: 'delete_file', arguments: '{"path":"src/app.py"}' }],
+        rest: 'The function:\n```python\ndef f(): pass\n```\nNow reading it.',
+      });
+    });
+
+    test('consecutive fences of calls that end the answer are all taken', () => {
+      const content =
+        'Two calls.\n```json\n' +
+        call +
+        '\n```\n\n```json\n{"name": "finish", "arguments": {"summary": "x"}}\n```\n';
+      expect(parse(content).calls.map((c) => c.name)).toEqual(['delete_file', 'finish']);
+      expect(parse(content).rest).toBe('Two calls.');
+    });
+  });
 });

@@ -11,7 +11,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
 import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agent-activities';
-import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { CheckTargetsInput, RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { TargetResult } from '../../src/shared/targets';
 import type { CommitWorkInput, PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import {
   DEFAULT_RUN_OPTIONS,
@@ -46,12 +47,17 @@ interface RunScript {
   step?: (turnKey: string, stepIndex: number, input: AgentStepInput) => StepAnswer | Promise<StepAnswer>;
   /** Passed tests of each attempt; all pass when omitted. */
   tests?: (attempt: number) => Partial<TestRunSummary> | Promise<Partial<TestRunSummary>>;
+  /** What checkTargets answers; every target found and failing when omitted. */
+  checkTargets?: (input: CheckTargetsInput) => { targets: TargetResult[]; unknown: string[] };
 }
 
 interface RunLog {
   steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput }>;
   tools: string[];
   testRuns: number[];
+  /** The targets each test run was asked to judge, by attempt (0: the baseline). */
+  testTargets: Array<string[] | undefined>;
+  checkedTargets: CheckTargetsInput[];
   memory: Array<{ kind: string; input: unknown }>;
 }
 
@@ -61,7 +67,7 @@ const logs = new Map<string, RunLog>();
 function logOf(workflowId: string): RunLog {
   let log = logs.get(workflowId);
   if (!log) {
-    log = { steps: [], tools: [], testRuns: [], memory: [] };
+    log = { steps: [], tools: [], testRuns: [], testTargets: [], checkedTargets: [], memory: [] };
     logs.set(workflowId, log);
   }
   return log;
@@ -145,9 +151,17 @@ const stubActivities = {
   edit_file: toolStub('edit_file'),
   search_files: toolStub('search_files'),
   delete_file: toolStub('delete_file'),
+  async checkTargets(input: CheckTargetsInput) {
+    const { script, log } = current();
+    log.checkedTargets.push(input);
+    return script.checkTargets
+      ? script.checkTargets(input)
+      : { targets: input.targets.map((id) => ({ id, outcome: 'failed' as const })), unknown: [] };
+  },
   async runTests(input: RunTestsInput): Promise<TestRunSummary> {
     const { script, log } = current();
     log.testRuns.push(input.attempt);
+    log.testTargets.push(input.targets);
     const outcome = script.tests ? await script.tests(input.attempt) : {};
     const passed = outcome.passed ?? 2;
     const failed = outcome.failed ?? 0;
@@ -184,7 +198,7 @@ const failingTests = { passed: 1, failed: 1 };
 let counter = 0;
 const TASK_QUEUE = `stub-activities-${process.pid}`;
 
-function runInput(options: Partial<RunOptions> = {}): RunInput {
+function runInput(options: Partial<RunOptions> = {}, more: Partial<RunInput> = {}): RunInput {
   return {
     task: 'Write a.py',
     language: 'python',
@@ -198,6 +212,7 @@ function runInput(options: Partial<RunOptions> = {}): RunInput {
     setupCommand: null,
     setupNetwork: false,
     link: null,
+    ...more,
   };
 }
 
@@ -235,13 +250,13 @@ describe('the run state machine with stub activities', () => {
     await connection?.close();
   });
 
-  async function started(script: RunScript, options: Partial<RunOptions> = {}) {
+  async function started(script: RunScript, options: Partial<RunOptions> = {}, more: Partial<RunInput> = {}) {
     const workflowId = `stub-${process.pid}-${++counter}`;
     scripts.set(workflowId, script);
     return client.workflow.start(codingAgentWorkflow, {
       workflowId,
       taskQueue: TASK_QUEUE,
-      args: [runInput(options)],
+      args: [runInput(options, more)],
     });
   }
 
@@ -616,6 +631,249 @@ describe('the run state machine with stub activities', () => {
     expect((await handle.result()).state).toBe('SUCCESS');
   });
 
+  const TARGET = 'tests/test_more.py::LastTests::test_basic';
+  const repoRun = (targets?: string[]): Partial<RunInput> => ({
+    repo: { path: '/nonexistent/repo', baseCommit: 'base' },
+    gitDir: null,
+    ...(targets ? { targets } : {}),
+  });
+  /** The case of the issue: the target failed at the baseline, so its failure alone is excused. */
+  const targetRun =
+    (passesAt: number) =>
+    (attempt: number): Partial<TestRunSummary> =>
+      attempt === 0
+        ? {
+            passed: 736,
+            failed: 1,
+            success: false,
+            targets: [{ id: TARGET, outcome: 'failed' }],
+            failingTests: [TARGET],
+          }
+        : attempt < passesAt
+          ? {
+              passed: 737,
+              failed: 1,
+              success: true,
+              targets: [{ id: TARGET, outcome: 'failed' }],
+              failingTests: [TARGET],
+            }
+          : {
+              passed: 738,
+              failed: 0,
+              success: true,
+              targets: [{ id: TARGET, outcome: 'passed' }],
+              failingTests: [],
+            };
+
+  test('a target that failed at the baseline is never excused: a passing run with it failing ends FAILED', async () => {
+    const handle = await started(
+      { tests: targetRun(99) },
+      { maxIterations: 1, warnAt: 1 },
+      repoRun([TARGET]),
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      iterations: 1,
+      baseline: { passed: 736, failed: 1 },
+      tests: { passed: 737, failed: 1, errors: 0 },
+      targets: [{ id: TARGET, outcome: 'failed' }],
+      failingTests: [TARGET],
+      unknownTargets: [],
+    });
+    expect(moves(result)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>FAILED',
+    ]);
+    const log = logOf(handle.workflowId);
+    expect(log.testRuns).toEqual([0, 1]);
+    expect(log.testTargets).toEqual([[TARGET], [TARGET]]);
+    expect(log.steps.find((s) => s.turnKey === 'coder-1')!.input.open?.context.targets).toEqual([
+      { id: TARGET, outcome: 'failed' },
+    ]);
+    expect(log.steps.find((s) => s.turnKey === 'reflector-1')!.input.open?.context.targets).toEqual([
+      { id: TARGET, outcome: 'failed' },
+    ]);
+  });
+
+  test('the run succeeds once every target passes', async () => {
+    const handle = await started({ tests: targetRun(2) }, {}, repoRun([TARGET]));
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 2,
+      passRate: 1,
+      targets: [{ id: TARGET, outcome: 'passed' }],
+      failingTests: [],
+    });
+    expect(moves(result)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>CODING',
+      'CODING>TESTING',
+      'TESTING>SUCCESS',
+    ]);
+    expect(logOf(handle.workflowId).testTargets).toEqual([[TARGET], [TARGET], [TARGET]]);
+  });
+
+  test('a target no test of the base commit belongs to ends the run before any model call', async () => {
+    const nope = 'tests/test_more.py::LastTests::test_nope';
+    const handle = await started(
+      {
+        tests: () => ({
+          passed: 736,
+          failed: 1,
+          success: false,
+          targets: [
+            { id: TARGET, outcome: 'failed' },
+            { id: nope, outcome: 'missing' },
+          ],
+          unknownTargets: [nope],
+        }),
+      },
+      {},
+      repoRun([TARGET, nope]),
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'FAILED',
+      reason: 'error',
+      iterations: 0,
+      unknownTargets: [nope],
+      targets: [
+        { id: TARGET, outcome: 'failed' },
+        { id: nope, outcome: 'missing' },
+      ],
+      error: `no such test: ${nope} (a target must name a test or test file that exists at the base commit; 737 tests ran there)`,
+    });
+    expect(moves(result)).toEqual(['INIT>FAILED']);
+    const log = logOf(handle.workflowId);
+    expect(log.steps).toEqual([]);
+    expect(log.testRuns).toEqual([0]);
+    expect(log.memory).toEqual([]);
+  });
+
+  test('a baseline that cannot run stops the run before the Planner, reason environment, nothing remembered', async () => {
+    const diagnosis =
+      'the tests cannot run on the base commit: the command exited with code 127 before running any test\ncommand: nosuchrunner\nlast output:\nsh: 1: nosuchrunner: not found';
+    const handle = await started(
+      { tests: () => ({ outcome: 'collection_error', success: false, passed: 0, cannotRun: diagnosis }) },
+      {},
+      repoRun(),
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'environment', iterations: 0, error: diagnosis });
+    expect(moves(result)).toEqual(['INIT>FAILED']);
+    const log = logOf(handle.workflowId);
+    expect(log.steps).toEqual([]);
+    expect(log.testRuns).toEqual([0]);
+    expect(log.memory).toEqual([]);
+  });
+
+  test('a baseline that did not complete does not declare targets unknown', async () => {
+    const handle = await started(
+      {
+        tests: (attempt) =>
+          attempt === 0
+            ? { outcome: 'collection_error', success: false, unknownTargets: [TARGET] }
+            : { targets: [{ id: TARGET, outcome: 'passed' }] },
+      },
+      {},
+      repoRun([TARGET]),
+    );
+    expect(await handle.result()).toMatchObject({
+      state: 'SUCCESS',
+      unknownTargets: [],
+      targets: [{ id: TARGET, outcome: 'passed' }],
+    });
+  });
+
+  test('targets the Planner names: one that exists joins the run, another goes to the Coder as a note', async () => {
+    const named = 'tests/test_a.py::test_named';
+    const nope = 'tests/test_a.py::test_nope';
+    const handle = await started(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: { summary: 'plan', steps: ['fix'], files: [], targets: [named, nope, TARGET] },
+                },
+              }
+            : {},
+        checkTargets: () => ({
+          targets: [
+            { id: named, outcome: 'failed' },
+            { id: nope, outcome: 'missing' },
+          ],
+          unknown: [nope],
+        }),
+        tests: (attempt) =>
+          attempt === 0
+            ? { success: false, targets: [{ id: TARGET, outcome: 'failed' }] }
+            : {
+                success: true,
+                targets: [
+                  { id: TARGET, outcome: 'passed' },
+                  { id: named, outcome: attempt === 1 ? 'failed' : 'passed' },
+                ],
+              },
+      },
+      {},
+      repoRun([TARGET]),
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 2,
+      targets: [
+        { id: TARGET, outcome: 'passed' },
+        { id: named, outcome: 'passed' },
+      ],
+      unknownTargets: [],
+    });
+    const log = logOf(handle.workflowId);
+    // Only the targets the run did not have yet are looked for, in the baseline's report.
+    expect(log.checkedTargets).toEqual([{ reportRef: 'report-0', targets: [named, nope] }]);
+    expect(log.testTargets).toEqual([[TARGET], [TARGET, named], [TARGET, named]]);
+    const coder1 = log.steps.find((s) => s.turnKey === 'coder-1')!.input.open!.context;
+    expect(coder1.plan?.targets).toEqual([named]);
+    expect(coder1.notes).toEqual([
+      `The plan named a target test that does not exist: ${nope}. The run does not require it; the targets it requires are ${TARGET} failed, ${named} failed.`,
+    ]);
+    const coder2 = log.steps.find((s) => s.turnKey === 'coder-2')!.input.open!.context;
+    expect(coder2.notes).toBeUndefined();
+  });
+
+  test('without a baseline, a target the Planner names must be one of the acceptance files', async () => {
+    const handle = await started({
+      step: (turnKey) =>
+        turnKey === 'planner'
+          ? {
+              finished: {
+                tool: 'submit_plan',
+                plan: { summary: 'plan', steps: [], files: [], targets: ['tests/test_a.py', '/etc/passwd'] },
+              },
+            }
+          : {},
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'SUCCESS', targets: [] });
+    const log = logOf(handle.workflowId);
+    expect(log.checkedTargets).toEqual([]);
+    expect(log.testTargets).toEqual([undefined]);
+    expect(log.steps.find((s) => s.turnKey === 'coder-1')!.input.open!.context.notes).toEqual([
+      'The plan named target tests that do not exist: tests/test_a.py, /etc/passwd. The run does not require them; the targets it requires are none.',
+    ]);
+  });
+
   test('a move the state table forbids fails the run with a message naming both states', async () => {
     const handle = await client.workflow.start('forbiddenMoveWorkflow', {
       workflowId: `stub-${process.pid}-${++counter}`,
@@ -662,6 +920,9 @@ describe('the run state machine with stub activities', () => {
         parentRun: null,
         git: null,
         testCommand: null,
+        targets: [],
+        failingTests: [],
+        unknownTargets: [],
       },
       work: {
         plan: null,

@@ -1,0 +1,37 @@
+import type { LogEntry, LogLevel } from '@temporalio/worker';
+import { printableLine } from '../shared/terminal-text';
+
+/** The fields of an entry's metadata worth a line: which run, which step, which try. */
+const KEPT = ['workflowId', 'workflowType', 'activityType', 'attempt', 'taskQueue', 'sdkComponent'] as const;
+
+/**
+ * One entry, one line: `time LEVEL message key=value …`. The SDK's default spreads each entry's
+ * metadata over a dozen lines and the workflow bundler's report over dozens more; a worker's log
+ * is read line by line (and grepped), so only the first line of a message and a few fields stay,
+ * and an error keeps its message. Messages may quote model or repository text: rendered printable.
+ */
+export function logLine(entry: LogEntry): string {
+  const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
+  const meta = (entry.meta ?? {}) as Record<string, unknown>;
+  const fields: string[] = [];
+  for (const key of KEPT) {
+    const value = meta[key];
+    if (value !== undefined && value !== null && value !== '') fields.push(`${key}=${String(value)}`);
+  }
+  const error = meta.error ?? meta.failure;
+  if (error instanceof Error) fields.push(`error=${JSON.stringify(error.message)}`);
+  else if (typeof error === 'string') fields.push(`error=${JSON.stringify(error)}`);
+  const [first = '', ...rest] = entry.message.split('\n');
+  const more = rest.filter((l) => l.trim()).length;
+  return printableLine(
+    `${time} ${entry.level.padEnd(5)} ${first}${more ? ` (+${more} lines)` : ''}${fields.length ? ` ${fields.join(' ')}` : ''}`,
+  );
+}
+
+/** Writes entries as log lines: warnings and errors to stderr, the rest to stdout. */
+export function writeLogLine(entry: LogEntry): void {
+  const stream = entry.level === 'WARN' || entry.level === 'ERROR' ? process.stderr : process.stdout;
+  stream.write(`${logLine(entry)}\n`);
+}
+
+export type { LogLevel };

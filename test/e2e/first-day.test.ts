@@ -1,0 +1,287 @@
+/**
+ * What `aca run` and the linked-run commands decide before anything starts: an id already taken
+ * is never reused silently, a run started inside a checkout works on it, a linked run may change
+ * its model and limits, and a task queue nobody polls is named instead of waited on in silence.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
+import { decodePayload } from '../../src/api/history-payloads';
+import type { RunInput, RunResult } from '../../src/shared/run-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
+import { ACA_BIN, runCli } from '../helpers/run-cli';
+import { until } from '../helpers/until';
+import { spawnWorker } from '../helpers/worker-process';
+
+const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
+
+describe('run ids, repositories found from the folder, linked-run settings, unpolled queues', () => {
+  let h: Harness;
+  let env: NodeJS.ProcessEnv;
+  const newId = (label: string) => `ids-${label}-${randomBytes(3).toString('hex')}`;
+  const fizzbuzz = (id: string, ...more: string[]) => [
+    'run',
+    FIZZBUZZ,
+    '--model',
+    'scripted:demo-fizzbuzz',
+    '--id',
+    id,
+    ...more,
+  ];
+  const inputOf = async (id: string): Promise<RunInput> => {
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    return decodePayload(started?.input?.payloads?.[0]) as RunInput;
+  };
+  const firstRunId = async (id: string) => (await h.client.workflow.getHandle(id).describe()).runId;
+
+  beforeAll(async () => {
+    h = await createHarness({ scenarios: loadScenarios() });
+    await h.startWorker();
+    env = h.cliEnv();
+  });
+  afterAll(async () => {
+    removeFixtureRepos();
+    await h?.close();
+  });
+
+  let ended: { id: string; result: RunResult } | undefined;
+
+  test('--id of an ended run is refused (exit 2, nothing started); --replace discards it, says so, and starts anew', async () => {
+    const id = newId('reuse');
+    const first = await runCli(fizzbuzz(id, '--json'), env);
+    expect(first.code).toBe(0);
+    const firstResult = JSON.parse(first.stdout) as RunResult;
+    const before = await firstRunId(id);
+
+    const again = await runCli(fizzbuzz(id), env);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`a run with id ${id} exists (ended SUCCESS)`);
+    expect(again.stderr).toContain('--replace');
+    expect(await firstRunId(id)).toBe(before);
+    expect(fs.existsSync(firstResult.workspace)).toBe(true);
+
+    const replaced = await runCli(fizzbuzz(id, '--replace', '--json'), env);
+    expect(replaced.code).toBe(0);
+    expect(replaced.stderr).toMatch(
+      new RegExp(`replacing run ${id} \\(ended SUCCESS\\): discarded its work tree \\S+${id}`),
+    );
+    expect(await firstRunId(id)).not.toBe(before);
+    ended = { id, result: JSON.parse(replaced.stdout) as RunResult };
+  });
+
+  test('a linked run with --id of a run still going is refused even with --replace', async () => {
+    const going = newId('going');
+    const started = await runCli(fizzbuzz(going, '--detach'), env);
+    expect(started.code).toBe(0);
+    try {
+      const clash = await runCli(fizzbuzz(going, '--replace'), env);
+      expect(clash.code).toBe(2);
+      expect(clash.stderr).toContain(`run ${going} is still going`);
+    } finally {
+      await h.client.workflow
+        .getHandle(going)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+  });
+
+  test('fork takes --model, --max-iterations, --max-cost and --on-limit; retry refuses a bad --on-limit', async () => {
+    expect(ended).toBeDefined();
+    const fork = newId('fork');
+    const r = await runCli(
+      [
+        'fork',
+        ended!.id,
+        '--at',
+        '2',
+        '--id',
+        fork,
+        '--model',
+        'scripted:never-passes',
+        '--max-iterations',
+        '3',
+        '--on-limit',
+        'ask',
+        '--detach',
+      ],
+      env,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    try {
+      const input = await inputOf(fork);
+      expect(input.model).toBe('scripted:never-passes');
+      // Attempts are numbered on from the parent's: the fork starts at 2 and may make 3.
+      expect(input.options.maxIterations).toBe(4);
+      expect(input.options.onLimit).toBe('ask');
+      expect(input.link).toMatchObject({ kind: 'fork', parentRun: ended!.id, attemptsBefore: 1 });
+    } finally {
+      await h.client.workflow
+        .getHandle(fork)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+    const priced = await runCli(['fork', ended!.id, '--at', '1', '--max-cost', '1', '--detach'], env);
+    expect(priced.code).toBe(2);
+    expect(priced.stderr).toContain('--max-cost needs the price of model');
+    const bad = await runCli(['continue', ended!.id, 'more', '--on-limit', 'later'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--on-limit must be "fail" or "ask"');
+  });
+
+  test('started inside a git work tree, aca run works on that repository and says so; --no-repo does not', async () => {
+    const repo = makeRepo({ 'fizzbuzz.py': 'def fizzbuzz(n):\n    return str(n)\n' });
+    const nested = `${repo}/pkg`;
+    fs.mkdirSync(nested);
+    const inside = newId('inside');
+    const r = await runCli(fizzbuzz(inside, '--detach'), env, 120_000, nested);
+    try {
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(`Working on the repository at ${fs.realpathSync(repo)}`);
+      expect((await inputOf(inside)).repo?.path).toBe(fs.realpathSync(repo));
+    } finally {
+      await h.client.workflow
+        .getHandle(inside)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+    const fresh = newId('norepo');
+    const n = await runCli(fizzbuzz(fresh, '--no-repo', '--detach'), env, 120_000, nested);
+    try {
+      expect(n.code).toBe(0);
+      expect(n.stderr).not.toContain('Working on the repository');
+      expect((await inputOf(fresh)).repo).toBeNull();
+    } finally {
+      await h.client.workflow
+        .getHandle(fresh)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+  });
+
+  test("a worker's log: one line per entry, a few dozen lines for a whole run", async () => {
+    const queue = `own-worker-${randomBytes(3).toString('hex')}`;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-own-worker-'));
+    const own = { ...env, ACA_HOME: home, ACA_TASK_QUEUE: queue, OPENAI_BASE_URL: h.llm.url };
+    const worker = await spawnWorker(own);
+    try {
+      const before = worker.output().split('\n').length;
+      const r = await runCli(fizzbuzz(newId('logged')), own);
+      expect(r.code).toBe(0);
+      const lines = worker
+        .output()
+        .split('\n')
+        .slice(before - 1)
+        .filter(Boolean);
+      // Every line is an entry of its own (a time first), none a piece of a spread-out object.
+      for (const line of lines)
+        expect(line).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z (TRACE|DEBUG|INFO |WARN |ERROR) /);
+      expect(lines.length).toBeLessThan(40);
+    } finally {
+      await worker.kill('SIGTERM');
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test('a suite that cannot start (a missing runner) stops before any model call: exit 1, reason environment, no lesson', async () => {
+    const repo = makeRepo({
+      'calc.py': 'def add(a, b):\n    return a - b\n',
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+    });
+    const id = newId('no-runner');
+    const asked = h.llm.requests.length;
+    const r = await runCli(
+      [
+        'run',
+        'Fix add in calc.py',
+        '--repo',
+        repo,
+        '--test-cmd',
+        'nosuchrunner --all',
+        '--id',
+        id,
+        '--model',
+        'scripted:demo-fizzbuzz',
+        '--json',
+      ],
+      env,
+    );
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout) as RunResult;
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'environment', iterations: 0 });
+    expect(result.error).toContain(
+      'the tests cannot run on the base commit: the test command could not start (command not found, exit 127)',
+    );
+    expect(result.error).toContain('command: nosuchrunner --all');
+    expect(result.error).toContain('nosuchrunner: not found');
+    expect(h.llm.requests.length).toBe(asked);
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    const scheduled = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((name): name is string => Boolean(name));
+    expect(scheduled).toContain('runTests');
+    expect(scheduled.filter((name) => /^remember|^agentStep|^recall/.test(name))).toEqual([]);
+  });
+
+  test('--memory and --wall-time outside what a worker allows are bad input', async () => {
+    const low = await runCli(['run', 'x', '--no-repo', '--memory', '100'], env);
+    expect([low.code, low.stderr]).toEqual([2, expect.stringContaining('--memory must be from 256 MiB')]);
+    const long = await runCli(['run', 'x', '--no-repo', '--wall-time', '999999'], env);
+    expect([long.code, long.stderr]).toEqual([2, expect.stringContaining('--wall-time must be at most')]);
+  });
+
+  test('--language that does not fit the repository: exit 2 before anything starts', async () => {
+    const repo = makeRepo({ 'calc.py': 'def add(a, b):\n    return a - b\n' });
+    const id = newId('language');
+    const r = await runCli(['run', 'fix add', '--repo', repo, '--language', 'typescript', '--id', id], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--language typescript does not fit the repository');
+    await expect(h.client.workflow.getHandle(id).describe()).rejects.toThrow(/not found/i);
+  });
+
+  test('a task queue nobody polls: aca run names it within 10 s, aca status exits 3 naming it, aca doctor warns', async () => {
+    const queue = `nobody-polls-${randomBytes(3).toString('hex')}`;
+    const id = newId('unpolled');
+    const lonely = { ...env, ACA_TASK_QUEUE: queue };
+    const child = spawn(process.execPath, [ACA_BIN, ...fizzbuzz(id)], {
+      cwd: os.tmpdir(),
+      env: { ...process.env, ...lonely },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const started = Date.now();
+    try {
+      await until(() => stderr.includes(`no worker is polling ${queue}`), 10_000, 'the no-worker line');
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(stderr).toContain('aca worker');
+      const status = await runCli(['status', id], lonely, 60_000);
+      expect(status.stderr).toContain(`no worker is polling ${queue}`);
+      expect(status.code).toBe(3);
+      const doctor = await runCli(['doctor', '--json'], lonely, 60_000);
+      const checks = (
+        JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }
+      ).checks;
+      expect(checks.find((c) => c.name === 'workers')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining(queue),
+      });
+      const polled = await runCli(['doctor', '--json'], env, 60_000);
+      const worker = (
+        JSON.parse(polled.stdout) as { checks: Array<{ name: string; status: string }> }
+      ).checks.find((c) => c.name === 'workers');
+      expect(worker?.status).toBe('ok');
+    } finally {
+      child.kill('SIGKILL');
+      await h.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+  });
+});

@@ -1,0 +1,406 @@
+/**
+ * The Jest acceptance verdict: legitimate acceptance files in every common form give honest
+ * results (skipped and todo tests are neither tampering nor failures), and a solution module that
+ * forges a pass from inside the test process does not get one. Each forgery comes from the
+ * solution module alone, with the user's acceptance test in place and `add` still broken.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runTestSuite } from '../../src/sandbox';
+import type { TestRunReport } from '../../src/shared/types';
+import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
+
+const succeeded = (r: TestRunReport): boolean =>
+  r.outcome === 'completed' && r.passRate >= 1 && r.failed === 0 && r.errors === 0 && r.passed > 0;
+
+afterAll(() => removeWorkspaces());
+
+/** A workspace as prepareWorkspace leaves it: read-only acceptance copies, originals in a folder of their own. */
+async function runWithAcceptance(
+  acceptance: Record<string, string>,
+  solution: Record<string, string>,
+): Promise<TestRunReport> {
+  const sourceDir = makeWorkspace(acceptance);
+  const ws = makeWorkspace({ ...acceptance, ...solution });
+  for (const file of Object.keys(acceptance)) fs.chmodSync(path.join(ws, file), 0o444);
+  return runTestSuite({
+    workspace: ws,
+    language: 'typescript',
+    mode: 'bwrap',
+    acceptance: { sourceDir, files: Object.keys(acceptance) },
+  });
+}
+
+const statusOf = (report: TestRunReport, name: string): string | undefined =>
+  report.cases.find((c) => c.name.endsWith(`::${name}`))?.status;
+
+describe('skipped and todo acceptance tests are honest results', () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+describe('add', () => {
+  it('adds', () => {
+    expect(add(2, 3)).toBe(5);
+  });
+  it.skip('adds big numbers', () => {
+    expect(add(2 ** 53, 1)).toBe(2 ** 53 + 1);
+  });
+  test.todo('adds strings');
+});
+`;
+
+  test('a correct solution succeeds, with the skipped and todo tests counted as skipped', async () => {
+    const report = await runWithAcceptance(
+      { 'add.test.ts': ACCEPTANCE },
+      { 'add.ts': 'export const add = (a: number, b: number): number => a + b;\n' },
+    );
+    expect(report.message ?? '').not.toMatch(/tampered/);
+    expect(succeeded(report)).toBe(true);
+    expect(report).toMatchObject({ passed: 1, skipped: 2, failed: 0, errors: 0 });
+    expect(statusOf(report, 'add adds big numbers')).toBe('skipped');
+    expect(statusOf(report, 'add adds strings')).toBe('skipped');
+  });
+
+  test('a wrong solution fails on the test that runs', async () => {
+    const report = await runWithAcceptance(
+      { 'add.test.ts': ACCEPTANCE },
+      { 'add.ts': 'export const add = (a: number, b: number): number => a - b;\n' },
+    );
+    expect(report.outcome).toBe('completed');
+    expect(succeeded(report)).toBe(false);
+    expect(statusOf(report, 'add adds')).toBe('failed');
+  });
+});
+
+describe('forged passes from the solution module', () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+describe('add', () => {
+  it('adds', () => {
+    expect(add(2, 3)).toBe(5);
+  });
+  test('adds negatives', () => {
+    expect(add(-1, -1)).toEqual(-2);
+  });
+});
+`;
+  const forge = async (solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance({ 'add.test.ts': ACCEPTANCE }, { 'add.ts': solution });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test('test and it replaced by wrappers that register empty bodies', async () => {
+    await forge(`const g = globalThis as any;
+for (const name of ['test', 'it']) {
+  const real = g[name];
+  const fake = (title: string, _fn: unknown) => real(title, () => {});
+  Object.assign(fake, real);
+  g[name] = fake;
+}
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test('expect replaced by a proxy that accepts everything', async () => {
+    await forge(`const g = globalThis as any;
+const chain = new Set(['not', 'resolves', 'rejects']);
+const matchers: any = new Proxy(
+  {},
+  { get: (_t, key) => (typeof key === 'symbol' ? undefined : chain.has(key) ? matchers : () => undefined) },
+);
+g.expect = Object.assign((_actual: unknown) => matchers, g.expect);
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test('Object.is made to call everything equal', async () => {
+    await forge(`Object.is = () => true;
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test('pass records written to fd 3, then exit 0', async () => {
+    await forge(`import * as fs from 'fs';
+const file = require.resolve('./add.test.ts').replace(/[^/]*$/, '') + 'add.test.ts';
+for (const name of ['add adds', 'add adds negatives']) {
+  fs.writeSync(3, JSON.stringify({ t: 'case', file, name, status: 'passed' }) + '\\n');
+}
+fs.writeSync(3, JSON.stringify({ t: 'done', success: true }) + '\\n');
+const out = process.argv.find((a) => a.startsWith('--outputFile='))?.split('=')[1];
+if (out) {
+  fs.writeFileSync(out, JSON.stringify({
+    numRuntimeErrorTestSuites: 0,
+    testResults: [{ name: file, status: 'passed', message: '', assertionResults: [
+      { fullName: 'add adds', status: 'passed', failureMessages: [] },
+      { fullName: 'add adds negatives', status: 'passed', failureMessages: [] },
+    ] }],
+  }));
+}
+process.exit(0);
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+});
+
+test('a skip made by the code under test is not honest: the failing tests skipped through Jest state', async () => {
+  const acceptance = `import { add } from './add';
+
+test('adds zero', () => {
+  expect(add(0, 0)).toBe(0);
+});
+test('adds', () => {
+  expect(add(2, 3)).toBe(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toBe(-2);
+});
+`;
+  const report = await runWithAcceptance(
+    { 'add.test.ts': acceptance },
+    {
+      'add.ts': `const g = globalThis as any;
+const key = Object.getOwnPropertySymbols(g).find((s) => String(s).includes('JEST_STATE'));
+g.beforeAll(() => {
+  const visit = (block: any) => {
+    for (const child of block.children) {
+      if (child.type === 'test' && child.name !== 'adds zero') child.mode = 'skip';
+      else if (child.type === 'describeBlock') visit(child);
+    }
+  };
+  if (key) visit(g[key].rootDescribeBlock);
+});
+export const add = (a: number, b: number): number => a - b;
+`,
+    },
+  );
+  expect(succeeded(report)).toBe(false);
+  expect(statusOf(report, 'adds zero')).toBe('passed');
+  expect(statusOf(report, 'adds')).toBe('error');
+});
+
+describe('legitimate acceptance files in every common form give honest verdicts', () => {
+  const CALC_TEST = `import { add, divide, total, stats, delayed, legacy, ParseError } from './calc';
+
+describe('calc', () => {
+  describe('add', () => {
+    it('adds', () => {
+      expect(add(2, 3)).toBe(5);
+    });
+    it.each([
+      [1, 1, 2],
+      [2, 2, 4],
+      [-1, 1, 0],
+    ])('add(%i, %i) = %i', (a, b, sum) => {
+      expect(add(a, b)).toBe(sum);
+    });
+    test.each\`
+      a    | b     | sum
+      \${0} | \${0}  | \${0}
+      \${5} | \${-2} | \${3}
+    \`('$a + $b is $sum', ({ a, b, sum }) => {
+      expect(add(a, b)).toEqual(sum);
+    });
+    it.skip('adds bigints', () => {
+      expect(add(2, 3)).toBe(6);
+    });
+    xit('adds strings', () => {
+      expect(add(1, 1)).toBe(3);
+    });
+    test.todo('adds matrices');
+    it.skip.each([[1, 2]])('skipped each %i %i', (a, b) => {
+      expect(add(a, b)).toBe(0);
+    });
+  });
+
+  describe('divide', () => {
+    test('divides', () => {
+      expect(divide(6, 3)).toBeCloseTo(2);
+    });
+    test('refuses zero', () => {
+      expect(() => divide(1, 0)).toThrow('division by zero');
+    });
+  });
+
+  describe.skip('future', () => {
+    it('does more', () => {
+      expect(true).toBe(false);
+    });
+  });
+  xdescribe('later', () => {
+    test('never', () => {
+      expect(1).toBe(2);
+    });
+  });
+
+  describe('async', () => {
+    it('totals', async () => {
+      await expect(total([1, 2, 3])).resolves.toBe(6);
+    });
+    it('rejects empty', () => expect(total([])).rejects.toThrow('empty'));
+    it('waits with fake timers', async () => {
+      jest.useFakeTimers();
+      const later = delayed(5);
+      jest.advanceTimersByTime(1000);
+      await expect(later).resolves.toBe(5);
+      jest.useRealTimers();
+    });
+    test.concurrent('runs concurrently', async () => {
+      expect(await total([2])).toBe(2);
+    });
+  });
+
+  it('keeps ordinary load-time code working', () => {
+    expect(String(legacy)).toBe('legacy');
+    expect(() => {
+      throw new ParseError('bad');
+    }).toThrow(ParseError);
+  });
+
+  it('summarises', () => {
+    expect(stats([1, 2, 3])).toEqual({ min: 1, max: 3, mean: 2 });
+    expect(new Map([[1, stats([1])]])).toEqual(new Map([[1, { min: 1, max: 1, mean: 1 }]]));
+    expect([stats([4])]).toContainEqual(expect.objectContaining({ mean: 4 }));
+  });
+});
+
+expect.extend({
+  toBeEven(received: number) {
+    return { pass: received % 2 === 0, message: () => \`\${received} is not even\` };
+  },
+});
+
+test('custom matcher', () => {
+  (expect(add(1, 1)) as unknown as { toBeEven(): void }).toBeEven();
+});
+`;
+  const FOCUS_TEST = `import { describe, expect, it, jest, test } from '@jest/globals';
+import { add } from './calc';
+
+describe('focused', () => {
+  it.only('adds', () => {
+    expect(add(1, 2)).toBe(3);
+  });
+  it('is left out by only', () => {
+    expect(add(1, 2)).toBe(4);
+  });
+  test.only.each([[2, 2, 4]])('adds %i and %i', (a, b, sum) => {
+    expect(add(a, b)).toBe(sum);
+  });
+  it.only('calls back', () => {
+    const callback = jest.fn();
+    callback(add(1, 1));
+    expect(callback).toHaveBeenCalledWith(2);
+  });
+});
+`;
+  const solution = (
+    addBody: string,
+  ): string => `export const add = (a: number, b: number): number => ${addBody};
+export function divide(a: number, b: number): number {
+  if (b === 0) throw new Error('division by zero');
+  return a / b;
+}
+export async function total(values: number[]): Promise<number> {
+  if (values.length === 0) throw new Error('empty');
+  return values.reduce((s, v) => s + v, 0);
+}
+export const stats = (values: number[]) => ({
+  min: Math.min(...values),
+  max: Math.max(...values),
+  mean: values.reduce((s, v) => s + v, 0) / values.length,
+});
+// What ordinary code and libraries do at load time must keep working under the verdict's guard.
+(Symbol as unknown as Record<string, symbol>).observable ??= Symbol('observable');
+(Reflect as unknown as Record<string, unknown>).defineMetadata ??= () => undefined;
+export class ParseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ParseError';
+  }
+}
+function Legacy(this: unknown) {}
+Legacy.prototype.toString = function () {
+  return 'legacy';
+};
+export const legacy = new (Legacy as unknown as new () => object)();
+export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), 500));
+`;
+  const acceptance = { 'test/calc.test.ts': CALC_TEST, 'test/focus.test.ts': FOCUS_TEST };
+  const withSolution = (addBody: string) => ({ 'test/calc.ts': solution(addBody) });
+
+  test('a correct solution succeeds, every test counted', async () => {
+    const report = await runWithAcceptance(acceptance, withSolution('a + b'));
+    expect(report.message ?? '').not.toMatch(/tampered|must run/);
+    expect(succeeded(report)).toBe(true);
+    // calc: 15 run and pass, 6 skipped or todo; focus: 3 run and pass, 1 left out by .only.
+    expect(report).toMatchObject({ passed: 18, skipped: 7, failed: 0, errors: 0 });
+    expect(statusOf(report, 'calc future does more')).toBe('skipped');
+    expect(statusOf(report, 'calc add skipped each 1 2')).toBe('skipped');
+    expect(statusOf(report, 'focused is left out by only')).toBe('skipped');
+    expect(statusOf(report, 'calc async runs concurrently')).toBe('passed');
+  });
+
+  test('a wrong solution fails, on the tests that check what it got wrong', async () => {
+    const report = await runWithAcceptance(acceptance, withSolution('a - b'));
+    expect(report.outcome).toBe('completed');
+    expect(succeeded(report)).toBe(false);
+    expect(statusOf(report, 'calc add adds')).toBe('failed');
+    expect(statusOf(report, 'focused adds')).toBe('failed');
+    expect(statusOf(report, 'calc divide divides')).toBe('passed');
+    expect(statusOf(report, 'calc add adds bigints')).toBe('skipped');
+  });
+});
+
+describe('forged passes through Jest itself, from the solution module', () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+  const STATE = `const g = globalThis as any;
+const key = Object.getOwnPropertySymbols(g).find((s) => String(s).includes('JEST_STATE'));
+const tests = (block: any): any[] =>
+  block.children.flatMap((c: any) => (c.type === 'test' ? [c] : tests(c)));
+`;
+  const forge = async (solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance({ 'add.test.ts': ACCEPTANCE }, { 'add.ts': solution });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test("each test's function replaced in Jest's state before it runs", async () => {
+    await forge(`${STATE}
+g.beforeAll(() => {
+  for (const t of tests(g[key].rootDescribeBlock)) {
+    try {
+      t.fn = () => {};
+    } catch {
+      Object.defineProperty(t, 'fn', { get: () => () => {} });
+    }
+  }
+});
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test("each failure removed from Jest's state after the test ran", async () => {
+    await forge(`${STATE}
+g.afterEach(() => {
+  const t = g[key].currentlyRunningTest;
+  if (t) t.errors.length = 0;
+});
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test('a result that claims to match whatever it is compared with', async () => {
+    await forge(`export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });
+`);
+  });
+});
