@@ -163,6 +163,12 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     _dict = dict
     _list = list
     _none = type(None)
+    _float = float
+    _complex = complex
+    _ellipsis = Ellipsis
+    _oserror = OSError
+    _exception = Exception
+    dict_items = dict.items
     frame_type = types.FrameType
     code_type = types.CodeType
     tb_type = types.TracebackType
@@ -206,16 +212,22 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     # assertion rewriting as it stands before anything of the workspace runs. A module the
     # interpreter executes is the acceptance file only if its code equals one of these.
     def safe_const(value, depth=0):
+        # Identity tests only: comparing a type of the code under test could run its metaclass.
         t = _type(value)
-        if t in (_str, _bytes, _int, float, complex, _bool, _none) or value is Ellipsis:
+        if t is _str or t is _bytes or t is _int or t is _float or t is _complex or t is _bool:
+            return True
+        if t is _none or value is _ellipsis:
             return True
         if depth > 20:
             return False
-        if t is _tuple or t is _frozenset:
-            return all(safe_const(v, depth + 1) for v in value)
         if t is code_type:
-            return all(safe_const(v, depth + 1) for v in value.co_consts)
-        return False
+            value = value.co_consts
+        elif t is not _tuple and t is not _frozenset:
+            return False
+        for item in value:
+            if not safe_const(item, depth + 1):
+                return False
+        return True
 
     def functions_in(code, into):
         for const in code.co_consts:
@@ -294,7 +306,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         try:
             while data:
                 data = data[write(fd, data):]
-        except OSError:
+        except _oserror:
             pass
 
     def tamper(what):
@@ -307,7 +319,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if _type(path) is _bytes:
             try:
                 path = path.decode("utf-8", "replace")
-            except Exception:
+            except _exception:
                 return True
         if _type(path) is not _str:
             return False
@@ -337,8 +349,11 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     def learn(code):
         # A module the interpreter executes: an acceptance file's when it equals its compiled original.
+        filename = code.co_filename
+        if _type(filename) is not _str:
+            return
         for rel, full, compiled, imports in modules:
-            if code.co_filename != full:
+            if filename != full:
                 continue
             for expected in compiled:
                 if code.co_code != expected.co_code or not safe_const(code):
@@ -352,17 +367,29 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                     genuine[_id(c)] = (rel, c.co_name, imports, c.co_code, c is code)
                 return
 
+    def lookup(mapping, key):
+        # Never hashes or compares a key the mapping holds: a key object of the code under test (a
+        # str subclass) could run its code here. Only exact strings are compared.
+        for k, v in dict_items(mapping):
+            if _type(k) is _str and k == key:
+                return True, v
+        return False, None
+
     def bindings_hold(f_globals, imports):
         for name, module, attr in imports:
-            source = sys_modules.get(module)
-            if source is None or _type(source) is not module_type:
+            found, source = lookup(sys_modules, module)
+            if not found or _type(source) is not module_type:
                 continue
+            bound, value = lookup(f_globals, name)
             if attr is None:
-                if f_globals.get(name) is not source:
+                if value is not source:
                     return False
                 continue
             namespace = module_dict(source)
-            if attr in namespace and f_globals.get(name) is not namespace[attr]:
+            if _type(namespace) is not _dict:
+                return False
+            held, expected = lookup(namespace, attr)
+            if held and value is not expected:
                 return False
         return True
 
@@ -483,11 +510,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 return
             target, name = args[0], args[1]
             kind = _type(target)
+            if _type(name) is not _str:
+                return
             if name == "__code__":
                 tamper("a function's code was replaced")
             elif kind is frame_type:
-                tamper("a frame was changed (" + _str(name)[:40] + ")" if _type(name) is _str else "a frame was changed")
-            elif kind is type and _type(name) is _str and not name.startswith("__"):
+                tamper("a frame was changed (" + name[:40] + ")")
+            elif kind is _type and not name.startswith("__"):
                 module = type_module(target)
                 if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy"):
                     tamper("pytest's " + name + " was replaced")

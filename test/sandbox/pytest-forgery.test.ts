@@ -16,6 +16,8 @@ import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
 
 afterAll(removeWorkspaces);
 
+let lastWorkspaceSeen = '';
+
 const ACCEPTANCE = `from solution import add
 
 
@@ -461,6 +463,50 @@ test('a planted .pyc of a correct add does not stand in for the broken solution.
   });
   expectNoPass(report);
   expect(report.cases.filter((c) => c.status === 'failed')).toHaveLength(2);
+});
+
+test("a key of the code under test's own in the test module's globals never runs inside the audit hook", async () => {
+  // A str subclass hashing like "add", planted in the importing acceptance module: a hook that
+  // looked names up in that dict would call its __eq__, and from there reach the hook's frame.
+  const report = await run(
+    {
+      'solution.py': `${CORRECT}
+import os, sys
+
+class _Key(str):
+    def __hash__(self):
+        return hash("add")
+
+    def __eq__(self, other):
+        caller = sys._getframe(1)
+        names = []
+        while caller is not None:
+            names.append(caller.f_code.co_name)
+            caller = caller.f_back
+        if "hook" in names:
+            with open(os.path.join(os.path.dirname(__file__), "reached-the-hook"), "w") as f:
+                f.write(" ".join(names))
+        return str.__eq__(self, other)
+
+    __ne__ = lambda self, other: not self.__eq__(other)
+
+_frame = sys._getframe(1)
+while _frame is not None and not _frame.f_globals.get("__name__", "").endswith("test_add"):
+    _frame = _frame.f_back
+_frame.f_globals[_Key("add")] = None
+`,
+    },
+    undefined,
+    'bwrap',
+    (ws) => {
+      lastWorkspaceSeen = ws;
+    },
+  );
+  expect(fs.existsSync(path.join(lastWorkspaceSeen, 'reached-the-hook'))).toBe(false);
+  // The key took the place of the name "add" in the module's dict: a name held by anything but a
+  // string is not what the module imported.
+  expect(report.outcome).toBe('tampered');
+  expect(report.message).toMatch(/no longer referred to what their modules hold/);
 });
 
 describe("in a run on a repository, the verdict loads the base commit's configuration", () => {
