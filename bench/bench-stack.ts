@@ -23,7 +23,12 @@ import { loadConfig, type AcaConfig } from '../src/config';
 import { ScriptedLlmServer } from '../src/llm/scripted-server';
 import type { ModelOptionsTable } from '../src/llm/model-options';
 import type { Scenario } from '../src/llm/scenario';
-import { DEFAULT_RUN_OPTIONS, type RepoInput, type RunOptions, type RunResult } from '../src/shared/run-types';
+import {
+  DEFAULT_RUN_OPTIONS,
+  type RepoInput,
+  type RunOptions,
+  type RunResult,
+} from '../src/shared/run-types';
 import { safeKey } from '../src/shared/safe-key';
 import type { Language, TestRunReport } from '../src/shared/types';
 import {

@@ -17,15 +17,7 @@ import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/limits';
 import { pickSandboxUid } from '../src/sandbox/sandbox-user';
 import { isRoot } from '../src/sandbox/tools';
 import type { SandboxMode } from '../src/shared/types';
-import {
-  formatPairs,
-  goal,
-  goalText,
-  median,
-  round,
-  type BenchIO,
-  type Goal,
-} from './bench-util';
+import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 export const SANDBOX_GOAL = 1.1;
 
