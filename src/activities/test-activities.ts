@@ -8,8 +8,9 @@ import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
-import { DEFAULT_LIMIT_MAXIMUMS, withinMaximums, type LimitMaximums } from '../sandbox/limits';
+import { DEFAULT_LIMIT_MAXIMUMS, resolveLimits, withinMaximums, type LimitMaximums } from '../sandbox/limits';
 import { clampProjectLimits } from '../repo/project-config';
+import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
@@ -105,6 +106,8 @@ export interface TestRunSummary {
   unknownTargets?: string[];
   /** Tests failing in this run, by name (the first MAX_NAMED_REGRESSIONS). */
   failingTests?: string[];
+  /** Why this run tested nothing about the code (a limit, a missing runner, a crash), with the command and output's tail. */
+  cannotRun?: string;
 }
 
 /**
@@ -274,7 +277,7 @@ export function createTestActivities(deps: TestActivityDeps) {
     // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
     // the suite's own progress beats.
     const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-    let report;
+    let report: TestRunReport;
     try {
       report = await runTestSuite({
         workspace,
@@ -296,6 +299,14 @@ export function createTestActivities(deps: TestActivityDeps) {
     } finally {
       release();
     }
+    const limit = limitHit(report, resolveLimits(input.setup ? limitsOf(input.setup.limits) : {}));
+    // The agents read the report: a limit hit is named where they look first.
+    if (limit) report = { ...report, message: `${limit}${report.message ? `; ${report.message}` : ''}` };
+    const cannotRun = baselineDiagnosis(
+      report,
+      input.setup?.command.label ?? `aca's ${input.language} runner`,
+      limit,
+    );
     ctx.metricMeter
       .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
       .record(report.durationMs, { language: input.language, outcome: report.outcome });
@@ -330,6 +341,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       reportRef: ref,
       durationMs: report.durationMs,
       sandboxWarning,
+      ...(cannotRun ? { cannotRun } : {}),
     };
   }
 }

@@ -27,7 +27,8 @@ import {
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
-import { positiveInteger } from './args';
+import { portNumber, positiveInteger } from './args';
+import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
@@ -96,6 +97,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
     .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
     .option('--setup-network', 'let the setup command reach the network (off by default)')
+    .option('--memory <mib>', "a test run's memory limit in MiB (else .aca.json's, else 1024)")
+    .option('--wall-time <seconds>', 'time one test run may take (else .aca.json’s, else 120)')
     .option(
       '--target <test-id>',
       'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
@@ -303,9 +306,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .command('apply')
     .description("bring an ended --repo run's changes onto your current branch as one commit")
     .argument('<id>', 'run id')
+    .option('--allow-binary', 'apply new binary files too (refused otherwise: the diff cannot show them)')
+    .option('--allow-links', 'apply links that point outside the repository too (refused otherwise)')
     .addHelpText('after', APPLY_HELP)
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => applyCommand(aca, id, io)));
+    .action(async (id: string, flags: { allowBinary?: boolean; allowLinks?: boolean }) => {
+      set(await withClient(config(), (aca) => applyCommand(aca, id, io, flags)));
     });
 
   program
@@ -380,6 +385,26 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       if (refused !== null) return set(refused);
       const { demoCommand } = await import('./demo-command');
       set(await demoCommand(cfg, flags, io));
+    });
+
+  program
+    .command('scripted-model')
+    .description("serve aca's scripted OpenAI-compatible model with your own scenarios")
+    .option('--scenarios <dir>', 'a folder of scenario files (*.json), served beside the built-in ones')
+    .option('--port <n>', 'port to listen on (default: any free one)')
+    .addHelpText('after', SCRIPTED_MODEL_HELP)
+    .action(async (flags: { scenarios?: string; port?: string }) => {
+      const port = flags.port === undefined ? undefined : portNumber(flags.port);
+      const { scriptedModelCommand } = await import('./scripted-model-command');
+      set(
+        await scriptedModelCommand(
+          {
+            ...(flags.scenarios !== undefined ? { scenarios: flags.scenarios } : {}),
+            ...(port !== undefined ? { port } : {}),
+          },
+          io,
+        ),
+      );
     });
 
   program

@@ -60,6 +60,8 @@ export interface RunInput {
    * `.aca.json`'s `targets`); the Planner may add more. Absent in runs started before targets.
    */
   targets?: string[];
+  /** Sandbox limits given for this run (`--memory`, `--wall-time`), over `.aca.json`'s. */
+  limits?: ProjectLimits;
 }
 
 /** What a linked run takes over from the run it came from. */
