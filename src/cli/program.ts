@@ -24,7 +24,6 @@ import {
   DISCARD_HELP,
   discardCommand,
 } from './review-commands';
-import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
@@ -416,19 +415,6 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       const { doctorCommand } = await import('./doctor-command');
       set(await doctorCommand(config(), flags, io));
     });
-
-  addBenchOptions(
-    program
-      .command('bench')
-      .description('benchmarks: where time and tokens go (results under bench/results)')
-      .argument(
-        '[parts...]',
-        'all (default), overhead, concurrency, sandbox, search, repo, store, history, edit, humaneval',
-      ),
-  ).action(async (parts: string[], flags: BenchFlags) => {
-    const { benchCommand } = await import('../bench/bench-command');
-    set(await benchCommand(parts, flags, io));
-  });
 
   return { program, exitCode: () => code };
 }

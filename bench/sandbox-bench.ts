@@ -7,32 +7,20 @@
  * plugin) is timed too. Also times the sandbox's fixed start cost alone
  * (starting it around /bin/true). Goal: sandbox/bare ratio at most 1.10.
  *
- * Run: npm run bench:sandbox (or node dist/bench/sandbox-bench.js [runs])
+ * Run: npm run bench:sandbox -- --reps N
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTestSuite } from '../sandbox';
-import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../sandbox/availability';
-import { bwrapCommand } from '../sandbox/bwrap-launch';
-import { DEFAULT_SANDBOX_LIMITS } from '../sandbox/limits';
-import { pickSandboxUid } from '../sandbox/sandbox-user';
-import { isRoot } from '../sandbox/tools';
-import type { SandboxMode } from '../shared/types';
-import {
-  defaultResultsDir,
-  formatPairs,
-  goal,
-  goalText,
-  hostInfo,
-  median,
-  progressLogger,
-  round,
-  writeResult,
-  type BenchIO,
-  type Goal,
-} from './bench-util';
+import { runTestSuite } from '../src/sandbox';
+import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../src/sandbox/availability';
+import { bwrapCommand } from '../src/sandbox/bwrap-launch';
+import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/limits';
+import { pickSandboxUid } from '../src/sandbox/sandbox-user';
+import { isRoot } from '../src/sandbox/tools';
+import type { SandboxMode } from '../src/shared/types';
+import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 export const SANDBOX_GOAL = 1.1;
 
@@ -207,24 +195,4 @@ export function sandboxReport(r: SandboxBenchResult, io: BenchIO): void {
     ['result', goalText(r.goal)],
   ]))
     io.out(line);
-}
-
-async function main(): Promise<void> {
-  const runs = Number(process.argv[2] ?? 9);
-  const io: BenchIO = { out: (l) => console.log(l), progress: (l) => console.error(l) };
-  const result = await runSandboxBench({ runs }, progressLogger(io, 'sandbox'));
-  sandboxReport(result, io);
-  const file = writeResult(defaultResultsDir(), 'sandbox.json', {
-    ...result,
-    at: new Date().toISOString(),
-    host: hostInfo(),
-  });
-  console.log(`written to ${file}`);
-}
-
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
 }
