@@ -276,8 +276,16 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
         JSON.parse(polled.stdout) as { checks: Array<{ name: string; status: string }> }
       ).checks.find((c) => c.name === 'workers');
       expect(worker?.status).toBe('ok');
+      // Ctrl-C is not held up by a query no worker will answer: the run is paused, exit 4, at once.
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const interrupted = Date.now();
+      child.kill('SIGINT');
+      const code = await exited;
+      expect([code, stderr]).toEqual([4, expect.not.stringContaining('Error')]);
+      expect(Date.now() - interrupted).toBeLessThan(5_000);
+      expect(stderr).toContain(`Paused ${id}`);
     } finally {
-      child.kill('SIGKILL');
+      if (child.exitCode === null) child.kill('SIGKILL');
       await h.client.workflow
         .getHandle(id)
         .terminate('test over')
