@@ -1,17 +1,28 @@
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
+// Relative paths from anywhere under src/ to the top-level bench/ folder.
+const BENCH_IMPORTS = ['**/bench', '**/bench/**'];
+
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bin/**', '*.config.js', '*.config.mjs'] },
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'test/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The benchmarks import the product, never the other way round: bench/ is not shipped.
+    files: ['src/**/*.ts'],
+    ignores: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: BENCH_IMPORTS, message: 'src/ never imports bench/.' }] }],
     },
   },
   {
@@ -29,6 +40,7 @@ export default tseslint.config(
           ],
           patterns: [
             { group: ['../agents/*', '../tools/*', '../sandbox/*', '../memory/*', '../llm/*', '../cli/*'], message: 'Workflows import activity types only.' },
+            { group: BENCH_IMPORTS, message: 'src/ never imports bench/.' },
           ],
         },
       ],

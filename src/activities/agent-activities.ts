@@ -28,6 +28,7 @@ import type { ReportStore } from '../agents/report-store';
 import type { RunPlaces } from '../repo/run-places';
 import type { RunPlace } from '../shared/run-types';
 import { asStoreFailure } from './store-failures';
+import { warnInActivity } from './run-place-steps';
 export type { TurnContext } from '../agents/turn-context';
 
 export interface AgentActivityDeps {
@@ -126,6 +127,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
                 message: `aca: ${turn}: ${toolName} ${path}`,
                 step: `${input.ref}/${input.toolCallId}`,
                 paths: [path],
+                warn: warnInActivity,
               }),
           };
         }),

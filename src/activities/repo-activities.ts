@@ -18,12 +18,13 @@ import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-wor
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
+import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
 import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import { asCommitFailure, commitStep, inRunPlace } from './run-place-steps';
+import { asCommitFailure, commitStep, inRunPlace, warnInActivity } from './run-place-steps';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
@@ -53,6 +54,8 @@ export interface PrepareRunInput {
   setupCommand: string | null;
   /** A linked run: the commit its branch starts at, the earlier run's base and git directories. */
   start?: RunStart | null;
+  /** Limits given on the command line (`--memory`, `--wall-time`): over `.aca.json`'s. */
+  limits?: ProjectLimits;
 }
 
 export interface RunStart {
@@ -138,6 +141,8 @@ export function createRepoActivities(deps: RepoActivityDeps) {
             { ...runGit, branch, baseCommit: '' },
             input.message,
             deps.gitAuthor,
+            undefined,
+            warnInActivity,
           );
           if (deps.gitStore)
             await pushRunBranchTip(deps.gitStore, runGit, branch, {
@@ -268,7 +273,7 @@ export async function prepareRunRepository(
     branch,
     baseCommit,
     startCommit: input.start?.commit ?? baseCommit,
-    testSetup: { command, dependencies, limits: config.limits },
+    testSetup: { command, dependencies, limits: { ...config.limits, ...input.limits } },
     setupCommand: input.setupCommand ?? config.setupCommand,
   };
 }

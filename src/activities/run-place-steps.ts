@@ -3,6 +3,7 @@
  * and a step that changes files commits them itself: with workers on other hosts, the next step
  * may run where this worker's disk is out of reach.
  */
+import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkTreeTooLargeError } from '../repo/commit-size';
 import type { LocalRun, RunPlaces } from '../repo/run-places';
@@ -49,11 +50,21 @@ export async function commitStep(
         request.message,
         request.author,
         request.paths,
+        warnInActivity,
       );
     }
-    return await places.commit(place, local, request);
+    return await places.commit(place, local, { ...request, warn: warnInActivity });
   } catch (err) {
     throw asCommitFailure(err);
+  }
+}
+
+/** A commit's warning in the activity's log, which carries the run's ids; outside an activity, stderr. */
+export function warnInActivity(message: string): void {
+  try {
+    log.warn(message);
+  } catch {
+    process.stderr.write(`aca: warning: ${message}\n`);
   }
 }
 

@@ -1,6 +1,9 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
 import { checkSandboxAvailable, releaseWorkspace, runTestSuite } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { Semaphore } from '../shared/semaphore';
@@ -8,8 +11,9 @@ import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
 import type { SandboxLimits } from '../sandbox';
-import { DEFAULT_LIMIT_MAXIMUMS, withinMaximums, type LimitMaximums } from '../sandbox/limits';
+import { DEFAULT_LIMIT_MAXIMUMS, resolveLimits, withinMaximums, type LimitMaximums } from '../sandbox/limits';
 import { clampProjectLimits } from '../repo/project-config';
+import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
@@ -105,6 +109,8 @@ export interface TestRunSummary {
   unknownTargets?: string[];
   /** Tests failing in this run, by name (the first MAX_NAMED_REGRESSIONS). */
   failingTests?: string[];
+  /** Why this run tested nothing about the code (a limit, a missing runner, a crash), with the command and output's tail. */
+  cannotRun?: string;
 }
 
 /**
@@ -214,9 +220,29 @@ export function createTestActivities(deps: TestActivityDeps) {
                 input.protectedPaths,
               )
             : (input.testsDir ?? null);
+        // The repository's own pytest configuration as the acceptance commit has it, for the
+        // verdict process to load instead of what the run may have written since.
+        const baseFolder =
+          input.language === 'python' && input.acceptanceCommit && local.git.commonDir && sourceDir
+            ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
+            : null;
         try {
-          return await testsIn(local.workspace, { ...input, testsDir: sourceDir }, sandboxWarning);
+          const baseConfig = baseFolder
+            ? await writeBaseTestConfig(
+                { gitDir: local.git.commonDir },
+                input.acceptanceCommit!,
+                baseFolder,
+                input.protectedPaths ?? [],
+              )
+            : undefined;
+          return await testsIn(
+            local.workspace,
+            { ...input, testsDir: sourceDir },
+            sandboxWarning,
+            baseConfig,
+          );
         } finally {
+          if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
           await giveBackOnPreparingDisk(place, local.workspace);
         }
       });
@@ -269,19 +295,26 @@ export function createTestActivities(deps: TestActivityDeps) {
     workspace: string,
     input: RunTestsInput,
     sandboxWarning: string | null,
+    baseConfig?: BaseTestConfig,
   ): Promise<TestRunSummary> {
     const ctx = Context.current();
     // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
     // the suite's own progress beats.
     const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-    let report;
+    let report: TestRunReport;
     try {
       report = await runTestSuite({
         workspace,
         language: input.language,
         mode: deps.sandboxMode,
         ...(input.testsDir && input.protectedPaths?.length
-          ? { acceptance: { sourceDir: input.testsDir, files: input.protectedPaths } }
+          ? {
+              acceptance: {
+                sourceDir: input.testsDir,
+                files: input.protectedPaths,
+                ...(baseConfig ? { baseConfig } : {}),
+              },
+            }
           : {}),
         ...(input.setup
           ? {
@@ -296,6 +329,14 @@ export function createTestActivities(deps: TestActivityDeps) {
     } finally {
       release();
     }
+    const limit = limitHit(report, resolveLimits(input.setup ? limitsOf(input.setup.limits) : {}));
+    // The agents read the report: a limit hit is named where they look first.
+    if (limit) report = { ...report, message: `${limit}${report.message ? `; ${report.message}` : ''}` };
+    const cannotRun = baselineDiagnosis(
+      report,
+      input.setup?.command.label ?? `aca's ${input.language} runner`,
+      limit,
+    );
     ctx.metricMeter
       .createHistogram('aca_test_run_duration', 'int', 'ms', 'Wall time of one sandboxed test run')
       .record(report.durationMs, { language: input.language, outcome: report.outcome });
@@ -330,6 +371,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       reportRef: ref,
       durationMs: report.durationMs,
       sandboxWarning,
+      ...(cannotRun ? { cannotRun } : {}),
     };
   }
 }

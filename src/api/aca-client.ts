@@ -26,6 +26,7 @@ import {
 import { LISTED_STATES, type ListedState } from '../shared/types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun, diffRunBytes } from '../repo/diff-run';
+import { reviewRisks, type ReviewRisk } from '../repo/review-risks';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { deleteStoreBranch } from '../repo/git-store';
 import { gitDirWithCommit } from '../repo/run-commits';
@@ -419,11 +420,28 @@ export class AcaRun {
   }
 
   /**
+   * What the run's changes hold that its diff cannot show or that acts beyond the code beside it
+   * (binary files, links, git and test configuration, Python start-up files): the "Review with
+   * care" list of `aca result`, `aca diff --stat` and `aca apply`. Given the run's outcome, its
+   * commits are read from it rather than from a query.
+   */
+  async reviewRisks(outcome?: RunResult): Promise<ReviewRisk[]> {
+    const snapshot = outcome ?? (await this.state());
+    const discarded = this.discardedAt();
+    if (discarded) {
+      throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
+    }
+    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    return reviewRisks({ gitDir: git.commonDir }, base, head);
+  }
+
+  /**
    * Brings an ended `--repo` run's changes onto the branch checked out in its repository as one
    * commit whose message starts with the task's first line (see applyRun for what is refused).
-   * ApplyConflictError (with `files`) when they conflict: the repository is then unchanged.
+   * ApplyConflictError (with `files`) when they conflict, ApplyNeedsConsentError when it adds
+   * links out of the repository or new binary files not allowed: the repository is then unchanged.
    */
-  async apply(): Promise<ApplyRunResult> {
+  async apply(options: { allowBinary?: boolean; allowLinks?: boolean } = {}): Promise<ApplyRunResult> {
     const snapshot = await this.endedSnapshot('applied');
     if (snapshot.repo === null) {
       throw new UserInputError(
@@ -437,6 +455,8 @@ export class AcaRun {
       base,
       head,
       message: applyMessage(await this.taskLine(), this.id, snapshot.branch),
+      allowBinary: options.allowBinary === true,
+      allowLinks: options.allowLinks === true,
     });
   }
 
@@ -485,7 +505,7 @@ export class AcaRun {
     return this.state();
   }
 
-  private commits(snapshot: RunSnapshot): {
+  private commits(snapshot: RunResult): {
     git: NonNullable<RunSnapshot['git']>;
     base: string;
     head: string;
@@ -503,7 +523,7 @@ export class AcaRun {
    * last steps ran on another host, a copy fetched from the git store.
    */
   private async commitsHere(
-    snapshot: RunSnapshot,
+    snapshot: RunResult,
     into: 'repository' | 'reading-copy',
   ): Promise<{ git: NonNullable<RunSnapshot['git']>; base: string; head: string }> {
     const commits = this.commits(snapshot);

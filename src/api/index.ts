@@ -20,8 +20,9 @@ export {
   UnreachableError,
   UserInputError,
 } from '../shared/errors';
-export { ApplyConflictError, UncommittedChangesError } from '../repo/apply-errors';
+export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo/apply-errors';
 export type { ApplyRunResult } from '../repo/apply-run';
+export type { ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo/review-risks';
 export type { DiscardRunResult } from '../repo/discard-run';
 export type { RunInput, RunOptions, RunResult, RunSnapshot } from '../shared/run-types';
 export type { TargetOutcome, TargetResult } from '../shared/targets';

@@ -9,6 +9,7 @@ import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config'
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { checkTargets } from '../repo/target-files';
 import { safeKey } from '../shared/safe-key';
+import type { ProjectLimits } from '../shared/test-command';
 import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 
@@ -46,6 +47,10 @@ export interface StartRunRequest {
   onLimit?: 'fail' | 'ask';
   /** How long an `ask` run waits at its limit; 24 hours when omitted. */
   askTimeoutMs?: number;
+  /** A test run's memory limit in MiB (`--memory`), over `.aca.json`'s `limits.memoryMiB`. */
+  memoryMiB?: number;
+  /** Wall-clock time one test run may take, in seconds (`--wall-time`), over `.aca.json`'s. */
+  wallTimeSeconds?: number;
   /**
    * Tests that must pass for the run to succeed, whatever the baseline said: pytest node ids,
    * `<file>::<full name>` for Jest, or test files; added to `.aca.json`'s `targets`.
@@ -100,6 +105,7 @@ export async function validateRunRequest(
       throw new UserInputError('--ask-timeout must be at least one second');
     }
   }
+  const limits = requestLimits(request, config);
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
@@ -180,8 +186,28 @@ export async function validateRunRequest(
       link: null,
       ...(targets.length ? { targets } : {}),
       ...(request.failureMemory === false ? { failureMemory: false } : {}),
+      ...(limits ? { limits } : {}),
     },
   };
+}
+
+/** `--memory` and `--wall-time`: whole numbers within what the sandbox can run and workers allow. */
+function requestLimits(request: StartRunRequest, config: AcaConfig): ProjectLimits | null {
+  const memoryMiB = wholeNumber(request.memoryMiB, 'memory');
+  const wallTimeSeconds = wholeNumber(request.wallTimeSeconds, 'wall-time');
+  const { memoryMiB: maxMemory, wallSeconds: maxWall } = config.limitMaximums;
+  if (memoryMiB !== undefined && (memoryMiB < 256 || memoryMiB > maxMemory)) {
+    throw new UserInputError(
+      `--memory must be from 256 MiB (what python or node need to start) to ${maxMemory} (ACA_MAX_MEMORY_MIB), got ${memoryMiB}`,
+    );
+  }
+  if (wallTimeSeconds !== undefined && wallTimeSeconds > maxWall) {
+    throw new UserInputError(
+      `--wall-time must be at most ${maxWall} seconds (ACA_MAX_WALL_SECONDS), got ${wallTimeSeconds}`,
+    );
+  }
+  if (memoryMiB === undefined && wallTimeSeconds === undefined) return null;
+  return { ...(memoryMiB ? { memoryMiB } : {}), ...(wallTimeSeconds ? { wallTimeSeconds } : {}) };
 }
 
 /** `--max-cost`: a positive number of dollars, for a model whose price is known. */

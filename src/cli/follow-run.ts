@@ -3,8 +3,10 @@ import type { RunResult } from '../shared/run-types';
 import type { CliIO } from './cli-context';
 import { stateQuery } from '../workflows/signals';
 import { progressKey, progressLine } from './progress';
+import { missingWorker } from '../temporal/task-queue-pollers';
 
 const POLL_MS = 500;
+const WORKER_RECHECK_MS = 3_000;
 
 export type FollowOutcome = { kind: 'ended'; result: RunResult } | { kind: 'interrupted' };
 
@@ -22,35 +24,46 @@ export async function followRun(
   const startedAt = options.startedAt ?? Date.now();
   let interrupted = false;
   let wake: (() => void) | null = null;
-  let onInterrupt: () => void = () => undefined;
-  // A query waits for a worker; with none polling it would hold Ctrl-C until it times out.
-  const interruption = new Promise<null>((resolve) => (onInterrupt = () => resolve(null)));
+  // A query waits for a worker; with none polling it would hold Ctrl-C until it times out, and
+  // its retries would outlive the connection: Ctrl-C aborts it.
+  const abort = new AbortController();
   const onSigint = (): void => {
     interrupted = true;
-    onInterrupt();
+    abort.abort();
     wake?.();
   };
   process.on('SIGINT', onSigint);
   let ended: RunResult | null = null;
   let endError: unknown = null;
-  const resultPromise = handle.result().then(
-    (r) => {
-      ended = r;
-      wake?.();
-    },
-    (err: unknown) => {
-      endError = err;
-      wake?.();
-    },
-  );
+  // The result is a long poll: Ctrl-C ends it too, or the process would wait for it to time out.
+  const resultPromise = handle.client
+    .withAbortSignal(abort.signal, () => handle.result())
+    .then(
+      (r) => {
+        ended = r;
+        wake?.();
+      },
+      (err: unknown) => {
+        endError = err;
+        wake?.();
+      },
+    );
   let lastKey = '';
   let drewLine = false;
+  // A query no worker answers is retried by the client for seconds, past a Ctrl-C: ask only
+  // while one polls, and look again for one every few seconds.
+  const { taskQueue } = await handle.describe();
+  let workerCheckedAt = 0;
+  let workerPolls = false;
   try {
     while (!ended && !endError && !interrupted) {
-      if (!options.quiet) {
+      if (!workerPolls && Date.now() - workerCheckedAt >= WORKER_RECHECK_MS) {
+        workerCheckedAt = Date.now();
+        workerPolls = (await missingWorker(handle.client, taskQueue)) === null;
+      }
+      if (!options.quiet && workerPolls) {
         try {
-          const snapshot = await Promise.race([handle.query(stateQuery), interruption]);
-          if (!snapshot) break;
+          const snapshot = await handle.client.withAbortSignal(abort.signal, () => handle.query(stateQuery));
           const line = progressLine(snapshot, Date.now() - startedAt);
           if (io.isTTY) {
             // Clip to the terminal width: a wrapped line could not be redrawn in place.
@@ -62,7 +75,8 @@ export async function followRun(
             io.out(line);
           }
         } catch {
-          // No worker answers queries yet; the result promise still tells when the run ends.
+          // The worker went away, or is slow: look for one again before the next query.
+          workerPolls = false;
         }
       }
       await new Promise<void>((resolve) => {

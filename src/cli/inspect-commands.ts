@@ -1,5 +1,7 @@
-import type { AcaClient } from '../api/aca-client';
+import type { AcaClient, AcaRun } from '../api/aca-client';
+import type { ReviewRisk } from '../repo/review-risks';
 import { UserInputError } from '../shared/errors';
+import type { RunResult } from '../shared/run-types';
 import { describeTargets } from '../shared/targets';
 import type { ListedState } from '../shared/types';
 import { positiveInteger } from './args';
@@ -7,6 +9,7 @@ import { jsonForTerminal, printableLine, printableName } from '../shared/termina
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';
 import { attachToRun, exitCodeFor } from './run-command';
+import { reviewWithCareLines } from './review-with-care';
 import { renderRunLog } from './run-log';
 
 export async function statusCommand(
@@ -103,9 +106,32 @@ export async function resultCommand(
     return EXIT.success;
   }
   const result = await run.result();
-  if (flags.json) io.out(jsonForTerminal(result));
-  else for (const line of summaryLines(result, aca.webUrl(id))) io.out(line);
+  const care = await reviewWithCareOf(run, result);
+  if (flags.json) {
+    io.out(jsonForTerminal({ ...result, reviewWithCare: 'risks' in care ? care.risks : null }));
+  } else {
+    for (const line of summaryLines(result, aca.webUrl(id))) io.out(line);
+    if ('risks' in care) for (const line of reviewWithCareLines(care.risks)) io.out(line);
+    else io.out(`Review with care: could not be read (${printableLine(care.error)})`);
+  }
   return exitCodeFor(result);
+}
+
+/**
+ * The run's "Review with care" list, or why it could not be read: a run that never got a commit
+ * has none, and its commits may be out of reach (a store that does not answer). The outcome is
+ * printed all the same.
+ */
+async function reviewWithCareOf(
+  run: AcaRun,
+  result: RunResult,
+): Promise<{ risks: ReviewRisk[] } | { error: string }> {
+  if (!result.git || !result.baseCommit) return { risks: [] };
+  try {
+    return { risks: await run.reviewRisks(result) };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 export async function listCommand(

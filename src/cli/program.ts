@@ -24,11 +24,11 @@ import {
   DISCARD_HELP,
   discardCommand,
 } from './review-commands';
-import { addBenchOptions, type BenchFlags } from '../bench/bench-options';
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
-import { positiveInteger } from './args';
+import { portNumber, positiveInteger } from './args';
+import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
@@ -106,6 +106,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--test-cmd <command>', "the project's test command (else .aca.json, else detected)")
     .option('--setup-cmd <command>', 'run once in the worktree before the baseline (else .aca.json)')
     .option('--setup-network', 'let the setup command reach the network (off by default)')
+    .option('--memory <mib>', "a test run's memory limit in MiB (else .aca.json's, else 1024)")
+    .option('--wall-time <seconds>', 'time one test run may take (else .aca.json’s, else 120)')
     .option(
       '--target <test-id>',
       'a test that must pass, whatever the baseline said: a pytest node id, <file>::<full name> for Jest, or a test file (repeatable)',
@@ -325,9 +327,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .command('apply')
     .description("bring an ended --repo run's changes onto your current branch as one commit")
     .argument('<id>', 'run id')
+    .option('--allow-binary', 'apply new binary files too (refused otherwise: the diff cannot show them)')
+    .option('--allow-links', 'apply links that point outside the repository too (refused otherwise)')
     .addHelpText('after', APPLY_HELP)
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => applyCommand(aca, id, io)));
+    .action(async (id: string, flags: { allowBinary?: boolean; allowLinks?: boolean }) => {
+      set(await withClient(config(), (aca) => applyCommand(aca, id, io, flags)));
     });
 
   program
@@ -405,6 +409,26 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     });
 
   program
+    .command('scripted-model')
+    .description("serve aca's scripted OpenAI-compatible model with your own scenarios")
+    .option('--scenarios <dir>', 'a folder of scenario files (*.json), served beside the built-in ones')
+    .option('--port <n>', 'port to listen on (default: any free one)')
+    .addHelpText('after', SCRIPTED_MODEL_HELP)
+    .action(async (flags: { scenarios?: string; port?: string }) => {
+      const port = flags.port === undefined ? undefined : portNumber(flags.port);
+      const { scriptedModelCommand } = await import('./scripted-model-command');
+      set(
+        await scriptedModelCommand(
+          {
+            ...(flags.scenarios !== undefined ? { scenarios: flags.scenarios } : {}),
+            ...(port !== undefined ? { port } : {}),
+          },
+          io,
+        ),
+      );
+    });
+
+  program
     .command('doctor')
     .description('check this machine and the model endpoint')
     .addOption(json())
@@ -479,19 +503,6 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       const flags = command.optsWithGlobals<{ json?: boolean }>();
       set(await withClient(config(), (aca) => evalReportCommand(aca, id, flags, io)));
     });
-
-  addBenchOptions(
-    program
-      .command('bench')
-      .description('benchmarks: where time and tokens go (results under bench/results)')
-      .argument(
-        '[parts...]',
-        'all (default), overhead, concurrency, sandbox, search, repo, store, history, edit, humaneval, eval',
-      ),
-  ).action(async (parts: string[], flags: BenchFlags) => {
-    const { benchCommand } = await import('../bench/bench-command');
-    set(await benchCommand(parts, flags, io));
-  });
 
   return { program, exitCode: () => code };
 }

@@ -7,11 +7,15 @@ import type { AcaClient } from '../api/aca-client';
 import { printableBytes, printableLine } from '../shared/terminal-text';
 import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
+import { reviewWithCareLines } from './review-with-care';
 
 export const DIFF_HELP = `
 Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
-line per changed file with its counts, then a total. Works on a running run too, up to its last
-commit.
+line per changed file with its counts, then a total, then under "Review with care" what the diff
+cannot show or what acts beyond the code beside it: binary files, links and where they point,
+submodules, .gitmodules, .gitattributes, .aca.json, test runner configuration (conftest.py, pytest
+settings, jest.config.*, package.json, babel configuration) and Python start-up files
+(sitecustomize.py, usercustomize.py, *.pth). Works on a running run too, up to its last commit.
 
 Control and invisible characters in the diff (an escape sequence that would erase a line on the
 screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,
@@ -28,7 +32,11 @@ fine), a detached HEAD (check out the branch to apply to first), a merge or reba
 a run still going, a run without --repo.
 Conflicts (exit 1), changing nothing: the run and the branch changed the same lines, or an
 untracked or ignored file is where the run adds one. A run that changed nothing applies nothing.
-No hook, filter or merge driver of the repository runs.`;
+No hook, filter or merge driver of the repository runs.
+Refused too (exit 2, changing nothing), naming each file: links that point outside the repository
+(--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+applies them). What was applied that needs a look is listed under "Review with care" (see
+aca diff --help).`;
 
 export const DISCARD_HELP = `
 Removes what an ended run left: for a --repo run its worktree and its branch aca/<id> (your
@@ -50,7 +58,8 @@ export async function diffCommand(
   flags: { stat?: boolean; raw?: boolean },
   io: CliIO,
 ): Promise<number> {
-  const diff = await aca.run(id).diffBytes({ stat: flags.stat === true });
+  const run = aca.run(id);
+  const diff = await run.diffBytes({ stat: flags.stat === true });
   if (!diff.length) {
     io.err(`run ${id} has changed nothing yet`);
     return EXIT.success;
@@ -62,6 +71,7 @@ export async function diffCommand(
   }
   const { text, escaped } = printableBytes(diff);
   printBlock(io, text);
+  if (flags.stat) for (const line of reviewWithCareLines(await run.reviewRisks())) io.out(line);
   if (escaped) {
     // On stderr, so that a pipe gets the diff alone.
     io.err(
@@ -71,8 +81,13 @@ export async function diffCommand(
   return EXIT.success;
 }
 
-export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promise<number> {
-  const result = await aca.run(id).apply();
+export async function applyCommand(
+  aca: AcaClient,
+  id: string,
+  io: CliIO,
+  flags: { allowBinary?: boolean; allowLinks?: boolean } = {},
+): Promise<number> {
+  const result = await aca.run(id).apply(flags);
   if (!result.applied) {
     io.out(
       printableLine(
@@ -89,6 +104,7 @@ export async function applyCommand(aca: AcaClient, id: string, io: CliIO): Promi
       `Applied run ${id} to ${result.branch} as ${result.commit.slice(0, 12)} (${count} file${count === 1 ? '' : 's'}).`,
     ),
   );
+  for (const line of reviewWithCareLines(result.reviewWithCare, false)) io.out(line);
   return EXIT.success;
 }
 

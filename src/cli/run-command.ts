@@ -44,6 +44,8 @@ export interface RunFlags {
   onLimit?: string;
   askTimeout?: string;
   target?: string[];
+  memory?: string;
+  wallTime?: string;
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -88,6 +90,8 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ['maxTokens', flags.maxTokens, 'max-tokens'],
     ['modelTimeoutSeconds', flags.modelTimeout, 'model-timeout'],
     ['maxSteps', flags.maxSteps, 'max-steps'],
+    ['memoryMiB', flags.memory, 'memory'],
+    ['wallTimeSeconds', flags.wallTime, 'wall-time'],
   ];
   for (const [key, value, name] of numbers) {
     const n = positiveInteger(value, name);

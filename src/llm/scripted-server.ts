@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOCTOR_PROBE_TOOL } from '../preflight/model-checks';
+import { DOCTOR_PROBE_TOOL, SCRIPTED_MODEL_OWNER } from '../shared/model-markers';
 import {
   completionBody,
   completionChunks,
@@ -139,9 +139,12 @@ export class ScriptedLlmServer {
       return this.json(res, 200, this.requests);
     }
     if (req.method === 'GET' && (url === '/v1/models' || url === '/models')) {
+      // Runs name a scenario as `scripted:<name>`; both spellings are offered, marked as aca's.
       return this.json(res, 200, {
         object: 'list',
-        data: [...this.scenarios.keys()].map((id) => ({ id, object: 'model' })),
+        data: [...this.scenarios.keys()].flatMap((name) =>
+          [name, `scripted:${name}`].map((id) => ({ id, object: 'model', owned_by: SCRIPTED_MODEL_OWNER })),
+        ),
       });
     }
     if (req.method !== 'POST' || !/\/chat\/completions$/.test(url)) {

@@ -7,7 +7,9 @@ import { z } from 'zod';
 import { rejectsToolChoice } from '../llm/model-errors';
 import type { CheckResult } from './check-result';
 
-export const DOCTOR_PROBE_TOOL = 'aca_doctor_probe';
+import { DOCTOR_PROBE_TOOL, SCRIPTED_MODEL_OWNER } from '../shared/model-markers';
+
+export { DOCTOR_PROBE_TOOL };
 
 export interface ModelEndpoint {
   baseURL: string | undefined;
@@ -25,6 +27,7 @@ const modelEntry = z
     max_model_len: z.number().optional(),
     max_context_length: z.number().optional(),
     meta: z.object({ n_ctx_train: z.number().optional() }).partial().optional(),
+    owned_by: z.string().optional(),
   })
   .passthrough();
 
@@ -161,6 +164,9 @@ export async function checkModelEndpoint(endpoint: ModelEndpoint): Promise<Check
       { name: 'tool calling', status: listing.result.status, detail: notTried },
     ];
   }
+  if (listing.kind === 'listed' && listing.models.some((m) => m.owned_by === SCRIPTED_MODEL_OWNER)) {
+    return checkScriptedModel(client, where, endpoint.model, listing.models);
+  }
   const probe = await probeToolCall(client, endpoint.model);
   const results: CheckResult[] = [
     { name: 'model endpoint', status: 'ok', detail: `${where} answers; key accepted` },
@@ -209,5 +215,55 @@ export async function checkModelEndpoint(endpoint: ModelEndpoint): Promise<Check
   } else {
     results.push({ name: 'tool calling', status: 'missing', detail: 'not tried: the model is not offered' });
   }
+  return results;
+}
+
+/**
+ * aca's own scripted model (`aca scripted-model`, the demo's): every run names its scenario with
+ * `--model scripted:<name>`, so ACA_MODEL naming none is no fault; tool calling is tried with a
+ * scenario the server has, since that is what runs will meet.
+ */
+async function checkScriptedModel(
+  client: OpenAI,
+  where: string,
+  model: string,
+  models: ModelEntry[],
+): Promise<CheckResult[]> {
+  const scenarios = models.map((m) => m.id).filter((id) => id.startsWith('scripted:'));
+  const named = scenarios.includes(model) || scenarios.includes(`scripted:${model}`);
+  const tried = named ? model : scenarios[0];
+  const shown = scenarios.slice(0, 6).join(', ') + (scenarios.length > 6 ? ', …' : '');
+  const results: CheckResult[] = [
+    {
+      name: 'model endpoint',
+      status: 'ok',
+      detail: `${where} is aca's scripted model (${scenarios.length} scenarios)`,
+    },
+    named
+      ? { name: 'model', status: 'ok', detail: `${model} is one of its scenarios` }
+      : {
+          name: 'model',
+          status: 'warn',
+          detail: `${model} is none of its scenarios; a run names one with --model (${shown})`,
+        },
+  ];
+  if (!tried) {
+    results.push({
+      name: 'tool calling',
+      status: 'missing',
+      detail: 'not tried: the scripted model has no scenario',
+    });
+    return results;
+  }
+  const probe = await probeToolCall(client, tried);
+  results.push(
+    probe.ok
+      ? { name: 'tool calling', status: 'ok', detail: `${tried} called the offered tool` }
+      : {
+          name: 'tool calling',
+          status: 'missing',
+          detail: `${probe.message}${probe.status ? ` (HTTP ${probe.status})` : ''}`,
+        },
+  );
   return results;
 }

@@ -1,4 +1,5 @@
 import { AcaError, UserInputError } from '../shared/errors';
+import type { ReviewRisk } from './review-risks';
 
 /**
  * The run's changes do not go onto the user's branch as they stand: the same lines changed on
@@ -23,6 +24,26 @@ export class UncommittedChangesError extends UserInputError {
     super(
       `${files.length} tracked file(s) in ${repository} have uncommitted changes (${listFiles(files)}); commit or stash them first`,
     );
+  }
+}
+
+/**
+ * The run brings in what its diff cannot show and the user did not allow: links that point out of
+ * the repository, new binary files. Nothing was changed.
+ */
+export class ApplyNeedsConsentError extends UserInputError {
+  readonly files: string[];
+  constructor(readonly risks: ReviewRisk[]) {
+    const links = risks.filter((risk) => risk.needs === 'allow-links');
+    const binaries = risks.filter((risk) => risk.needs === 'allow-binary');
+    const parts = [
+      links.length > 0 &&
+        `${links.length} link(s) pointing outside the repository (${links.map((l) => `${l.path} -> ${l.target ?? ''}`).join(', ')}; --allow-links applies them)`,
+      binaries.length > 0 &&
+        `${binaries.length} new binary file(s) (${binaries.map((b) => b.path).join(', ')}; --allow-binary applies them)`,
+    ].filter((part): part is string => Boolean(part));
+    super(`cannot apply: the run adds ${parts.join(' and ')}; review them first; nothing was changed`);
+    this.files = risks.map((risk) => risk.path);
   }
 }
 

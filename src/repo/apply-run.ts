@@ -1,9 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UserInputError } from '../shared/errors';
-import { ApplyConflictError, listFiles, UncommittedChangesError } from './apply-errors';
+import {
+  ApplyConflictError,
+  ApplyNeedsConsentError,
+  listFiles,
+  UncommittedChangesError,
+} from './apply-errors';
 import { git, GitError, readUserIdentity, type GitTarget } from './git';
 import { isCommit, treeOf } from './objects';
+import { reviewRisks, risksNeedingConsent, type ReviewRisk } from './review-risks';
 import { squashTree } from './squash-tree';
 import {
   checkoutTarget,
@@ -24,10 +30,21 @@ export interface ApplyRunOptions {
   /** The run's last commit. */
   head: string;
   message: string;
+  /** Apply new binary files too (else refused: the diff cannot show them). */
+  allowBinary?: boolean;
+  /** Apply links that point outside the repository too (else refused). */
+  allowLinks?: boolean;
 }
 
 export type ApplyRunResult =
-  | { applied: true; commit: string; branch: string; files: string[] }
+  | {
+      applied: true;
+      commit: string;
+      branch: string;
+      files: string[];
+      /** What the applied changes hold that needs a reviewer's care (review-risks.ts). */
+      reviewWithCare: ReviewRisk[];
+    }
   | { applied: false; reason: 'run-changed-nothing' | 'already-applied'; branch: string };
 
 /** The commit message of an applied run: the task's first line, then where the changes came from. */
@@ -100,6 +117,8 @@ async function fastForward(checkout: UserCheckout, commit: string): Promise<void
  *
  * - refused (UserInputError) when tracked files have uncommitted changes, HEAD is detached, or a
  *   merge, rebase … is in progress; untracked files are left alone;
+ * - refused (ApplyNeedsConsentError) when the run adds links that point outside the repository
+ *   or new binary files, unless allowed;
  * - the result is computed in the object store first; conflicting changes are an
  *   ApplyConflictError naming the files, and the branch, index and working tree are untouched;
  * - then the branch is fast-forwarded to the new commit, which moves index and files with it.
@@ -117,6 +136,9 @@ export async function applyRun(options: ApplyRunOptions): Promise<ApplyRunResult
   if ((await treeOf(objects, options.head)) === (await treeOf(objects, options.base))) {
     return { applied: false, reason: 'run-changed-nothing', branch };
   }
+  const reviewWithCare = await reviewRisks(objects, options.base, options.head);
+  const refused = risksNeedingConsent(reviewWithCare, options);
+  if (refused.length > 0) throw new ApplyNeedsConsentError(refused);
   const dirty = await uncommittedTrackedFiles(checkout);
   if (dirty.length > 0) throw new UncommittedChangesError(checkout.topLevel, dirty);
 
@@ -145,5 +167,5 @@ export async function applyRun(options: ApplyRunOptions): Promise<ApplyRunResult
     userHead,
     commit,
   ]);
-  return { applied: true, commit, branch, files: files.split('\0').filter(Boolean) };
+  return { applied: true, commit, branch, files: files.split('\0').filter(Boolean), reviewWithCare };
 }

@@ -202,7 +202,7 @@ export class RunPlaces {
   async commit(
     place: RunPlace,
     local: LocalRun,
-    request: { message: string; step: string; paths?: string[] },
+    request: { message: string; step: string; paths?: string[]; warn?: (message: string) => void },
   ): Promise<string | null> {
     const message = this.usesStore
       ? `${request.message}\n\n${STEP_TRAILER}: ${request.step}`
@@ -213,6 +213,7 @@ export class RunPlaces {
       message,
       this.options.author,
       request.paths,
+      request.warn,
     );
     if (!this.usesStore) return commit;
     if (commit === null) {

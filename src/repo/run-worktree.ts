@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkCommitSize } from './commit-size';
+import { listFiles } from './apply-errors';
 import { discoverRepository, git, type GitTarget } from './git';
+import { NEVER_COMMITTED_PATHSPECS } from './never-committed';
+import { isUnaddableName } from './unaddable-names';
 
 /** Where a run's files and commits live: a linked worktree of the user's repository on its own branch. */
 export interface RunWorktree {
@@ -112,6 +115,52 @@ export function nestedRepositories(workTree: string, limit = 200_000): string[] 
 }
 
 /**
+ * What commits leave out of the work tree, found in one walk: nested repositories (as
+ * nestedRepositories) and entries whose names git refuses to add (unaddable-names.ts), which
+ * would otherwise fail every commit of the run. Neither is gone into.
+ */
+export function commitExclusions(
+  workTree: string,
+  limit = 200_000,
+): { nested: string[]; unaddable: string[] } {
+  const nested: string[] = [];
+  const unaddable: string[] = [];
+  const skipped = new Set<string>();
+  walkWorkTree(
+    workTree,
+    (relative, entries) => {
+      if (skipped.has(relative)) return false;
+      if (relative !== '' && entries.some((e) => e.name === '.git')) {
+        nested.push(relative);
+        return false;
+      }
+      for (const entry of entries) {
+        if (relative === '' && entry.name === '.git') continue;
+        if (!isUnaddableName(entry.name, entry.isSymbolicLink())) continue;
+        const name = relative ? `${relative}/${entry.name}` : entry.name;
+        unaddable.push(name);
+        skipped.add(name);
+      }
+      return true;
+    },
+    limit,
+  );
+  return { nested: nested.sort(), unaddable: unaddable.sort() };
+}
+
+/**
+ * An exclude pathspec for a path found by walking the work tree. A name that is not valid UTF-8
+ * reaches us with U+FFFD in place of its bytes, so matching it literally would miss it: those
+ * parts match any bytes instead, the rest of the path still literally.
+ */
+function excludePathspecs(relative: string): string[] {
+  if (!relative.includes('\uFFFD')) return [`:(exclude,literal)${relative}`];
+  const glob = relative.replace(/[*?[\]\\]/g, (c) => `\\${c}`).replace(/\uFFFD+/g, '*');
+  // A glob matches whole paths only, not the folders they are in: the folder's contents too.
+  return [`:(exclude,glob)${glob}`, `:(exclude,glob)${glob}/**`];
+}
+
+/**
  * FIFOs, sockets and device files below the work tree, nested repositories included. git opens
  * `.gitignore` and `.gitattributes` without O_NONBLOCK, so a FIFO under either name hangs every
  * git call that reads the tree (add, status, clean) for good, holding the index lock; a tracked
@@ -135,9 +184,34 @@ export function specialFiles(workTree: string, limit = 200_000): string[] {
   return found.sort();
 }
 
-/** Removes what specialFiles finds: unlinking a FIFO or socket never opens it. */
-export function removeSpecialFiles(workTree: string): void {
-  for (const name of specialFiles(workTree)) fs.rmSync(path.join(workTree, name), { force: true });
+/**
+ * Removes what specialFiles finds: unlinking a FIFO or socket never opens it. Names are walked as
+ * bytes: a folder whose name is not valid UTF-8 would come back as a string naming nothing, and
+ * a FIFO `.gitignore` in it would stay to hang git.
+ */
+export function removeSpecialFiles(workTree: string, limit = 200_000): void {
+  const top = Buffer.from(workTree);
+  const pending = [top];
+  let seen = 0;
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    let entries: fs.Dirent<Buffer>[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
+    } catch {
+      continue;
+    }
+    seen += entries.length;
+    if (seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
+    for (const entry of entries) {
+      const full = Buffer.concat([dir, Buffer.from('/'), entry.name]);
+      if (entry.isDirectory()) {
+        if (!(dir === top && entry.name.toString('latin1') === '.git')) pending.push(full);
+      } else if (!entry.isFile() && !entry.isSymbolicLink()) {
+        fs.rmSync(full, { force: true });
+      }
+    }
+  }
 }
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
@@ -147,17 +221,34 @@ export async function commitAll(
   author?: { name: string; email: string },
   /** Only these paths (relative to the work tree), e.g. the file a tool call wrote; default: all. */
   paths?: string[],
+  /** Told what the commit leaves out that the step's own code may have meant to keep. */
+  warn: (message: string) => void = () => undefined,
 ): Promise<string | null> {
   const target = worktreeTarget(worktree);
   removeSpecialFiles(worktree.workTree);
-  const excluded = nestedRepositories(worktree.workTree).map((dir) => `:(exclude,literal)${dir}`);
+  const { nested, unaddable } = commitExclusions(worktree.workTree);
+  if (unaddable.length > 0) {
+    warn(
+      `left out of the commit: ${listFiles(unaddable)} (names git refuses to add, as they would read as .git on some file systems)`,
+    );
+  }
+  const excluded = [...[...nested, ...unaddable].flatMap(excludePathspecs), ...NEVER_COMMITTED_PATHSPECS];
   let included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
   if (paths) {
     // `git add` fails outright on a named path it cannot take (ignored, in a submodule, gone and
     // never tracked), and a tool call's commit failing on every retry would fail the run: only
     // what git would take from a commit of the whole tree is named, file by file.
     included = (
-      await git(target, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...included])
+      await git(target, [
+        'ls-files',
+        '-z',
+        '--cached',
+        '--others',
+        '--exclude-standard',
+        '--',
+        ...included,
+        ...excluded,
+      ])
     )
       .split('\0')
       .filter(Boolean)

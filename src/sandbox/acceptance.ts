@@ -18,6 +18,12 @@ export interface AcceptanceFiles {
   sourceDir: string;
   /** Every file under it, relative to it; the copies sit at the same paths in the workspace. */
   files: string[];
+  /**
+   * In a run on a repository: its conftest.py files and pytest configuration file as the base
+   * commit has them (with the acceptance tests added), which the verdict process loads in place of
+   * whatever the workspace holds by then (`ini` names the configuration file among `files`).
+   */
+  baseConfig?: { sourceDir: string; files: string[]; ini: string | null };
 }
 
 const PYTHON_TEST_FILE = /(^|\/)(test_[^/]*|[^/]*_test)\.py$/;
@@ -99,43 +105,78 @@ function sameContent(file: string, expected: Buffer): boolean {
   }
 }
 
+/** What the acceptance files define, read with Python's own parser (nothing is imported or run). */
+export interface PythonAcceptanceTests {
+  /** `file::test_x` and `file::TestClass::test_y`, as pytest names them. */
+  ids: string[];
+  /**
+   * The ids whose original asks for a skip or an expected failure: a skip or xfail mark on the
+   * test, its class or its module (`pytestmark`), `pytest.param(..., marks=...)`, or a skip call in
+   * the test or in any other function of its file (a fixture that skips).
+   */
+  maySkip: string[];
+}
+
 /**
- * The test functions an acceptance file defines, read with Python's own parser (nothing is
- * imported or run): `file::test_x` and `file::TestClass::test_y`, as pytest names them. Only
- * what is visible in the file's own top level counts; a parametrized test matches every
- * `[…]` variant. Undefined when the worker has no Python or a file does not parse (pytest
- * will then report the file's collection error itself).
+ * The test functions an acceptance file defines: only what is visible in the file's own top level
+ * counts; a parametrized test matches every `[…]` variant. Undefined when the worker has no Python
+ * or a file does not parse (pytest will then report the file's collection error itself).
  */
 export async function expectedPythonTests(
   acceptance: AcceptanceFiles,
   testFiles: string[],
-): Promise<string[] | undefined> {
-  if (testFiles.length === 0) return [];
+): Promise<PythonAcceptanceTests | undefined> {
+  if (testFiles.length === 0) return { ids: [], maySkip: [] };
   const script = String.raw`
-import ast, json, sys
+import ast, json, re, sys
+asks = re.compile(r"skip|xfail|marks\s*=", re.I)
 ids = []
+may = []
+functions = (ast.FunctionDef, ast.AsyncFunctionDef)
 for rel, full in zip(sys.argv[1::2], sys.argv[2::2]):
     with open(full, "rb") as f:
-        tree = ast.parse(f.read(), full)
-    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+        source = f.read()
+    tree = ast.parse(source, full)
+    text = source.decode("utf-8", "replace")
+    def segment(node):
+        return ast.get_source_segment(text, node) or ""
+    def marked(node):
+        return any(asks.search(segment(d)) for d in getattr(node, "decorator_list", []))
+    def pytestmark(body):
+        return any(isinstance(n, (ast.Assign, ast.AnnAssign)) and "pytestmark" in segment(n) and asks.search(segment(n)) for n in body)
+    helpers = [n for n in ast.walk(tree) if isinstance(n, functions) and not n.name.startswith("test")]
+    whole = pytestmark(tree.body) or any(asks.search(segment(n)) for n in helpers) or any(
+        isinstance(n, ast.Expr) and asks.search(segment(n)) for n in tree.body)
     for node in tree.body:
         if isinstance(node, functions) and node.name.startswith("test"):
             ids.append(rel + "::" + node.name)
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            if whole or marked(node) or asks.search(segment(node)):
+                may.append(ids[-1])
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test") or isinstance(node, ast.ClassDef) and any(
+                isinstance(b, functions) and b.name.startswith("test") for b in node.body):
             if any(isinstance(b, functions) and b.name == "__init__" for b in node.body):
                 continue
+            visible = node.name.startswith("Test")
+            cls = whole or marked(node) or pytestmark(node.body)
             for b in node.body:
                 if isinstance(b, functions) and b.name.startswith("test"):
-                    ids.append(rel + "::" + node.name + "::" + b.name)
-print(json.dumps(ids))
+                    test_id = rel + "::" + node.name + "::" + b.name
+                    if visible:
+                        ids.append(test_id)
+                    if cls or marked(b) or asks.search(segment(b)):
+                        may.append(test_id)
+print(json.dumps({"ids": ids, "maySkip": may}))
 `;
   const args = ['-I', '-c', script, ...testFiles.flatMap((f) => [f, path.join(acceptance.sourceDir, f)])];
   return new Promise((resolve) => {
     execFile(PYTHON, args, { env: HOST_TOOL_ENV, timeout: 20_000 }, (err, stdout) => {
       if (err) return resolve(undefined);
       try {
-        const ids: unknown = JSON.parse(stdout);
-        resolve(Array.isArray(ids) && ids.every((id) => typeof id === 'string') ? ids : undefined);
+        const parsed: unknown = JSON.parse(stdout);
+        const strings = (v: unknown): v is string[] =>
+          Array.isArray(v) && v.every((x) => typeof x === 'string');
+        const { ids, maySkip } = (parsed ?? {}) as { ids?: unknown; maySkip?: unknown };
+        resolve(strings(ids) && strings(maySkip) ? { ids, maySkip } : undefined);
       } catch {
         resolve(undefined);
       }
@@ -146,7 +187,8 @@ print(json.dumps(ids))
 /**
  * Holds the run's cases against the acceptance tests: each acceptance test file must have
  * reported tests, each expected test must have run, and a skipped acceptance test has not
- * passed, unless `honestSkip` says the acceptance file skips it itself (jest-declared-skips.ts).
+ * passed, unless `honestSkip` says the acceptance file skips it itself (jest-declared-skips.ts; for
+ * pytest the verdict process judges each skip, pytest-verdict-stream.ts).
  * What is missing becomes an error case, so it counts against the pass rate.
  */
 export function checkAcceptanceCases(
@@ -168,7 +210,14 @@ export function checkAcceptanceCases(
   }
   for (const id of expectedIds ?? []) {
     if (missing.some((file) => id.startsWith(`${file}::`))) continue;
-    if (!cases.some((c) => c.name === id || c.name.startsWith(`${id}[`))) missing.push(id);
+    // A parametrized variant is `id[params]`, its parameters without `::` (which would make it a
+    // node of its own): a case named `id[::x]` is not the acceptance test `id`.
+    if (
+      !cases.some(
+        (c) => c.name === id || (c.name.startsWith(`${id}[`) && !c.name.slice(id.length).includes('::')),
+      )
+    )
+      missing.push(id);
   }
   for (const name of missing) {
     checked.push({

@@ -39,6 +39,12 @@ export function makeCommandRunner(commandLine: string): ReportOnlyRunner {
     },
     withoutReport({ exitCode, exitSignal, output }) {
       if (exitCode === 0) return { cases: [{ name: caseId, status: 'passed' }] };
+      // The shell's own codes for a command it could not find or run: no test ran, none failed.
+      if (exitCode === 126 || exitCode === 127) {
+        const why = `the test command could not start (${exitCode === 127 ? 'command not found' : 'not executable'}, exit ${exitCode})`;
+        const tail = output.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
+        return { cases: [], collectionError: `${why}:\n${tail}`, environment: why };
+      }
       const how = exitSignal ? `was killed by ${exitSignal}` : `exited with code ${String(exitCode)}`;
       const tail = output.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
       return {

@@ -3,10 +3,18 @@ import type { TestCaseResult } from '../shared/types';
 import type { ParsedReport } from './report';
 import { combinePhases, type StreamResult } from './result-check';
 import { parseRecords, PytestRecord } from './results-channel';
-import { baseEnv, dependencyPath, type RunnerContext, type StreamingRunner } from './runner';
+import {
+  baseEnv,
+  dependencyPath,
+  type RunnerContext,
+  type StreamingRunner,
+  type VerdictExpectations,
+} from './runner';
 import { readJunitCases } from './junit-xml';
 import { junitCaseResult } from './junit-cases';
 import { PYTEST_LAUNCHER } from './results-plugin-sources';
+import { PYTEST_VERDICT_LAUNCHER } from './pytest-verdict-source';
+import { readVerdictStream } from './pytest-verdict-stream';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
 export const PYTHON = '/usr/bin/python3';
@@ -46,14 +54,84 @@ export function makePytestRunner(venv: string | null): StreamingRunner {
     },
     readStream: readPytestStream,
     reportKey: junitName,
-    exitContradiction(exitCode, stream) {
-      const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
-      if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
-        return `pytest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not load`;
-      if (exitCode === PYTEST_TESTS_FAILED && failing === 0)
-        return 'pytest exited with "tests failed", but no test failed';
-      return null;
+    exitContradiction,
+    verdict(expectations) {
+      return makeVerdictRunner(interpreter, expectations);
     },
+  };
+}
+
+function exitContradiction(exitCode: number, stream: StreamResult): string | null {
+  const failing = stream.cases.filter((c) => c.status === 'failed' || c.status === 'error').length;
+  if (exitCode === 0 && (failing > 0 || stream.collectionErrors.length > 0))
+    return `pytest exited 0, but ${failing} tests failed and ${stream.collectionErrors.length} files did not load`;
+  if (exitCode === PYTEST_TESTS_FAILED && failing === 0)
+    return 'pytest exited with "tests failed", but no test failed';
+  return null;
+}
+
+/**
+ * pytest on the acceptance test files alone (pytest-verdict-source.ts): no conftest.py but the ones
+ * given with them, no configuration file but aca's, no `addopts`, no plugin the run could have
+ * written; Python isolated (`-I`: no working folder, `PYTHONPATH` or user site on `sys.path`, so no
+ * sitecustomize or `.pth` of the workspace), its records signed.
+ */
+function makeVerdictRunner(
+  interpreter: (ctx: RunnerContext) => Interpreter,
+  expectations: VerdictExpectations,
+): StreamingRunner {
+  return {
+    kind: 'pytest',
+    resultsChannel: true,
+    needsNode: false,
+    addressSpaceHeadroomBytes: 0,
+    reportExtension: 'xml',
+    casesNamedByFile: true,
+    command(ctx) {
+      const { python, autoloadPlugins } = interpreter(ctx);
+      const { paths, reportName, dependencies, verdict } = ctx;
+      if (!verdict) throw new Error('a verdict run needs its acceptance files and key file');
+      const setup = { keyFile: verdict.keyFile, tests: verdict.tests, support: verdict.support };
+      const argv = [
+        python,
+        '-I',
+        '-B',
+        '-u',
+        '-c',
+        PYTEST_VERDICT_LAUNCHER,
+        JSON.stringify(setup),
+        '-q',
+        '--color=no',
+        // The base commit's configuration in a run on a repository (its settings, not its addopts).
+        '-c',
+        verdict.ini ?? path.posix.join(paths.runnerDir, 'pytest.ini'),
+        `--rootdir=${paths.workspace}`,
+        `--confcutdir=${paths.workspace}`,
+        '--noconftest',
+        '-p',
+        'no:cacheprovider',
+        '-o',
+        'addopts=',
+        '-o',
+        'junit_family=xunit2',
+        `--junitxml=${path.posix.join(paths.output, reportName)}`,
+        '--',
+        ...verdict.tests.map(([rel]) => rel),
+      ];
+      return {
+        argv,
+        env: {
+          ...baseEnv(paths, dependencies),
+          ...(autoloadPlugins ? {} : { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1' }),
+        },
+      };
+    },
+    parse(reportText, { exitCode }) {
+      return parseJunit(reportText, exitCode);
+    },
+    readStream: (text) => readVerdictStream(text, expectations),
+    reportKey: junitName,
+    exitContradiction,
   };
 }
 
@@ -68,7 +146,7 @@ interface Interpreter {
 }
 
 function pytestCommand(
-  { paths, testPaths, reportName, dependencies, acceptanceTests = [] }: RunnerContext,
+  { paths, testPaths, reportName, dependencies, acceptanceTests = [], excludedTests = [] }: RunnerContext,
   { python, autoloadPlugins }: Interpreter,
 ): { argv: string[]; env: Record<string, string> } {
   const argv = [
@@ -91,6 +169,7 @@ function pytestCommand(
     '-o',
     'junit_family=xunit2',
     `--junitxml=${path.posix.join(paths.output, reportName)}`,
+    ...excludedTests.map((file) => `--ignore=${path.posix.join(paths.workspace, file)}`),
     ...testPaths,
   ];
   return {

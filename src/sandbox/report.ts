@@ -6,6 +6,8 @@ export interface ParsedReport {
   cases: TestCaseResult[];
   /** Set when a test file could not be imported or compiled: the run as a whole is not trustworthy. */
   collectionError?: string;
+  /** Set when nothing could be tested at all because of the environment (see TestRunReport). */
+  environment?: string;
 }
 
 /** Per-case messages go to the model; a 1 MB assertion diff would crowd out everything else. */
@@ -52,6 +54,7 @@ export function reportFromParsed(parsed: ParsedReport, common: Common): TestRunR
       passRate: 0,
       cases: parsed.cases,
       message: clipReportMessage(parsed.collectionError),
+      ...(parsed.environment ? { environment: clipReportMessage(parsed.environment) } : {}),
       ...common,
     };
   }

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -92,4 +93,70 @@ export function parseRecords<T>(text: string, schema: z.ZodType<T>): ParsedRecor
     records.push(parsed.data);
   }
   return { ok: true, records };
+}
+
+/**
+ * The pytest verdict process's records (pytest-verdict-source.ts), each written and signed by its
+ * audit hook. `n` numbers them from 0, so none can be dropped, repeated or reordered unseen.
+ */
+const VerdictCase = PytestCase.extend({
+  n: z.number().int(),
+  body: z.enum(['ran', 'raised', 'not_run', 'rebound', 'unknown']),
+  /** Who raised a skip or an expected failure: pytest (a mark), the acceptance test's code, other code. */
+  skip: z.enum(['pytest', 'test', 'other', 'none']),
+});
+const VerdictCollect = z.object({
+  t: z.literal('collect'),
+  n: z.number().int(),
+  id: z.string(),
+  outcome: z.enum(['failed', 'skipped']),
+});
+const VerdictTamper = z.object({ t: z.literal('tamper'), n: z.number().int(), what: z.string() });
+const VerdictDone = z.object({
+  t: z.literal('done'),
+  n: z.number().int(),
+  exit: z.number().int(),
+  tampered: z.number().int(),
+});
+export const PytestVerdictRecord = z.discriminatedUnion('t', [
+  VerdictCase,
+  VerdictCollect,
+  VerdictTamper,
+  VerdictDone,
+]);
+export type PytestVerdictRecord = z.infer<typeof PytestVerdictRecord>;
+
+/**
+ * Checks each line's signature (`<json>\t<hex HMAC-SHA256 of the json under key>`) and number, and
+ * returns the JSON text of the lines the verdict process's audit hook wrote, in order. Any other
+ * line (code under test writing to the channel it found) is a problem: the run is not trusted,
+ * and the signed lines still say what the hook saw.
+ */
+export function verifySignedLines(text: string, key: Buffer): { records: string[]; problems: string[] } {
+  const lines = text.split('\n');
+  if (lines.at(-1) !== '') lines.pop();
+  const records: string[] = [];
+  const problems: string[] = [];
+  for (const line of lines) {
+    if (line === '') continue;
+    const tab = line.lastIndexOf('\t');
+    const body = tab < 0 ? line : line.slice(0, tab);
+    const mac = tab < 0 ? '' : line.slice(tab + 1);
+    const expected = createHmac('sha256', key).update(body, 'utf8').digest();
+    const given = /^[0-9a-f]{64}$/.test(mac) ? Buffer.from(mac, 'hex') : Buffer.alloc(0);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      if (problems.length === 0)
+        problems.push(
+          `a line on the results channel was not written by aca's verdict process: ${body.slice(0, 120)}`,
+        );
+      continue;
+    }
+    const numbered = /"n":(\d+)[,}]/.exec(body);
+    if (!numbered || Number(numbered[1]) !== records.length) {
+      problems.push('the results channel lost or repeated a record of the verdict process');
+      break;
+    }
+    records.push(body);
+  }
+  return { records, problems };
 }

@@ -99,12 +99,12 @@ def _install():
 
     def candidates(nodeid):
         """The code objects the test named nodeid may run as, or None when it is not an acceptance test."""
-        parts = nodeid.split("::")
+        # Parameters come last and may hold anything, "::" included: the name is read before them.
+        parts = nodeid.split("[", 1)[0].split("::")
         codes = expected.get(parts[0])
         if codes is None or len(parts) < 2:
             return None
-        name = parts[-1].split("[", 1)[0]
-        return codes.get(name) or None
+        return codes.get(parts[-1]) or None
 
     def send(record):
         if fd is None:

@@ -19,11 +19,12 @@ import { resolveLimits, type SandboxLimits } from './limits';
 import { runProcessTree, type ProcessRunResult } from './process-tree';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { withRlimits } from './rlimits';
-import type { TestRunner } from './runner';
+import type { RunnerContext, RunnerPaths, TestRunner } from './runner';
 import { killUidProcesses } from './sandbox-user';
 import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from './workspace-ownership';
 import { isRoot } from './tools';
 import { failureReport } from './report';
+import { mayHoldOtherTests, mergeReports } from './verdict-run';
 import { judgeRun, throwIfAborted } from './run-verdict';
 import { selectRunner, type RunnerChoice } from './select-runner';
 import { declaredJestSkips, type HonestSkip } from './jest-declared-skips';
@@ -90,41 +91,45 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
     : selectRunner(language, opts.command, dependencies);
   if (!choice.ok) return failureReport('collection_error', choice.message, { ...common, durationMs: 0 });
   const runner = choice.runner;
-  const reportName = `report.${runner.reportExtension}`;
   const acceptance = opts.acceptance;
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-  const expected = acceptance ? await expectations(runner, language, acceptance) : undefined;
   const acceptanceTests = acceptance ? acceptanceTestFiles(language, acceptance) : [];
+  // Read while the tests run: only judging needs it.
+  const python =
+    acceptance && runner.kind === 'pytest'
+      ? expectedPythonTests(acceptance, acceptanceTests)
+      : Promise.resolve(undefined);
+  const jestSkips =
+    acceptance && runner.kind === 'jest'
+      ? declaredJestSkips(acceptance.sourceDir, acceptanceTests)
+      : Promise.resolve(undefined);
+  // Awaited when judging; a failure there must not go unhandled if the run ends first.
+  jestSkips.catch(() => undefined);
+  const expectations = async (): Promise<Expectations | undefined> => {
+    if (!acceptance || !runner.casesNamedByFile) return undefined;
+    const honestSkip = await jestSkips;
+    return { testFiles: acceptanceTests, ids: (await python)?.ids, ...(honestSkip ? { honestSkip } : {}) };
+  };
+  // The acceptance verdict comes from a process of its own where the runner has one.
+  const key = randomBytes(32);
+  const maySkip = new Set<string>();
+  const verdictRunner =
+    acceptance &&
+    runner.casesNamedByFile &&
+    runner.resultsChannel &&
+    runner.verdict &&
+    acceptanceTests.length > 0
+      ? runner.verdict({ key, maySkip })
+      : undefined;
   if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-'));
   fs.chmodSync(runDir, 0o755);
-  const outputDir = path.join(runDir, 'output');
-  fs.mkdirSync(outputDir, { mode: 0o755 });
-  const judge = async (
-    result: ProcessRunResult,
-    seenWorkspace: string,
-    usageBefore: Usage,
-    handedBack?: Usage,
-  ): Promise<TestRunReport> => {
-    const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
-    const usageAfter = handedBack ?? (await workspaceUsage(workspace));
-    return judgeRun({
-      growth: { files: usageAfter.files - usageBefore.files, bytes: usageAfter.bytes - usageBefore.bytes },
-      runner,
-      workspaceSeenByRunner: seenWorkspace,
-      reportPath: path.join(outputDir, reportName),
-      result,
-      limits,
-      mode,
-      signal: opts.signal,
-      expected,
-      damaged: [...new Set([...damagedBefore, ...damagedAfter])],
-    });
-  };
+  let damaged = damagedBefore;
 
   try {
+    let launch: Launch;
     if (mode === 'bwrap') {
       const availability = checkSandboxAvailable('bwrap');
       const tools = bwrapTools();
@@ -133,96 +138,80 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
       }
       const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      let lease: Lease | undefined;
-      let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
-      let usageBefore: Usage;
-      let result: ProcessRunResult;
-      let usageAfter: Usage | undefined;
-      try {
-        if (isRoot()) {
-          lease = await lendWorkspace(workspace);
-          fs.chownSync(outputDir, lease.uid, lease.uid);
-          launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
-        }
-        const uid = lease?.uid;
-        usageBefore = lease?.before ?? (await workspaceUsage(workspace));
-        const { argv, env } = runner.command({
-          paths: SANDBOX_PATHS,
-          limits,
-          testPaths,
-          reportName,
-          dependencies: mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
-          acceptanceTests,
-        });
-        const { command, args } = bwrapCommand({
-          tools,
-          workspace,
-          outputDir,
-          ...(mounted ? { acceptance: mounted } : {}),
-          dependencies,
-          scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
-          needsNode: runner.needsNode,
-          network: opts.network === true,
-          limits,
-          env,
-          argv: withRlimits(argv, limits, {
-            limitProcesses: true,
-            addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-          }),
-          ...(uid === undefined ? {} : { uid }),
-        });
-        result = await runProcessTree({
-          command,
-          args,
-          env: HOST_TOOL_ENV,
-          cwd: workspace,
-          wallTimeoutMs: limits.wallTimeoutMs,
-          outputBytes: limits.outputBytes,
-          ...pick(opts, 'heartbeat', 'signal'),
-          ...(launcher ? { spawn: launcher.spawn } : {}),
-        });
-      } finally {
-        // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
-        if (lease) {
-          await killUidProcesses(lease.uid);
-          launcher?.release();
-          usageAfter = await endLease(workspace, lease);
-        }
-      }
-      return await judge(result, SANDBOX_PATHS.workspace, usageBefore, usageAfter);
+      launch = (run) => runSandboxed({ opts, workspace, limits, dependencies, tools, mounted, ...run });
+    } else {
+      launch = (run) => runBare({ opts, workspace, limits, dependencies, ...run });
     }
-
-    const usageBefore = await workspaceUsage(workspace);
-    const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
-    try {
-      const runId = randomBytes(8).toString('hex');
-      const { argv, env } = runner.command({
-        paths,
+    const judged = async (
+      run: RunSpec,
+      expectedHere: () => Promise<Expectations | undefined>,
+    ): Promise<TestRunReport> => {
+      const outcome = await launch(run);
+      const expected = await expectedHere();
+      for (const id of (await python)?.maySkip ?? []) maySkip.add(id);
+      const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
+      damaged = [...new Set([...damaged, ...damagedAfter])];
+      return judgeRun({
+        growth: {
+          files: outcome.usageAfter.files - outcome.usageBefore.files,
+          bytes: outcome.usageAfter.bytes - outcome.usageBefore.bytes,
+        },
+        runner: run.runner,
+        workspaceSeenByRunner: outcome.seenWorkspace,
+        reportPath: path.join(run.outputDir, reportNameOf(run.runner)),
+        result: outcome.result,
         limits,
-        testPaths,
-        reportName,
-        dependencies: hostDependencies(dependencies),
-        acceptanceTests,
+        mode,
+        signal: opts.signal,
+        expected,
+        damaged,
       });
-      const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
-      const wrapped = withRlimits(argv, limits, {
-        limitProcesses: false,
-        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-      });
-      const result = await runProcessTree({
-        command: wrapped[0],
-        args: wrapped.slice(1),
-        env: { ...env, ACA_SANDBOX_RUN: runId },
-        cwd: workspace,
-        wallTimeoutMs: limits.wallTimeoutMs,
-        outputBytes: limits.outputBytes,
-        sweepTag,
-        ...pick(opts, 'heartbeat', 'signal'),
-      });
-      return await judge(result, workspace, usageBefore);
-    } finally {
-      cleanup();
+    };
+
+    if (!verdictRunner || !acceptance) {
+      const run = { runner, outputDir: outputFolder(runDir, 'output'), testPaths, acceptanceTests };
+      return await judged(run, expectations);
     }
+    // The run's own tests (the Tester's, the repository's) run as before, without the acceptance
+    // files; then the acceptance files alone in the verdict process. No second process starts
+    // when nothing but the acceptance tests is there to run.
+    const mainPaths = testPaths.filter((p) => !acceptanceTests.includes(p));
+    const needsMain =
+      testPaths.length > 0
+        ? mainPaths.length > 0
+        : mayHoldOtherTests(workspace, acceptance.files, dependencies);
+    const main = needsMain
+      ? await judged(
+          {
+            runner,
+            outputDir: outputFolder(runDir, 'output'),
+            testPaths: mainPaths,
+            acceptanceTests,
+            excludedTests: acceptanceTests,
+          },
+          () => Promise.resolve(undefined),
+        )
+      : null;
+    if (main && main.outcome !== 'completed' && main.outcome !== 'no_tests') return main;
+    const verdict = await judged(
+      {
+        runner: verdictRunner,
+        outputDir: outputFolder(runDir, 'verdict'),
+        testPaths: [],
+        acceptanceTests,
+        verdict: {
+          key,
+          tests: acceptanceTests,
+          support: acceptance.files.filter((f) => path.posix.basename(f) === 'conftest.py'),
+          ...(acceptance.baseConfig ? { base: acceptance.baseConfig } : {}),
+        },
+      },
+      async () => {
+        const expected = await expectations();
+        return expected ? { ...expected, honestSkip: () => true } : undefined;
+      },
+    );
+    return mergeReports(main, verdict, acceptanceTests);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
   }
@@ -231,27 +220,220 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
 export interface Expectations {
   testFiles: string[];
   ids: string[] | undefined;
-  /** The skipped acceptance tests that the acceptance files skip themselves. */
+  /**
+   * The skipped acceptance tests that are the user's own results: those the acceptance files skip
+   * themselves (Jest), or every one after the verdict process judged each skip (pytest).
+   */
   honestSkip?: HonestSkip;
 }
 
+/** One process of a run: which runner, where its report goes, what it runs. */
+interface RunSpec {
+  runner: TestRunner;
+  outputDir: string;
+  testPaths: string[];
+  acceptanceTests: string[];
+  excludedTests?: string[];
+  /** For the verdict process: its key, the acceptance files and the base commit's configuration it loads. */
+  verdict?: {
+    key: Buffer;
+    tests: string[];
+    support: string[];
+    base?: NonNullable<AcceptanceFiles['baseConfig']>;
+  };
+}
+
+interface RunOutcome {
+  result: ProcessRunResult;
+  seenWorkspace: string;
+  usageBefore: Usage;
+  usageAfter: Usage;
+}
+
+type Launch = (run: RunSpec) => Promise<RunOutcome>;
+
+const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
+const KEY_FILE = 'verdict.key';
+const BASE_FOLDER = 'base';
+
+function outputFolder(runDir: string, name: string): string {
+  const dir = path.join(runDir, name);
+  fs.mkdirSync(dir, { mode: 0o755 });
+  return dir;
+}
+
 /**
- * What the acceptance tests must show in the run's cases. A runner whose case names do not start
- * with their file (`node --test`, a command's own report) cannot be held to that: for those only
- * the protection of the files themselves applies.
+ * The runner's context for one process. The verdict process finds its key in its output folder
+ * (fresh for this run, written by the worker only) and removes it before anything of the workspace
+ * runs: the key never passes through an environment or a command line another process can read.
  */
-async function expectations(
-  runner: TestRunner,
-  language: Language,
-  acceptance: AcceptanceFiles,
-): Promise<Expectations | undefined> {
-  if (!runner.casesNamedByFile) return undefined;
-  const testFiles = acceptanceTestFiles(language, acceptance);
-  const ids = runner.kind === 'pytest' ? await expectedPythonTests(acceptance, testFiles) : undefined;
-  if (runner.kind === 'jest') {
-    return { testFiles, ids, honestSkip: await declaredJestSkips(acceptance.sourceDir, testFiles) };
+function contextFor(
+  run: RunSpec,
+  paths: RunnerPaths,
+  limits: SandboxLimits,
+  dependencies: RunnerContext['dependencies'],
+  uid: number | undefined,
+  originalsSeen: string,
+): RunnerContext {
+  const ctx: RunnerContext = {
+    paths,
+    limits,
+    testPaths: run.testPaths,
+    reportName: reportNameOf(run.runner),
+    dependencies,
+    acceptanceTests: run.acceptanceTests,
+    ...(run.excludedTests ? { excludedTests: run.excludedTests } : {}),
+  };
+  if (!run.verdict) return ctx;
+  const keyFile = path.join(run.outputDir, KEY_FILE);
+  fs.writeFileSync(keyFile, run.verdict.key, { mode: 0o400 });
+  if (uid !== undefined) fs.chownSync(keyFile, uid, uid);
+  const seen =
+    (root: string) =>
+    (file: string): [string, string, string] => [
+      file,
+      path.posix.join(paths.workspace, file),
+      path.posix.join(root, file),
+    ];
+  // The base commit's configuration, copied into a folder of the output folder that only the
+  // worker can write; the verdict process reads it before anything of the workspace runs.
+  const base = run.verdict.base;
+  const baseSeen = path.posix.join(paths.output, BASE_FOLDER);
+  if (base) {
+    for (const file of base.files) {
+      const target = path.join(run.outputDir, BASE_FOLDER, file);
+      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+      fs.copyFileSync(path.join(base.sourceDir, file), target);
+      fs.chmodSync(target, 0o444);
+    }
   }
-  return { testFiles, ids };
+  const conftests = [
+    ...(base?.files ?? [])
+      .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
+      .map(seen(baseSeen)),
+    ...run.verdict.support.map(seen(originalsSeen)),
+  ];
+  return {
+    ...ctx,
+    verdict: {
+      tests: run.verdict.tests.map(seen(originalsSeen)),
+      // Folders above first, as pytest loads them.
+      support: conftests.sort((a, b) => a[0].split('/').length - b[0].split('/').length),
+      ini: base?.ini ? path.posix.join(baseSeen, base.ini) : null,
+      keyFile: path.posix.join(paths.output, KEY_FILE),
+    },
+  };
+}
+
+interface LaunchInput extends RunSpec {
+  opts: RunTestsOptions;
+  workspace: string;
+  limits: SandboxLimits;
+  dependencies: DependencyFolder[];
+}
+
+async function runSandboxed(
+  input: LaunchInput & {
+    tools: NonNullable<ReturnType<typeof bwrapTools>>;
+    mounted: AcceptanceFiles | undefined;
+  },
+): Promise<RunOutcome> {
+  const { opts, workspace, limits, dependencies, tools, mounted, runner, outputDir } = input;
+  let lease: Lease | undefined;
+  let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
+  let usageBefore: Usage;
+  let result: ProcessRunResult;
+  let usageAfter: Usage | undefined;
+  try {
+    if (isRoot()) {
+      lease = await lendWorkspace(workspace);
+      fs.chownSync(outputDir, lease.uid, lease.uid);
+      launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
+    }
+    const uid = lease?.uid;
+    usageBefore = lease?.before ?? (await workspaceUsage(workspace));
+    // Inside the sandbox the acceptance files at their workspace paths are the originals, mounted.
+    const ctx = contextFor(
+      input,
+      SANDBOX_PATHS,
+      limits,
+      mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
+      uid,
+      SANDBOX_PATHS.workspace,
+    );
+    const { argv, env } = runner.command(ctx);
+    const { command, args } = bwrapCommand({
+      tools,
+      workspace,
+      outputDir,
+      ...(mounted ? { acceptance: mounted } : {}),
+      dependencies,
+      scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
+      needsNode: runner.needsNode,
+      network: opts.network === true,
+      limits,
+      env,
+      argv: withRlimits(argv, limits, {
+        limitProcesses: true,
+        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+      }),
+      ...(uid === undefined ? {} : { uid }),
+    });
+    result = await runProcessTree({
+      command,
+      args,
+      env: HOST_TOOL_ENV,
+      cwd: workspace,
+      wallTimeoutMs: limits.wallTimeoutMs,
+      outputBytes: limits.outputBytes,
+      ...pick(opts, 'heartbeat', 'signal'),
+      ...(launcher ? { spawn: launcher.spawn } : {}),
+    });
+  } finally {
+    // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
+    if (lease) {
+      await killUidProcesses(lease.uid);
+      launcher?.release();
+      usageAfter = await endLease(workspace, lease);
+    }
+  }
+  return {
+    result,
+    seenWorkspace: SANDBOX_PATHS.workspace,
+    usageBefore,
+    usageAfter: usageAfter ?? (await workspaceUsage(workspace)),
+  };
+}
+
+async function runBare(input: LaunchInput): Promise<RunOutcome> {
+  const { opts, workspace, limits, dependencies, runner, outputDir } = input;
+  const usageBefore = await workspaceUsage(workspace);
+  const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
+  try {
+    const runId = randomBytes(8).toString('hex');
+    // Without a sandbox nothing covers the copies: the verdict process reads the originals.
+    const originals = opts.acceptance?.sourceDir ?? workspace;
+    const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
+    const { argv, env } = runner.command(ctx);
+    const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
+    const wrapped = withRlimits(argv, limits, {
+      limitProcesses: false,
+      addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+    });
+    const result = await runProcessTree({
+      command: wrapped[0],
+      args: wrapped.slice(1),
+      env: { ...env, ACA_SANDBOX_RUN: runId },
+      cwd: workspace,
+      wallTimeoutMs: limits.wallTimeoutMs,
+      outputBytes: limits.outputBytes,
+      sweepTag,
+      ...pick(opts, 'heartbeat', 'signal'),
+    });
+    return { result, seenWorkspace: workspace, usageBefore, usageAfter: await workspaceUsage(workspace) };
+  } finally {
+    cleanup();
+  }
 }
 
 /**

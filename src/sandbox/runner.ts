@@ -29,6 +29,33 @@ export interface RunnerContext {
   dependencies: SeenDependency[];
   /** Workspace-relative acceptance test files (`--tests`) the runner holds to a stricter check. */
   acceptanceTests?: string[];
+  /**
+   * Workspace-relative test files this run leaves out: the acceptance tests, when a verdict process
+   * of their own runs them (see `StreamingRunner.verdict`).
+   */
+  excludedTests?: string[];
+  /**
+   * For a verdict process: the acceptance test files and the conftest.py files it loads (each as
+   * relative path, path in the workspace, path of the original it is read from), the pytest
+   * configuration file it reads (the base commit's, else aca's), and the key file it signs with.
+   */
+  verdict?: {
+    tests: [string, string, string][];
+    support: [string, string, string][];
+    ini: string | null;
+    keyFile: string;
+  };
+}
+
+/** What the worker knows of the acceptance tests before a verdict process runs them. */
+export interface VerdictExpectations {
+  /** The key the verdict process signs its records with (given to it in a file it removes). */
+  key: Buffer;
+  /**
+   * Test ids (`file::name`, without parameters) whose original asks for a skip or an expected
+   * failure (a mark, or a skip call in the test or its file): only these may end skipped by pytest.
+   */
+  maySkip: ReadonlySet<string>;
 }
 
 interface RunnerBase {
@@ -71,6 +98,12 @@ export interface StreamingRunner extends RunnerBase {
   reportKey(name: string): string;
   /** Why the runner's exit status contradicts the streamed results, or null when it does not. */
   exitContradiction(exitCode: number, stream: StreamResult): string | null;
+  /**
+   * The runner of the verdict process, where this runner has one: the acceptance tests alone, in a
+   * process of their own that nothing written during the run configures, whose results the code
+   * under test cannot forge (run-test-suite.ts). Its command gets `RunnerContext.verdict`.
+   */
+  verdict?(expectations: VerdictExpectations): StreamingRunner;
 }
 
 /**

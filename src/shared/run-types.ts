@@ -65,6 +65,8 @@ export interface RunInput {
    * nor stores the run's failures. Absent: on.
    */
   failureMemory?: boolean;
+  /** Sandbox limits given for this run (`--memory`, `--wall-time`), over `.aca.json`'s. */
+  limits?: ProjectLimits;
 }
 
 /** What a linked run takes over from the run it came from. */

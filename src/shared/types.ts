@@ -24,7 +24,11 @@ export type ListedState = (typeof LISTED_STATES)[number];
 export const LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
-export type FailureReason = 'max_iterations' | 'budget' | 'cancelled' | 'error';
+/**
+ * Why a run FAILED. `environment`: the tests could not run at all on the base commit (a limit hit,
+ * the runner missing, a crash before any test, an unreadable report); no model was asked anything.
+ */
+export type FailureReason = 'max_iterations' | 'budget' | 'cancelled' | 'error' | 'environment';
 
 export type AgentRole = 'planner' | 'coder' | 'tester' | 'reflector';
 
@@ -74,6 +78,12 @@ export interface TestRunReport {
   cases: TestCaseResult[];
   /** One line that says what went wrong, when something did. */
   message?: string;
+  /**
+   * Set when the run tested nothing because of where it ran rather than what the code does: the
+   * runner or command missing, the runner crashing before any test or leaving no readable report,
+   * a resource limit hit. Says what happened, in one line.
+   */
+  environment?: string;
   /** Tail of stdout and stderr, capped; `cutBytes` says how much was dropped in front. */
   output: string;
   cutBytes: number;

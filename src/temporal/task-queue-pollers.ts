@@ -1,4 +1,10 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowClient } from '@temporalio/client';
+
+/** Either client: the service and the namespace are all that is asked of it. */
+type AnyClient = {
+  workflowService: (Client | WorkflowClient)['workflowService'];
+  options: { namespace: string };
+};
 
 /** Temporal's enum values (TaskQueueKind NORMAL, TaskQueueType WORKFLOW), as the proto defines them. */
 const TASK_QUEUE_KIND_NORMAL = 1;
@@ -17,7 +23,7 @@ export interface QueuePollers {
 }
 
 export async function workflowPollers(
-  client: Client,
+  client: AnyClient,
   taskQueue: string,
   now = Date.now(),
 ): Promise<QueuePollers> {
@@ -45,7 +51,11 @@ export function noWorkerMessage(taskQueue: string): string {
  * null when one polls, else the message naming the queue. A server that cannot say is not
  * taken as "no worker": the caller goes on as before.
  */
-export async function missingWorker(client: Client, taskQueue: string, withinMs = 0): Promise<string | null> {
+export async function missingWorker(
+  client: AnyClient,
+  taskQueue: string,
+  withinMs = 0,
+): Promise<string | null> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     let pollers: QueuePollers;

@@ -44,6 +44,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         gitDir: input.gitDir,
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
+        ...(input.limits ? { limits: input.limits } : {}),
         start: link
           ? {
               commit: link.startCommit,
@@ -87,6 +88,10 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         },
       ],
     );
+    if (baseline.cannotRun) {
+      // Agents cannot change the machine the tests run on: nothing to plan, nothing to learn.
+      throw new RunStopped('environment', baseline.cannotRun);
+    }
     record.baseline = { passed: baseline.passed, failed: baseline.failed + baseline.errors };
     work.baselineRef = baseline.reportRef;
     record.failingTests = baseline.failingTests ?? [];

@@ -1,22 +1,21 @@
 /**
- * CI smoke of `aca bench`: every part, tiny, in one process against the test run's
+ * CI smoke of `npm run bench`: every part, tiny, in one process against the test run's
  * Temporal server. Asserts that the harness works and writes its results, never
  * how fast anything was (the CI machine's timings mean nothing).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
-import type { CliIO } from '../../src/cli/cli-context';
-import type { ConcurrencyResult } from '../../src/bench/concurrency-bench';
-import type { HistoryResult } from '../../src/bench/history-bench';
-import type { HumanEvalResult } from '../../src/bench/humaneval-bench';
-import type { OverheadResult } from '../../src/bench/overhead-bench';
-import type { RepoBenchResult } from '../../src/bench/repo-bench';
-import type { SandboxBenchResult } from '../../src/bench/sandbox-bench';
-import type { SearchBenchResult } from '../../src/bench/search-bench';
-import type { StoreBenchResult } from '../../src/bench/store-bench';
-import type { EvalBenchResult } from '../../src/bench/eval-bench';
+import { runBench } from '../../bench/main';
+import type { ConcurrencyResult } from '../../bench/concurrency-bench';
+import type { HistoryResult } from '../../bench/history-bench';
+import type { HumanEvalResult } from '../../bench/humaneval-bench';
+import type { OverheadResult } from '../../bench/overhead-bench';
+import type { RepoBenchResult } from '../../bench/repo-bench';
+import type { SandboxBenchResult } from '../../bench/sandbox-bench';
+import type { SearchBenchResult } from '../../bench/search-bench';
+import type { StoreBenchResult } from '../../bench/store-bench';
+import type { EvalBenchResult } from '../../bench/eval-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
 
 const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -51,7 +50,7 @@ const FALLBACK_PROBLEMS = [
 const readJson = <T>(dir: string, name: string): T =>
   JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as T;
 
-describe('aca bench (smoke: every part, tiny)', () => {
+describe('npm run bench (smoke: every part, tiny)', () => {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bench-smoke-'));
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -64,10 +63,8 @@ describe('aca bench (smoke: every part, tiny)', () => {
       dataset = path.join(outDir, 'smoke.jsonl');
       fs.writeFileSync(dataset, FALLBACK_PROBLEMS.map((p) => JSON.stringify(p)).join('\n'));
     }
-    const io: CliIO = { out: (l) => stdout.push(l), err: (l) => stderr.push(l), isTTY: false };
-    code = await main(
+    code = await runBench(
       [
-        'bench',
         'all',
         '--delay-ms',
         '50',
@@ -95,7 +92,7 @@ describe('aca bench (smoke: every part, tiny)', () => {
         '--out',
         outDir,
       ],
-      io,
+      { out: (l) => stdout.push(l), progress: (l) => stderr.push(l) },
     );
   }, 300_000);
 

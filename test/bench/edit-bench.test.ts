@@ -1,17 +1,16 @@
 /**
- * `aca bench edit`: both ways of fixing the 5,000-line file run to SUCCESS and leave the file as
+ * `npm run bench -- edit`: both ways of fixing the 5,000-line file run to SUCCESS and leave the file as
  * expected, and the figures come from the scripted server's counts. Asserts what the part measures
  * and that it is consistent, never a particular ratio beyond the obvious direction.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { main } from '../../src/cli/main';
-import type { CliIO } from '../../src/cli/cli-context';
-import type { EditBenchResult } from '../../src/bench/edit-bench';
+import { runBench } from '../../bench/main';
+import type { EditBenchResult } from '../../bench/edit-bench';
 import { getTestTemporal } from '../helpers/temporal-env';
 
-describe('aca bench edit', () => {
+describe('npm run bench -- edit', () => {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bench-edit-'));
   afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
 
@@ -19,8 +18,10 @@ describe('aca bench edit', () => {
     getTestTemporal();
     const stdout: string[] = [];
     const stderr: string[] = [];
-    const io: CliIO = { out: (l) => stdout.push(l), err: (l) => stderr.push(l), isTTY: false };
-    const code = await main(['bench', 'edit', '--out', outDir], io);
+    const code = await runBench(['edit', '--out', outDir], {
+      out: (l) => stdout.push(l),
+      progress: (l) => stderr.push(l),
+    });
     if (code !== 0) console.error(`stdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`);
     expect(code).toBe(0);
 

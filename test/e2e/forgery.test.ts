@@ -48,6 +48,6 @@ describe('a Coder that forges test results', () => {
     const reflector = h.llm.requests.find((r) => r.scenario === 'forges-passes' && r.agent === 'reflector');
     const prompt = JSON.stringify(reflector?.messages ?? []);
     expect(prompt).toContain('Test run: tampered');
-    expect(prompt).toMatch(/raised an error, yet it was reported passed/);
+    expect(prompt).toMatch(/the report file disagrees with the results streamed/);
   });
 });

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { generateRepository } from '../../src/bench/search-bench';
+import { generateRepository } from '../../bench/search-bench';
 import type { Scenario } from '../../src/llm/scenario';
 import { estimateTokens } from '../../src/repo-map/repo-map';
 import type { AgentRole } from '../../src/shared/types';

@@ -53,6 +53,34 @@ const PY_PROJECT = {
 };
 const REPRODUCTION = 'from calc.ops import add\n\n\ndef test_add_adds():\n    assert add(40, 2) == 42\n';
 
+/**
+ * A test the Tester writes that, as code under test can, leaves a hash-based unchecked .pyc (its
+ * hidden source never shown), folders git refuses to add, a link out of the repository and a new
+ * binary file beside the files of the run.
+ */
+const PLANTING_TEST = [
+  'import os, pathlib, py_compile, sys, tempfile',
+  'from calc.ops import add',
+  '',
+  'ROOT = pathlib.Path(__file__).resolve().parent.parent',
+  '',
+  '',
+  'def test_add_adds():',
+  "    hidden = pathlib.Path(tempfile.mkdtemp()) / 'util.py'",
+  '    hidden.write_text("print(\'hidden code\')\\n")',
+  "    cache = ROOT / 'calc' / '__pycache__' / f'util.{sys.implementation.cache_tag}.pyc'",
+  '    cache.parent.mkdir(exist_ok=True)',
+  '    py_compile.compile(str(hidden), cfile=str(cache), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)',
+  "    for folder in ('.GIT', 'calc/git~1'):",
+  '        (ROOT / folder).mkdir(parents=True, exist_ok=True)',
+  "        (ROOT / folder / 'config').write_text('[core]\\n\\tbare = true\\n')",
+  "    if not (ROOT / 'calc' / 'settings.cfg').is_symlink():",
+  "        os.symlink('/etc/hostname', ROOT / 'calc' / 'settings.cfg')",
+  "    (ROOT / 'calc' / 'native.so').write_bytes(b'\\x7fELF\\x00\\x01')",
+  '    assert add(40, 2) == 42',
+  '',
+].join('\n');
+
 const scenarios: Scenario[] = [
   {
     name: 'repo-py-fix',
@@ -101,6 +129,23 @@ const scenarios: Scenario[] = [
         ],
       ],
       reflector: [analysis('a test is gone'), analysis('mul is broken')],
+    },
+  },
+  {
+    name: 'repo-py-plant',
+    agents: {
+      planner: plan,
+      coder: [
+        [step(edit('calc/ops.py', 'return a - b', 'return a * b + 0')), finish('add multiplies now')],
+        [step(edit('calc/ops.py', 'return a * b + 0', 'return a + b')), finish('add adds')],
+      ],
+      tester: [
+        [
+          step(call('create_file', { path: 'tests/test_task.py', content: PLANTING_TEST })),
+          finish('wrote it'),
+        ],
+      ],
+      reflector: [analysis('add multiplies')],
     },
   },
   {
@@ -266,6 +311,49 @@ describe('runs on a repository (--repo)', () => {
     expect(secondCoder.messages.find((m) => m.role === 'user')!.content).toContain(
       'tests/test_helper.py::test_helper',
     );
+  });
+
+  test('Python: a .pyc and .GIT / git~1 folders a test writes never reach a commit, later commits still succeed, and apply asks before taking its link and binary', async () => {
+    // No __pycache__ in .gitignore: the exclusion must not depend on the project's.
+    const repo = makeRepo({
+      ...PY_PROJECT,
+      '.gitignore': '.venv/\n',
+      'calc/util.py': 'def shout(text):\n    return text.upper()\n',
+    });
+    addVenv(repo, { 'helperlib.py': 'def answer():\n    return 42\n' });
+    const id = newId('plant');
+    const result = await run(repo, id, 'repo-py-plant');
+    expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
+
+    const committed = gitIn(repo, 'ls-tree', '-r', '--name-only', `aca/${id}`).split('\n');
+    expect(committed.filter((f) => /__pycache__|\.pyc$|\.git\/|git~1/i.test(f))).toEqual([]);
+    expect(committed).toEqual(expect.arrayContaining(['calc/ops.py', 'tests/test_task.py']));
+    const stat = await runCli(['diff', id, '--stat'], env);
+    expect(stat.stdout).not.toMatch(/pyc/);
+    expect(stat.stdout.split('Review with care:\n')[1]).toBe(
+      [
+        '  calc/native.so (binary, added): a new binary file: the diff cannot show it [aca apply needs --allow-binary]',
+        '  calc/settings.cfg -> /etc/hostname (link, added): a link pointing outside the repository [aca apply needs --allow-links]',
+        '',
+      ].join('\n'),
+    );
+    const shown = await runCli(['result', id], env);
+    expect(shown.stdout).toContain('Review with care:\n  calc/native.so (binary, added)');
+
+    // Without the flags, apply refuses (2), naming both, and the repository stays as it was.
+    const before = repoDigest(repo);
+    const refused = await runCli(['apply', id], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('calc/settings.cfg -> /etc/hostname');
+    expect(refused.stderr).toContain('calc/native.so');
+    expect(repoDigest(repo)).toEqual(before);
+
+    const applied = await runCli(['apply', id, '--allow-binary', '--allow-links'], env);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('Review with care:\n  calc/native.so (binary, added)');
+    expect(fs.readlinkSync(path.join(repo, 'calc', 'settings.cfg'))).toBe('/etc/hostname');
+    expect(fs.existsSync(path.join(repo, 'calc', '__pycache__'))).toBe(false);
+    expect(fs.existsSync(path.join(repo, '.GIT'))).toBe(false);
   });
 
   test('TypeScript with its own Jest config and node_modules', async () => {

@@ -9,7 +9,7 @@ import {
   LARGE_FILE_LINES,
   largeFileScenario,
   largeModule,
-} from '../../src/bench/large-file-fixture';
+} from '../../bench/large-file-fixture';
 import { loadScenarios, type Scenario } from '../../src/llm/scenario';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 

@@ -15,7 +15,7 @@ import { createAgentActivities } from '../../src/activities/agent-activities';
 import { FileReportStore } from '../../src/agents/report-store';
 import { openTurn, type OpenTurnInput } from '../../src/agents/agent-turn';
 import { FileConversationStore, type StepDecision } from '../../src/agents/conversation-store';
-import { generateRepository } from '../../src/bench/search-bench';
+import { generateRepository } from '../../bench/search-bench';
 import { createOpenAIChatModel } from '../../src/llm/chat-model';
 import type { Scenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';

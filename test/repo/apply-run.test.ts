@@ -81,6 +81,7 @@ describe('applying a run to the user repository', () => {
       commit: userGit(repo, 'rev-parse', 'HEAD').trim(),
       branch: 'main',
       files: ['calc.py', 'test_calc.py'],
+      reviewWithCare: [],
     });
     expect(userGit(repo, 'rev-parse', 'HEAD~1').trim()).toBe(userHead);
     expect(userGit(repo, 'symbolic-ref', 'HEAD').trim()).toBe('refs/heads/main');

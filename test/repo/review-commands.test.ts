@@ -10,13 +10,22 @@ import * as path from 'node:path';
 import { AcaClient, RUN_WORKFLOW_TYPE } from '../../src/api/aca-client';
 import { applyCommand, diffCommand, discardCommand } from '../../src/cli/review-commands';
 import type { CliIO } from '../../src/cli/cli-context';
-import { statusCommand } from '../../src/cli/inspect-commands';
+import { resultCommand, statusCommand } from '../../src/cli/inspect-commands';
 import { loadConfig } from '../../src/config';
-import { ApplyConflictError } from '../../src/repo/apply-errors';
+import { ApplyConflictError, ApplyNeedsConsentError } from '../../src/repo/apply-errors';
 import { pushRunCommit } from '../../src/repo/git-store';
+import { commitAll } from '../../src/repo/run-worktree';
 import { RunStateError, UnappliedChangesError, UserInputError } from '../../src/shared/errors';
 import type { RunSnapshot } from '../../src/shared/run-types';
-import { commitAsUser, makeRun, makeUserRepo, userGit, type MadeRun } from './run-fixture';
+import {
+  commitAsUser,
+  fingerprint,
+  makeRun,
+  makeUserRepo,
+  userGit,
+  writeFiles,
+  type MadeRun,
+} from './run-fixture';
 
 interface FakeRun {
   status: string;
@@ -186,6 +195,134 @@ describe('reviewing a run through AcaRun and the command line', () => {
     const again = captureIO();
     expect(await discardCommand(aca, id, {}, again)).toBe(0);
     expect(again.lines).toEqual([`Run ${id} was discarded already.`]);
+  });
+
+  describe('what review cannot show', () => {
+    /** The run's next commit adds a link out of the repository, a new binary and a conftest.py. */
+    async function addRisks(): Promise<void> {
+      const { workTree } = made.git;
+      fs.symlinkSync('/etc/passwd', path.join(workTree, 'settings.py'));
+      fs.writeFileSync(path.join(workTree, 'helper.so'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1]));
+      writeFiles(workTree, { 'conftest.py': 'import os\n', inside: 'x\n' });
+      fs.symlinkSync('inside', path.join(workTree, 'near'));
+      const head = await commitAll(made.worktree, 'aca: attempt 2, coder: more');
+      made = { ...made, head: head! };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+    }
+
+    test('aca apply refuses a link out of the repository and a new binary, naming each, changing nothing', async () => {
+      await addRisks();
+      const before = fingerprint(repo);
+      const io = captureIO();
+      const refusal = await applyCommand(aca, id, io).catch((err: unknown) => err);
+      expect(refusal).toBeInstanceOf(ApplyNeedsConsentError);
+      expect(refusal).toBeInstanceOf(UserInputError); // exit 2
+      const message = (refusal as Error).message;
+      expect(message).toContain('settings.py -> /etc/passwd');
+      expect(message).toContain('helper.so');
+      expect(message).toContain('--allow-links');
+      expect(message).toContain('--allow-binary');
+      expect(message).not.toContain('near');
+      expect((refusal as ApplyNeedsConsentError).files).toEqual(['helper.so', 'settings.py']);
+      expect(fingerprint(repo)).toEqual(before);
+
+      // One flag is not enough for both.
+      await expect(aca.run(id).apply({ allowLinks: true })).rejects.toThrow(/helper\.so/);
+      await expect(aca.run(id).apply({ allowBinary: true })).rejects.toThrow(/settings\.py -> \/etc\/passwd/);
+      expect(fingerprint(repo)).toEqual(before);
+    });
+
+    test('with --allow-binary and --allow-links they are applied and listed under "Review with care"', async () => {
+      await addRisks();
+      const io = captureIO();
+      expect(await applyCommand(aca, id, io, { allowBinary: true, allowLinks: true })).toBe(0);
+      expect(io.lines).toEqual([
+        expect.stringMatching(/^Applied run .* \(6 files\)\.$/),
+        'Review with care:',
+        '  conftest.py (test-config, added): test runner configuration: decides what the tests run',
+        '  helper.so (binary, added): a new binary file: the diff cannot show it',
+        '  near -> inside (link, added): a link within the repository',
+        '  settings.py -> /etc/passwd (link, added): a link pointing outside the repository',
+      ]);
+      expect(fs.readlinkSync(path.join(repo, 'settings.py'))).toBe('/etc/passwd');
+      expect(fs.existsSync(path.join(repo, 'helper.so'))).toBe(true);
+    });
+
+    test('hostile names and link targets under the heading come out visible, one line each', async () => {
+      const { workTree } = made.git;
+      fs.symlinkSync('/tmp/\x1b]52;c;eA==\x07\nSUCCESS', path.join(workTree, 'evil\x1b[2K'));
+      writeFiles(workTree, { 'dir\u202e\x1b[1A/conftest.py': 'import os\n' });
+      made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: more'))! };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      const heading = stat.lines.slice(stat.lines.indexOf('Review with care:') + 1);
+      expect(heading).toEqual([
+        '  "dir\\u202e\\x1b[1A/conftest.py" (test-config, added): test runner configuration: decides what the tests run',
+        '  "evil\\x1b[2K" -> "/tmp/\\x1b]52;c;eA==\\x07\\nSUCCESS" (link, added): a link pointing outside the repository [aca apply needs --allow-links]',
+      ]);
+      const refusal = await applyCommand(aca, id, captureIO()).catch((err: unknown) => err);
+      expect(refusal).toBeInstanceOf(ApplyNeedsConsentError);
+    });
+
+    test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {
+      await addRisks();
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      const heading = stat.lines.indexOf('Review with care:');
+      expect(heading).toBeGreaterThan(0);
+      expect(stat.lines.slice(heading + 1)).toEqual([
+        '  conftest.py (test-config, added): test runner configuration: decides what the tests run',
+        '  helper.so (binary, added): a new binary file: the diff cannot show it [aca apply needs --allow-binary]',
+        '  near -> inside (link, added): a link within the repository',
+        '  settings.py -> /etc/passwd (link, added): a link pointing outside the repository [aca apply needs --allow-links]',
+      ]);
+      // A plain diff stays a patch for `git apply`.
+      const plain = captureIO();
+      await diffCommand(aca, id, {}, plain);
+      expect(plain.lines.join('\n')).not.toContain('Review with care');
+
+      const snapshot = runs.get(id)!.snapshot;
+      runs.get(id)!.snapshot = {
+        ...snapshot,
+        state: 'SUCCESS',
+        reason: null,
+        iterations: 1,
+        maxIterations: 3,
+        passRate: 1,
+        tests: { passed: 1, failed: 0, errors: 0 },
+        tokens: { prompt: 1, completion: 1 },
+        cost: null,
+        baseline: null,
+        regressions: [],
+        changedFiles: [],
+        files: [],
+        error: null,
+      } as RunSnapshot;
+      const text = captureIO();
+      expect(await resultCommand(aca, id, { wait: true }, text)).toBe(0);
+      expect(text.lines.slice(text.lines.indexOf('Review with care:'))).toHaveLength(5);
+      const json = captureIO();
+      expect(await resultCommand(aca, id, { json: true, wait: true }, json)).toBe(0);
+      const parsed = JSON.parse(json.lines[0]!) as { reviewWithCare: unknown[]; workflowId: string };
+      expect(parsed.workflowId).toBe(id);
+      expect(parsed.reviewWithCare).toEqual([
+        expect.objectContaining({ path: 'conftest.py', kind: 'test-config', needs: null }),
+        expect.objectContaining({
+          path: 'helper.so',
+          kind: 'binary',
+          change: 'added',
+          needs: 'allow-binary',
+        }),
+        expect.objectContaining({ path: 'near', kind: 'link', target: 'inside', outside: false }),
+        expect.objectContaining({
+          path: 'settings.py',
+          target: '/etc/passwd',
+          outside: true,
+          needs: 'allow-links',
+        }),
+      ]);
+    });
   });
 
   test("aca discard also removes the run's branch from the git store", async () => {

@@ -538,8 +538,9 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = None
 `,
     });
-    expect(report.outcome).toBe('tampered');
-    expect(report.message).toMatch(/raised an error, yet it was reported passed/);
+    // The acceptance tests' verdict comes from a process that loads no conftest.py of the run.
+    expect(report.outcome).toBe('completed');
+    expect(report.failed).toBe(2);
   });
 
   test('collect_ignore that hides the acceptance tests, plus one trivial test', async () => {
@@ -547,9 +548,10 @@ def pytest_runtest_makereport(item, call):
       'conftest.py': 'collect_ignore = ["tests"]\n',
       'test_trivial.py': TRIVIAL_TEST,
     });
-    expect(report.message).toMatch(/acceptance tests given by the user did not run/);
-    expect(report.cases.filter((c) => c.status === 'error').map((c) => c.name)).toEqual([
-      'tests/test_add.py',
+    // The verdict process collects the acceptance files itself, without the run's conftest.py.
+    expect(report.cases.filter((c) => c.status === 'failed').map((c) => c.name)).toEqual([
+      'tests/test_add.py::test_add',
+      'tests/test_add.py::test_add_negative',
     ]);
   });
 
@@ -573,7 +575,7 @@ def pytest_collection_modifyitems(config, items):
 `,
       'test_trivial.py': TRIVIAL_TEST,
     });
-    expect(report.message).toMatch(/did not run: tests\/test_add.py/);
+    expect(report.failed).toBe(2);
   });
 
   test('the solution makes the read-only acceptance test writable and rewrites it', async () => {
@@ -619,7 +621,7 @@ except OSError as e:
   });
 
   // Model-written code that never lets the acceptance test's own function run (or swallows what it
-  // raised) and lets pytest report the call as passed. Each must end as tampering, never as a pass.
+  // raised) and lets pytest report the call as passed. None may end as a pass.
   const BODY_BYPASSES: Record<string, Record<string, string>> = {
     'each collected item gets a runtest that does nothing': {
       'conftest.py': `
@@ -733,9 +735,10 @@ def pytest_runtest_makereport(item, call):
 
   test.each(Object.keys(BODY_BYPASSES))('the test body never runs: %s', async (name) => {
     const report = await runForgery(BODY_BYPASSES[name]);
-    expect(report.outcome).toBe('tampered');
+    // None of it is loaded where the acceptance tests run: they run and fail on their merits.
+    expect(report.outcome).toBe('completed');
     expect(report.passed).toBe(0);
-    expect(report.message).toMatch(/the run was tampered with|yet it was reported passed/);
+    expect(report.failed).toBe(2);
   });
 
   // Model-written modules named like what the test process imports before aca's plugin has loaded:
@@ -871,8 +874,8 @@ def test_xfail():
       'TestChild::test_method': 'passed',
       'TestChild::test_more': 'passed',
       'AddCase::test_unittest': 'passed',
-      // An acceptance test must run: an expected failure is not a pass (acceptance.ts).
-      test_xfail: 'error',
+      // An expected failure the user marked is the user's own result, not a failure.
+      test_xfail: 'skipped',
     });
   });
 

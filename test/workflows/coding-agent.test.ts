@@ -780,6 +780,23 @@ describe('the run state machine with stub activities', () => {
     expect(log.memory).toEqual([]);
   });
 
+  test('a baseline that cannot run stops the run before the Planner, reason environment, nothing remembered', async () => {
+    const diagnosis =
+      'the tests cannot run on the base commit: the command exited with code 127 before running any test\ncommand: nosuchrunner\nlast output:\nsh: 1: nosuchrunner: not found';
+    const handle = await started(
+      { tests: () => ({ outcome: 'collection_error', success: false, passed: 0, cannotRun: diagnosis }) },
+      {},
+      repoRun(),
+    );
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'environment', iterations: 0, error: diagnosis });
+    expect(moves(result)).toEqual(['INIT>FAILED']);
+    const log = logOf(handle.workflowId);
+    expect(log.steps).toEqual([]);
+    expect(log.testRuns).toEqual([0]);
+    expect(log.memory).toEqual([]);
+  });
+
   test('a baseline that did not complete does not declare targets unknown', async () => {
     const handle = await started(
       {

@@ -9,8 +9,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ModelOptionsTable } from '../llm/model-options';
-import { safeKey } from '../shared/safe-key';
+import type { ModelOptionsTable } from '../src/llm/model-options';
+import { safeKey } from '../src/shared/safe-key';
 import { runResult, uniqueSuffix, type BenchStack } from './bench-stack';
 import { formatPairs, formatTable, round, withTimeout, type BenchIO } from './bench-util';
 import { tokensPerIteration } from './history-bench';

@@ -2,10 +2,10 @@
  * A fix in a large file, as data: a 5,000-line Python module with one wrong sign deep inside, the
  * acceptance test that catches it, and the two scripted ways a Coder fixes it, by `edit_file` on a
  * window it read, or by reading every line and rewriting the file with `create_file`. Used by
- * `aca bench edit` and by the end-to-end test of the edit.
+ * `npm run bench -- edit` and by the end-to-end test of the edit.
  */
-import { readWindow } from '../tools/file-tools';
-import type { Scenario, ScenarioStep } from '../llm/scenario';
+import { readWindow } from '../src/tools/file-tools';
+import type { Scenario, ScenarioStep } from '../src/llm/scenario';
 
 export const LARGE_FILE = 'series.py';
 export const LARGE_FILE_LINES = 5_000;

@@ -7,10 +7,10 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Scenario } from '../llm/scenario';
-import { prepareEvalBatch } from '../eval/prepare-batch';
-import type { EvalReport } from '../shared/eval-types';
-import { evalBatchWorkflow } from '../workflows/eval-batch';
+import type { Scenario } from '../src/llm/scenario';
+import { prepareEvalBatch } from '../src/eval/prepare-batch';
+import type { EvalReport } from '../src/shared/eval-types';
+import { evalBatchWorkflow } from '../src/workflows/eval-batch';
 import type { BenchStack } from './bench-stack';
 import { runResult, uniqueSuffix } from './bench-stack';
 import { formatTable, round, type BenchIO } from './bench-util';

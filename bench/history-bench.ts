@@ -6,10 +6,10 @@
  * messages actually sent), to show that prompts stay flat instead of growing
  * with the run.
  */
-import { loadBuiltinScenario } from '../llm/scenario';
-import type { RecordedRequest } from '../llm/scripted-server';
-import type { RunResult } from '../shared/run-types';
-import type { AgentRole } from '../shared/types';
+import { loadBuiltinScenario } from '../src/llm/scenario';
+import type { RecordedRequest } from '../src/llm/scripted-server';
+import type { RunResult } from '../src/shared/run-types';
+import type { AgentRole } from '../src/shared/types';
 import { runResult, uniqueSuffix, type BenchStack } from './bench-stack';
 import { formatPairs, formatTable, round, sum, withTimeout, type BenchIO } from './bench-util';
 import { fetchExecutions, summarizeHistory, type HistorySummary } from './history-analysis';

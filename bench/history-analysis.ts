@@ -4,7 +4,7 @@
  * according to the server's own event times.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { decodePayload } from '../api/history-payloads';
+import { decodePayload } from '../src/api/history-payloads';
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 type HistoryEvent = NonNullable<History['events']>[number];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 
-/** The options of `aca bench`, as commander hands them to benchCommand (values unparsed). */
+/** The options of `npm run bench`, as commander hands them to benchCommand (values unparsed). */
 export interface BenchFlags {
   delayMs?: string;
   runs?: string;
@@ -34,6 +34,7 @@ Parts:
   store        the demo run and the demo as a --repo run on 20,000 files, with ACA_GIT_STORE against one
                host; a cold worker bringing the last commit from the store; goal: demo <= 1.25x one host
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
+  edit         one fix in a 5,000-line file: edit_file on a window against reading and rewriting the file; tokens
   humaneval    every HumanEval problem as a run with its check() as acceptance test
   eval         aca eval of --limit generated instances (200) at --levels concurrencies (1,8,32): wall time,
                instances/min, overhead per instance against one plain run, the batch history's size`;

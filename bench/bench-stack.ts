@@ -17,24 +17,29 @@ import {
   Runtime,
   type Worker,
 } from '@temporalio/worker';
-import { reportRef, type ReportStore } from '../agents/report-store';
-import { startRunWorkflow } from '../api/aca-client';
-import { loadConfig, type AcaConfig } from '../config';
-import { ScriptedLlmServer } from '../llm/scripted-server';
-import type { ModelOptionsTable } from '../llm/model-options';
-import type { Scenario } from '../llm/scenario';
-import { DEFAULT_RUN_OPTIONS, type RepoInput, type RunOptions, type RunResult } from '../shared/run-types';
-import { safeKey } from '../shared/safe-key';
-import type { Language, TestRunReport } from '../shared/types';
+import { reportRef, type ReportStore } from '../src/agents/report-store';
+import { startRunWorkflow } from '../src/api/aca-client';
+import { loadConfig, type AcaConfig } from '../src/config';
+import { ScriptedLlmServer } from '../src/llm/scripted-server';
+import type { ModelOptionsTable } from '../src/llm/model-options';
+import type { Scenario } from '../src/llm/scenario';
+import {
+  DEFAULT_RUN_OPTIONS,
+  type RepoInput,
+  type RunOptions,
+  type RunResult,
+} from '../src/shared/run-types';
+import { safeKey } from '../src/shared/safe-key';
+import type { Language, TestRunReport } from '../src/shared/types';
 import {
   getFreePort,
   isTemporalReachable,
   startDevServer,
   type DevServerHandle,
-} from '../temporal/dev-server';
-import { registerSearchAttributes } from '../temporal/search-attributes';
-import { ensureTemporalCli } from '../temporal/temporal-cli';
-import { createAcaWorker, createRunStores, WORKFLOWS_PATH } from '../worker';
+} from '../src/temporal/dev-server';
+import { registerSearchAttributes } from '../src/temporal/search-attributes';
+import { ensureTemporalCli } from '../src/temporal/temporal-cli';
+import { createAcaWorker, createRunStores, WORKFLOWS_PATH } from '../src/worker';
 
 export interface BenchStackOptions {
   progress: (message: string) => void;

@@ -188,6 +188,53 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     }
   });
 
+  test('a suite that cannot start (a missing runner) stops before any model call: exit 1, reason environment, no lesson', async () => {
+    const repo = makeRepo({
+      'calc.py': 'def add(a, b):\n    return a - b\n',
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+    });
+    const id = newId('no-runner');
+    const asked = h.llm.requests.length;
+    const r = await runCli(
+      [
+        'run',
+        'Fix add in calc.py',
+        '--repo',
+        repo,
+        '--test-cmd',
+        'nosuchrunner --all',
+        '--id',
+        id,
+        '--model',
+        'scripted:demo-fizzbuzz',
+        '--json',
+      ],
+      env,
+    );
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout) as RunResult;
+    expect(result).toMatchObject({ state: 'FAILED', reason: 'environment', iterations: 0 });
+    expect(result.error).toContain(
+      'the tests cannot run on the base commit: the test command could not start (command not found, exit 127)',
+    );
+    expect(result.error).toContain('command: nosuchrunner --all');
+    expect(result.error).toContain('nosuchrunner: not found');
+    expect(h.llm.requests.length).toBe(asked);
+    const history = await h.client.workflow.getHandle(id).fetchHistory();
+    const scheduled = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((name): name is string => Boolean(name));
+    expect(scheduled).toContain('runTests');
+    expect(scheduled.filter((name) => /^remember|^agentStep|^recall/.test(name))).toEqual([]);
+  });
+
+  test('--memory and --wall-time outside what a worker allows are bad input', async () => {
+    const low = await runCli(['run', 'x', '--no-repo', '--memory', '100'], env);
+    expect([low.code, low.stderr]).toEqual([2, expect.stringContaining('--memory must be from 256 MiB')]);
+    const long = await runCli(['run', 'x', '--no-repo', '--wall-time', '999999'], env);
+    expect([long.code, long.stderr]).toEqual([2, expect.stringContaining('--wall-time must be at most')]);
+  });
+
   test('--language that does not fit the repository: exit 2 before anything starts', async () => {
     const repo = makeRepo({ 'calc.py': 'def add(a, b):\n    return a - b\n' });
     const id = newId('language');
@@ -229,8 +276,16 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
         JSON.parse(polled.stdout) as { checks: Array<{ name: string; status: string }> }
       ).checks.find((c) => c.name === 'workers');
       expect(worker?.status).toBe('ok');
+      // Ctrl-C is not held up by a query no worker will answer: the run is paused, exit 4, at once.
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const interrupted = Date.now();
+      child.kill('SIGINT');
+      const code = await exited;
+      expect([code, stderr]).toEqual([4, expect.not.stringContaining('Error')]);
+      expect(Date.now() - interrupted).toBeLessThan(5_000);
+      expect(stderr).toContain(`Paused ${id}`);
     } finally {
-      child.kill('SIGKILL');
+      if (child.exitCode === null) child.kill('SIGKILL');
       await h.client.workflow
         .getHandle(id)
         .terminate('test over')

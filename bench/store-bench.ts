@@ -25,13 +25,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { git } from '../repo/git';
-import { parseGitStoreLocation, type GitStoreLocation } from '../repo/git-store-location';
-import { pushRunCommit } from '../repo/git-store';
-import { RunPlaces } from '../repo/run-places';
-import { resolveRepository } from '../repo/run-repository';
-import { removeRunWorktree } from '../repo/run-worktree';
-import type { RepoInput, RunGit, RunPlace } from '../shared/run-types';
+import { git } from '../src/repo/git';
+import { parseGitStoreLocation, type GitStoreLocation } from '../src/repo/git-store-location';
+import { pushRunCommit } from '../src/repo/git-store';
+import { RunPlaces } from '../src/repo/run-places';
+import { resolveRepository } from '../src/repo/run-repository';
+import { removeRunWorktree } from '../src/repo/run-worktree';
+import type { RepoInput, RunGit, RunPlace } from '../src/shared/run-types';
 import { openBenchStack, type BenchStack } from './bench-stack';
 import {
   formatPairs,

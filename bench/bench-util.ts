@@ -5,11 +5,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { projectRoot } from '../sandbox/project-root';
 
-/** Where `aca bench` writes its results unless `--out` says otherwise. */
+/** Where `npm run bench` writes its results unless `--out` says otherwise. */
 export function defaultResultsDir(): string {
-  return path.join(projectRoot(), 'bench', 'results');
+  return path.join(__dirname, 'results');
 }
 
 export function median(values: number[]): number {

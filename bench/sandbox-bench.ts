@@ -1,35 +1,26 @@
 /**
  * Sandbox overhead benchmark: the same small pytest suite run bare (mode
  * 'none') and inside bubblewrap, interleaved so machine noise hits both alike;
- * medians are compared. Also times the sandbox's fixed start cost alone
+ * medians are compared. The suite is given as the run's acceptance tests, so
+ * both sides judge it in the verdict process (run-test-suite.ts); the plain bare
+ * run of the same suite (no acceptance tests, one pytest process with aca's
+ * plugin) is timed too. Also times the sandbox's fixed start cost alone
  * (starting it around /bin/true). Goal: sandbox/bare ratio at most 1.10.
  *
- * Run: npm run bench:sandbox (or node dist/bench/sandbox-bench.js [runs])
+ * Run: npm run bench:sandbox -- --reps N
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTestSuite } from '../sandbox';
-import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../sandbox/availability';
-import { bwrapCommand } from '../sandbox/bwrap-launch';
-import { DEFAULT_SANDBOX_LIMITS } from '../sandbox/limits';
-import { pickSandboxUid } from '../sandbox/sandbox-user';
-import { isRoot } from '../sandbox/tools';
-import type { SandboxMode } from '../shared/types';
-import {
-  defaultResultsDir,
-  formatPairs,
-  goal,
-  goalText,
-  hostInfo,
-  median,
-  progressLogger,
-  round,
-  writeResult,
-  type BenchIO,
-  type Goal,
-} from './bench-util';
+import { runTestSuite } from '../src/sandbox';
+import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../src/sandbox/availability';
+import { bwrapCommand } from '../src/sandbox/bwrap-launch';
+import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/limits';
+import { pickSandboxUid } from '../src/sandbox/sandbox-user';
+import { isRoot } from '../src/sandbox/tools';
+import type { SandboxMode } from '../src/shared/types';
+import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 export const SANDBOX_GOAL = 1.1;
 
@@ -40,6 +31,10 @@ export interface SandboxBenchResult {
   bareMedianMs: number;
   sandboxMedianMs: number;
   ratio: number;
+  /** The same suite bare without acceptance tests: one pytest process, no verdict process. */
+  plainBareMedianMs: number;
+  /** sandboxMedianMs / plainBareMedianMs: the verdict process and the sandbox together. */
+  plainRatio: number;
   /** Median time to start bwrap (same profile as a real run) around /bin/true and see it exit. */
   startupMs: number;
   /** The same for /bin/true without bwrap: what any process start costs here. */
@@ -68,9 +63,14 @@ function benchSuite(): string {
   return tests.join('\n');
 }
 
-async function timeSuite(workspace: string, mode: SandboxMode): Promise<number> {
+async function timeSuite(workspace: string, mode: SandboxMode, acceptanceDir?: string): Promise<number> {
   const started = process.hrtime.bigint();
-  const report = await runTestSuite({ workspace, language: 'python', mode });
+  const report = await runTestSuite({
+    workspace,
+    language: 'python',
+    mode,
+    ...(acceptanceDir ? { acceptance: { sourceDir: acceptanceDir, files: ['test_bench.py'] } } : {}),
+  });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (report.outcome !== 'completed' || report.passed !== TEST_COUNT) {
     throw new Error(
@@ -117,27 +117,32 @@ export async function runSandboxBench(
   const availability = checkSandboxAvailable('bwrap');
   if (!availability.ok) throw new Error(availability.message);
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-sandbox-bench-'));
+  const originals = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-sandbox-bench-tests-'));
   try {
     fs.writeFileSync(path.join(workspace, 'test_bench.py'), benchSuite());
+    fs.writeFileSync(path.join(originals, 'test_bench.py'), benchSuite());
+    fs.chmodSync(originals, 0o755);
     // The bare /bin/true start does not lend the workspace; the sandbox user only needs to enter it.
     fs.chmodSync(workspace, 0o755);
     // Warm the page cache and python's imports once for both sides.
     progress('warm-up: one bare and one sandboxed run (not measured)');
-    await timeSuite(workspace, 'none');
-    await timeSuite(workspace, 'bwrap');
+    await timeSuite(workspace, 'none', originals);
+    await timeSuite(workspace, 'bwrap', originals);
     const bare: number[] = [];
+    const plainBare: number[] = [];
     const sandboxed: number[] = [];
     const startup: number[] = [];
     const bareStartup: number[] = [];
     for (let i = 0; i < runs; i++) {
       // Alternate which goes first so drift (thermal, other load) does not favour one side.
       if (i % 2 === 0) {
-        bare.push(await timeSuite(workspace, 'none'));
-        sandboxed.push(await timeSuite(workspace, 'bwrap'));
+        bare.push(await timeSuite(workspace, 'none', originals));
+        sandboxed.push(await timeSuite(workspace, 'bwrap', originals));
       } else {
-        sandboxed.push(await timeSuite(workspace, 'bwrap'));
-        bare.push(await timeSuite(workspace, 'none'));
+        sandboxed.push(await timeSuite(workspace, 'bwrap', originals));
+        bare.push(await timeSuite(workspace, 'none', originals));
       }
+      plainBare.push(await timeSuite(workspace, 'none'));
       startup.push(await timeStartup(workspace));
       bareStartup.push(await timeSpawn('/bin/true', []));
       progress(
@@ -147,6 +152,7 @@ export async function runSandboxBench(
     const bareMedianMs = round(median(bare));
     const sandboxMedianMs = round(median(sandboxed));
     const ratio = round(sandboxMedianMs / bareMedianMs, 3);
+    const plainBareMedianMs = round(median(plainBare));
     const startupMs = round(median(startup));
     const bareStartupMs = round(median(bareStartup));
     return {
@@ -156,49 +162,37 @@ export async function runSandboxBench(
       bareMedianMs,
       sandboxMedianMs,
       ratio,
+      plainBareMedianMs,
+      plainRatio: round(sandboxMedianMs / plainBareMedianMs, 3),
       startupMs,
       bareStartupMs,
       sandboxStartCostMs: round(startupMs - bareStartupMs),
       bareMs: bare.map((ms) => round(ms)),
       sandboxMs: sandboxed.map((ms) => round(ms)),
-      goal: goal('median sandboxed / median bare time of the same pytest suite', ratio, SANDBOX_GOAL),
+      goal: goal(
+        'median sandboxed / median bare time of the same pytest suite, judged in the verdict process',
+        ratio,
+        SANDBOX_GOAL,
+      ),
     };
   } finally {
     fs.rmSync(workspace, { recursive: true, force: true });
+    fs.rmSync(originals, { recursive: true, force: true });
   }
 }
 
 export function sandboxReport(r: SandboxBenchResult, io: BenchIO): void {
   io.out(
-    `\n== Sandbox cost: the same pytest suite (${r.tests} tests) bare and in bubblewrap, ${r.runs} runs each ==`,
+    `\n== Sandbox cost: the same pytest suite (${r.tests} tests, as acceptance tests) bare and in bubblewrap, ${r.runs} runs each ==`,
   );
   for (const line of formatPairs([
     ['bare median', `${r.bareMedianMs} ms`],
     ['sandboxed median', `${r.sandboxMedianMs} ms`],
     ['ratio', r.ratio],
+    ['bare, no verdict process', `${r.plainBareMedianMs} ms (sandboxed / this: ${r.plainRatio})`],
     ['sandbox start', `${r.startupMs} ms (bwrap around /bin/true; /bin/true alone ${r.bareStartupMs} ms)`],
     ['start cost per run', `${r.sandboxStartCostMs} ms`],
     ['result', goalText(r.goal)],
   ]))
     io.out(line);
-}
-
-async function main(): Promise<void> {
-  const runs = Number(process.argv[2] ?? 9);
-  const io: BenchIO = { out: (l) => console.log(l), progress: (l) => console.error(l) };
-  const result = await runSandboxBench({ runs }, progressLogger(io, 'sandbox'));
-  sandboxReport(result, io);
-  const file = writeResult(defaultResultsDir(), 'sandbox.json', {
-    ...result,
-    at: new Date().toISOString(),
-    host: hostInfo(),
-  });
-  console.log(`written to ${file}`);
-}
-
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
 }

@@ -16,12 +16,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { prepareRun, type PreparedRun } from '../activities/repo-activities';
-import { resolveRepository } from '../repo/run-repository';
-import { removeRunWorktree } from '../repo/run-worktree';
-import { runTestSuite } from '../sandbox';
-import { checkSandboxAvailable } from '../sandbox/availability';
-import { PYTHON } from '../sandbox/pytest-runner';
+import { prepareRun, type PreparedRun } from '../src/activities/repo-activities';
+import { resolveRepository } from '../src/repo/run-repository';
+import { removeRunWorktree } from '../src/repo/run-worktree';
+import { runTestSuite } from '../src/sandbox';
+import { checkSandboxAvailable } from '../src/sandbox/availability';
+import { PYTHON } from '../src/sandbox/pytest-runner';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 const run = promisify(execFile);

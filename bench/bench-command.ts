@@ -1,18 +1,15 @@
 /**
- * `aca bench [part ...] [options]`: runs the benchmark parts, prints a table per
+ * `npm run bench -- [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, repo, store, history, edit, humaneval; none or `all` runs every one.
+ * concurrency, sandbox, search, repo, store, history, edit, humaneval, eval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { positiveInteger } from '../cli/args';
 import type { BenchFlags } from './bench-options';
-import type { CliIO } from '../cli/cli-context';
-import { loadConfig } from '../config';
-import { projectRoot } from '../sandbox/project-root';
-import { UserInputError } from '../shared/errors';
+import { loadConfig } from '../src/config';
+import { UserInputError } from '../src/shared/errors';
 import { openBenchStack, type BenchStack } from './bench-stack';
 import {
   defaultResultsDir,
@@ -49,7 +46,16 @@ export const PARTS = [
 export type Part = (typeof PARTS)[number];
 
 export function defaultDatasetPath(): string {
-  return path.resolve(projectRoot(), '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
+  return path.resolve(__dirname, '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
+}
+
+function positiveInteger(value: string | boolean | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UserInputError(`--${name} must be a whole number of at least 1, got "${String(value)}"`);
+  }
+  return n;
 }
 
 function nonNegativeInteger(value: string | boolean | undefined, name: string, fallback: number): number {
@@ -108,7 +114,7 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
   const parts = PARTS.filter((p) => names.includes(p));
   const live = flags.live === true;
   if (live && parts.some((p) => p !== 'humaneval'))
-    throw new UserInputError('--live applies to the humaneval part only: aca bench humaneval --live');
+    throw new UserInputError('--live applies to the humaneval part only: npm run bench -- humaneval --live');
   const config = loadConfig();
   if (live && !config.openaiBaseUrl && !config.openaiApiKey) {
     throw new UserInputError(
@@ -172,9 +178,8 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
   };
 }
 
-export async function benchCommand(parts: string[], flags: BenchFlags, cliIO: CliIO): Promise<number> {
+export async function benchCommand(parts: string[], flags: BenchFlags, io: BenchIO): Promise<number> {
   const plan = parseBenchArgs(parts, flags);
-  const io: BenchIO = { out: (l) => cliIO.out(l), progress: (l) => cliIO.err(l) };
   const at = new Date().toISOString();
   const sandbox = loadConfig().sandbox;
   const goals: Array<{ part: Part; goal: Goal }> = [];

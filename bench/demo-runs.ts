@@ -3,8 +3,8 @@
  * model calls the scripted server answered for it, and the sandboxed test time
  * from the test reports the runTests activity saved.
  */
-import { loadBuiltinScenario } from '../llm/scenario';
-import type { RunResult } from '../shared/run-types';
+import { loadBuiltinScenario } from '../src/llm/scenario';
+import type { RunResult } from '../src/shared/run-types';
 import type { BenchStack, RunSpec, StartedRun } from './bench-stack';
 import { runResult, uniqueSuffix } from './bench-stack';
 import { sum, withTimeout } from './bench-util';

@@ -15,8 +15,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { safeKey } from '../shared/safe-key';
-import type { TestRunReport } from '../shared/types';
+import { safeKey } from '../src/shared/safe-key';
+import type { TestRunReport } from '../src/shared/types';
 import { runResult, uniqueSuffix, type BenchStack } from './bench-stack';
 import { warmUp } from './demo-runs';
 import {

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as zlib from 'node:zlib';
 import { z } from 'zod';
-import type { Scenario } from '../llm/scenario';
+import type { Scenario } from '../src/llm/scenario';
 
 const problemSchema = z.object({
   task_id: z.string().min(1),

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { executeFileTool } from '../tools/file-tools';
+import { executeFileTool } from '../src/tools/file-tools';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 const run = promisify(execFile);

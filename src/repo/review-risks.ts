@@ -1,0 +1,252 @@
+/**
+ * What in a run's changes a reviewer cannot judge from the diff, or that acts beyond the code it
+ * sits beside: binary files ("Binary files differ" hides what they hold), links (and where they
+ * point), submodules, git's own settings files, aca's project file, the test runners'
+ * configuration (it decides what a passing run ran) and Python's start-up hooks (they run on
+ * every interpreter start). `aca result`, `aca diff --stat` and `aca apply` list them under
+ * "Review with care"; `aca apply` refuses new binaries and links out of the repository unless
+ * the user allows them.
+ *
+ * Everything is read from the commits through git (git.ts: no filter, driver or attribute file
+ * of the run's runs), never from a work tree.
+ */
+import * as path from 'node:path';
+import { UserInputError } from '../shared/errors';
+import { git, gitBytes, type GitTarget } from './git';
+import { linkReader, linkStaysInside } from './link-targets';
+import { isCommit } from './objects';
+
+export type ReviewRiskKind =
+  | 'binary'
+  | 'link'
+  | 'submodule'
+  | 'gitmodules'
+  | 'gitattributes'
+  | 'aca-config'
+  | 'test-config'
+  | 'python-startup';
+
+export type ReviewChange = 'added' | 'modified' | 'deleted' | 'type-changed';
+
+export interface ReviewRisk {
+  path: string;
+  kind: ReviewRiskKind;
+  change: ReviewChange;
+  /** Why it needs a look, in a few words. */
+  note: string;
+  /** For a link: its target as committed. */
+  target?: string;
+  /** For a link: whether it resolves outside the repository (absolute, or up past its top). */
+  outside?: boolean;
+  /** The `aca apply` option it needs to be applied; null when applying takes it without one. */
+  needs: 'allow-binary' | 'allow-links' | null;
+}
+
+/** Larger configuration files are flagged without being read for a section. */
+const MAX_SCANNED_BYTES = 1024 * 1024;
+
+const TEST_CONFIG_FILES = new Set(['conftest.py', 'pytest.ini', '.pytest.ini', 'package.json', '.babelrc']);
+const TEST_CONFIG_PATTERNS = [
+  /^jest\.config\.[cm]?[jt]s$/,
+  /^jest\.config\.json$/,
+  /^babel\.config\.[a-z]+$/,
+  /^\.babelrc\.[a-z]+$/,
+];
+/** Files that configure pytest only when they hold its section. */
+const PYTEST_SECTIONS: Record<string, RegExp> = {
+  'pyproject.toml': /^\s*\[\s*tool\.pytest/m,
+  'setup.cfg': /^\s*\[\s*tool:pytest\s*\]/m,
+  'tox.ini': /^\s*\[\s*pytest\s*\]/m,
+};
+
+interface RawChange {
+  path: string;
+  change: ReviewChange;
+  oldMode: string;
+  newMode: string;
+  oldBlob: string;
+  newBlob: string;
+}
+
+const STATUS: Record<string, ReviewChange> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
+
+async function rawChanges(target: GitTarget, base: string, head: string): Promise<RawChange[]> {
+  const out = await git(target, ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', base, head, '--']);
+  const fields = out.split('\0');
+  const changes: RawChange[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const header = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) ([A-Z])/.exec(fields[i]!);
+    if (!header) continue;
+    const [, oldMode, newMode, oldBlob, newBlob, status] = header;
+    changes.push({
+      path: fields[i + 1]!,
+      change: STATUS[status!] ?? 'modified',
+      oldMode: oldMode!,
+      newMode: newMode!,
+      oldBlob: oldBlob!,
+      newBlob: newBlob!,
+    });
+  }
+  return changes;
+}
+
+/**
+ * Paths git's diff takes as binary on either side of `from`..`to` (a NUL in the first 8000
+ * bytes; no attribute file of the run's is read), among `paths` when given.
+ */
+async function binaryPaths(
+  target: GitTarget,
+  from: string,
+  to: string,
+  paths?: string[],
+): Promise<Set<string>> {
+  const out = await git(target, [
+    'diff',
+    '--numstat',
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--ignore-submodules=all',
+    from,
+    to,
+    '--',
+    ...(paths ?? []).map((file) => `:(literal)${file}`),
+  ]);
+  const binary = new Set<string>();
+  for (const record of out.split('\0')) {
+    const match = /^-\t-\t(.*)$/s.exec(record);
+    if (match) binary.add(match[1]!);
+  }
+  return binary;
+}
+
+/** The empty tree's id in the repository's hash (SHA-1 or SHA-256). */
+async function emptyTree(target: GitTarget): Promise<string> {
+  return (await git(target, ['hash-object', '-t', 'tree', '/dev/null'])).trim();
+}
+
+async function blobText(target: GitTarget, blob: string): Promise<string | null> {
+  if (/^0+$/.test(blob)) return '';
+  const size = Number((await git(target, ['cat-file', '-s', blob])).trim());
+  if (!(size <= MAX_SCANNED_BYTES)) return null;
+  return (await gitBytes(target, ['cat-file', 'blob', blob])).toString('utf8');
+}
+
+function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pytest-section' | null {
+  const name = path.posix.basename(file).toLowerCase();
+  if (name === '.gitmodules')
+    return { kind: 'gitmodules', note: 'submodule settings: URLs git may fetch from' };
+  if (name === '.gitattributes')
+    return { kind: 'gitattributes', note: 'git attributes: may name filters and drivers' };
+  if (name === '.aca.json')
+    return { kind: 'aca-config', note: "aca's project settings: test and setup commands" };
+  if (name === 'sitecustomize.py' || name === 'usercustomize.py' || name.endsWith('.pth')) {
+    return { kind: 'python-startup', note: 'runs at every Python start where it is on the path' };
+  }
+  if (TEST_CONFIG_FILES.has(name) || TEST_CONFIG_PATTERNS.some((pattern) => pattern.test(name))) {
+    return { kind: 'test-config', note: 'test runner configuration: decides what the tests run' };
+  }
+  if (name in PYTEST_SECTIONS) return 'pytest-section';
+  return null;
+}
+
+/**
+ * The changes of `base`..`head` that need a reviewer's care, in path order; empty when none do.
+ * A file may be listed under more than one kind (a binary `conftest.py`).
+ */
+export async function reviewRisks(target: GitTarget, base: string, head: string): Promise<ReviewRisk[]> {
+  // Only full ids of commits present pass: none can be read as an option or a revision expression.
+  for (const commit of [base, head]) {
+    if (!(await isCommit(target, commit))) {
+      throw new UserInputError(
+        `the run's commit ${commit} is not in ${target.gitDir} (was the run discarded?)`,
+      );
+    }
+  }
+  const changes = await rawChanges(target, base, head);
+  if (changes.length === 0) return [];
+  const binary = await binaryPaths(target, base, head);
+  // A changed binary is new when its old side was text: compared with nothing, only a binary old side shows as binary.
+  const changedBinaries = changes
+    .filter((c) => c.change === 'modified' && binary.has(c.path))
+    .map((c) => c.path);
+  const binaryBefore =
+    changedBinaries.length > 0
+      ? await binaryPaths(target, await emptyTree(target), base, changedBinaries)
+      : new Set<string>();
+  const risks: ReviewRisk[] = [];
+  let readLink: ((file: string) => Promise<string | undefined>) | null = null;
+  for (const change of changes) {
+    const gone = change.change === 'deleted';
+    const isNew =
+      change.change === 'added' ||
+      change.oldMode === '120000' ||
+      change.oldMode === '160000' ||
+      (change.change === 'modified' && !binaryBefore.has(change.path));
+    if (!gone && change.newMode === '120000') {
+      readLink ??= linkReader(target, head);
+      const linkTarget = (await readLink(change.path)) ?? '';
+      const outside = !(await linkStaysInside(change.path, linkTarget, readLink));
+      risks.push({
+        path: change.path,
+        kind: 'link',
+        change: change.change,
+        note: outside ? 'a link pointing outside the repository' : 'a link within the repository',
+        target: linkTarget,
+        outside,
+        needs: outside ? 'allow-links' : null,
+      });
+    } else if (!gone && change.newMode === '160000') {
+      risks.push({
+        path: change.path,
+        kind: 'submodule',
+        change: change.change,
+        note: 'a submodule commit',
+        needs: null,
+      });
+    } else if (!gone && binary.has(change.path)) {
+      risks.push({
+        path: change.path,
+        kind: 'binary',
+        change: change.change,
+        note:
+          change.change === 'modified'
+            ? isNew
+              ? 'a text file turned binary: the diff cannot show it'
+              : 'a binary file: the diff cannot show it'
+            : 'a new binary file: the diff cannot show it',
+        needs: isNew ? 'allow-binary' : null,
+      });
+    }
+    const config = configKind(change.path);
+    if (config === 'pytest-section') {
+      const section = PYTEST_SECTIONS[path.posix.basename(change.path).toLowerCase()]!;
+      const texts = await Promise.all([change.oldBlob, change.newBlob].map((blob) => blobText(target, blob)));
+      if (texts.some((text) => text === null || section.test(text))) {
+        risks.push({
+          path: change.path,
+          kind: 'test-config',
+          change: change.change,
+          note: 'pytest configuration: decides what the tests run',
+          needs: null,
+        });
+      }
+    } else if (config) {
+      risks.push({ path: change.path, ...config, change: change.change, needs: null });
+    }
+  }
+  return risks;
+}
+
+/** The risks `aca apply` refuses unless allowed: links out of the repository, new binary files. */
+export function risksNeedingConsent(
+  risks: readonly ReviewRisk[],
+  allowed: { allowBinary?: boolean; allowLinks?: boolean },
+): ReviewRisk[] {
+  return risks.filter(
+    (risk) =>
+      (risk.needs === 'allow-binary' && !allowed.allowBinary) ||
+      (risk.needs === 'allow-links' && !allowed.allowLinks),
+  );
+}

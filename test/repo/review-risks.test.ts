@@ -1,0 +1,175 @@
+/**
+ * The "Review with care" classification of a run's changes (review-risks.ts), on real commits
+ * made the way the worker makes them.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { linkStaysInside } from '../../src/repo/link-targets';
+import { reviewRisks, type ReviewRisk } from '../../src/repo/review-risks';
+import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
+import { tempDirs } from '../helpers/temp-dirs';
+import { makeUserRepo } from './run-fixture';
+
+const tempDir = tempDirs('aca-review-risks-');
+
+/** A run from a repository holding `base` that writes `files` and `links`, then the risks of its changes. */
+async function risksOf(
+  base: Record<string, string>,
+  change: { files?: Record<string, string | Buffer>; links?: Record<string, string>; remove?: string[] },
+): Promise<ReviewRisk[]> {
+  const root = tempDir();
+  const repo = makeUserRepo(path.join(root, 'repo'), base);
+  const worktree = await createRunWorktree({
+    repoDir: repo,
+    workTree: path.join(root, 'ws'),
+    branch: 'aca/r',
+    base: 'HEAD',
+  });
+  for (const [name, content] of Object.entries(change.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(worktree.workTree, name)), { recursive: true });
+    fs.writeFileSync(path.join(worktree.workTree, name), content);
+  }
+  for (const [name, target] of Object.entries(change.links ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(worktree.workTree, name)), { recursive: true });
+    fs.symlinkSync(target, path.join(worktree.workTree, name));
+  }
+  for (const name of change.remove ?? []) fs.rmSync(path.join(worktree.workTree, name));
+  const head = await commitAll(worktree, 'aca: attempt 1');
+  return reviewRisks({ gitDir: worktree.commonDir }, worktree.baseCommit, head ?? worktree.baseCommit);
+}
+
+const summary = (risks: ReviewRisk[]) =>
+  risks.map(
+    (r) =>
+      `${r.kind} ${r.path} ${r.change}${r.target !== undefined ? ` -> ${r.target}` : ''}${r.needs ? ` [${r.needs}]` : ''}`,
+  );
+
+describe('review risks', () => {
+  test('a plain source change has none', async () => {
+    expect(
+      await risksOf({ 'calc.py': 'x = 1\n' }, { files: { 'calc.py': 'x = 2\n', 'README.md': 'hi\n' } }),
+    ).toEqual([]);
+  });
+
+  test('binary files: a new one (or one that was text) needs --allow-binary, a changed one is listed, a deleted one is not', async () => {
+    const risks = await risksOf(
+      { 'logo.png': '\x89PNG\0old', 'old.bin': 'a\0b', 'run.sh': 'echo hi\n' },
+      {
+        files: {
+          'tool.so': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]),
+          'logo.png': '\x89PNG\0new',
+          'run.sh': Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 3]),
+        },
+        remove: ['old.bin'],
+      },
+    );
+    expect(summary(risks)).toEqual([
+      'binary logo.png modified',
+      'binary run.sh modified [allow-binary]',
+      'binary tool.so added [allow-binary]',
+    ]);
+    expect(risks.find((r) => r.path === 'run.sh')!.note).toContain('text file turned binary');
+  });
+
+  test('links: where they point, and those that leave the repository need --allow-links', async () => {
+    const risks = await risksOf(
+      { 'src/a.py': 'x = 1\n', 'docs/readme.md': 'r\n' },
+      {
+        links: {
+          abs: '/etc/passwd',
+          'src/up': '../../outside',
+          'src/sibling': '../docs/readme.md',
+          'src/here': 'a.py',
+          // Inside on its face, but through a link that leaves: resolved as the kernel would.
+          hop: 'escape/x',
+          escape: '..',
+          loop1: 'loop2',
+          loop2: 'loop1',
+        },
+      },
+    );
+    expect(summary(risks)).toEqual([
+      'link abs added -> /etc/passwd [allow-links]',
+      'link escape added -> .. [allow-links]',
+      'link hop added -> escape/x [allow-links]',
+      'link loop1 added -> loop2 [allow-links]',
+      'link loop2 added -> loop1 [allow-links]',
+      'link src/here added -> a.py',
+      'link src/sibling added -> ../docs/readme.md',
+      'link src/up added -> ../../outside [allow-links]',
+    ]);
+    expect(risks.find((r) => r.path === 'abs')).toMatchObject({
+      outside: true,
+      note: expect.stringContaining('outside'),
+    });
+  });
+
+  test('git, aca, test runner and Python start-up configuration are listed', async () => {
+    const risks = await risksOf(
+      {
+        'pyproject.toml': '[project]\nname = "x"\n',
+        'setup.cfg': '[metadata]\nname = x\n',
+        'tox.ini': '[tox]\nenvlist = py3\n',
+        'other/pyproject.toml': '[project]\nname = "y"\n',
+        'package.json': '{"name": "x"}\n',
+      },
+      {
+        files: {
+          '.gitmodules': '[submodule "x"]\n\tpath = x\n\turl = ext::sh -c touch% /tmp/pwned\n',
+          '.gitattributes': '*.py filter=lfs\n',
+          'sub/.gitattributes': '* -diff\n',
+          '.aca.json': '{"testCommand": "sh -c true"}\n',
+          'tests/conftest.py': 'import os\n',
+          'pytest.ini': '[pytest]\naddopts = -p no:x\n',
+          'pyproject.toml': '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+          'other/pyproject.toml': '[project]\nname = "z"\n',
+          'setup.cfg': '[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n',
+          'tox.ini': '[tox]\nenvlist = py3\n[pytest]\naddopts = -q\n',
+          'jest.config.ts': 'export default {};\n',
+          'package.json': '{"name": "x", "jest": {"setupFiles": ["./x.js"]}}\n',
+          'babel.config.js': 'module.exports = {};\n',
+          'sitecustomize.py': 'import os\n',
+          'lib/usercustomize.py': 'import os\n',
+          'evil.pth': 'import os\n',
+        },
+      },
+    );
+    expect(summary(risks)).toEqual([
+      'aca-config .aca.json added',
+      'gitattributes .gitattributes added',
+      'gitmodules .gitmodules added',
+      'test-config babel.config.js added',
+      'python-startup evil.pth added',
+      'test-config jest.config.ts added',
+      'python-startup lib/usercustomize.py added',
+      'test-config package.json modified',
+      'test-config pyproject.toml modified',
+      'test-config pytest.ini added',
+      'test-config setup.cfg modified',
+      'python-startup sitecustomize.py added',
+      'gitattributes sub/.gitattributes added',
+      'test-config tests/conftest.py added',
+      'test-config tox.ini modified',
+    ]);
+  });
+
+  test('removing configuration is listed too', async () => {
+    const risks = await risksOf({ 'conftest.py': 'x = 1\n', 'a.py': 'y\n' }, { remove: ['conftest.py'] });
+    expect(summary(risks)).toEqual(['test-config conftest.py deleted']);
+  });
+
+  test('link resolution follows links component by component', async () => {
+    const links = new Map([
+      ['a/b', '../c'],
+      ['c', 'd/e'],
+      ['up', '..'],
+    ]);
+    const read = async (file: string) => links.get(file);
+    expect(await linkStaysInside('x/y', '../a/b/f', read)).toBe(true);
+    expect(await linkStaysInside('x', 'up/etc', read)).toBe(false);
+    expect(await linkStaysInside('x', 'a/../up', read)).toBe(false);
+    expect(await linkStaysInside('deep/er/x', '../../../y', read)).toBe(false);
+    expect(await linkStaysInside('deep/er/x', '../../y', read)).toBe(true);
+    expect(await linkStaysInside('x', '', read)).toBe(true);
+  });
+});

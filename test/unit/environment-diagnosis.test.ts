@@ -1,0 +1,81 @@
+import { baselineDiagnosis, limitHit } from '../../src/activities/environment-diagnosis';
+import { resolveLimits } from '../../src/sandbox/limits';
+import type { TestRunReport } from '../../src/shared/types';
+
+const limits = resolveLimits({});
+const report = (over: Partial<TestRunReport>): TestRunReport => ({
+  outcome: 'completed',
+  passed: 0,
+  failed: 0,
+  errors: 0,
+  skipped: 0,
+  passRate: 0,
+  cases: [],
+  output: '',
+  cutBytes: 0,
+  durationMs: 1,
+  sandbox: 'bwrap',
+  ...over,
+});
+
+describe('what a test run says of the environment it ran in', () => {
+  test.each([
+    [{ outcome: 'timeout' as const }, /^the wall-clock limit of 120 s was hit/],
+    [{ output: 'E   MemoryError\n' }, /^the memory limit was hit \(1024 MiB/],
+    [
+      { output: "RuntimeError: can't start new thread\n" },
+      /^a limit on threads, processes or memory was hit/,
+    ],
+    [
+      { output: 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory' },
+      /^the memory limit/,
+    ],
+    [
+      { message: 'the test runner was killed by SIGXCPU without writing its report' },
+      /^the CPU time limit of 60 s/,
+    ],
+  ])('%p names the limit', (over, expected) => {
+    expect(limitHit(report(over), limits)).toMatch(expected);
+  });
+
+  test('a run that only failed tests hit no limit', () => {
+    expect(limitHit(report({ failed: 2, output: 'assert 1 == 2\nAssertionError' }), limits)).toBeNull();
+  });
+
+  test('a baseline that ran, even with failing tests or a module that does not import, is no environment problem', () => {
+    expect(baselineDiagnosis(report({ failed: 3 }), 'pytest', null)).toBeNull();
+    expect(baselineDiagnosis(report({ outcome: 'no_tests' }), 'pytest', null)).toBeNull();
+    const importError = report({
+      outcome: 'collection_error',
+      message: 'collection error: tests/test_x.py: ImportError',
+    });
+    expect(baselineDiagnosis(importError, 'pytest', null)).toBeNull();
+  });
+
+  test('a baseline that could not run says what, the limit, the command and the output tail', () => {
+    const crashed = report({
+      outcome: 'collection_error',
+      message: 'unreadable test report',
+      output: `${Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n')}\nMemoryError\n`,
+    });
+    const limit = limitHit(crashed, limits);
+    expect(baselineDiagnosis(crashed, 'python -m pytest', limit)).toBe(
+      [
+        'the tests cannot run on the base commit: unreadable test report',
+        `limit: ${limit!}`,
+        'command: python -m pytest',
+        `last output:\n${Array.from({ length: 14 }, (_, i) => `line ${i + 16}`).join('\n')}\nMemoryError`,
+      ].join('\n'),
+    );
+    const missing = report({
+      outcome: 'collection_error',
+      environment: 'the test command could not start (command not found, exit 127)',
+    });
+    expect(baselineDiagnosis(missing, 'nosuch', null)).toBe(
+      'the tests cannot run on the base commit: the test command could not start (command not found, exit 127)\ncommand: nosuch',
+    );
+    expect(
+      baselineDiagnosis(report({ outcome: 'sandbox_error', message: 'bubblewrap failed' }), 'pytest', null),
+    ).toMatch(/^the tests cannot run on the base commit: bubblewrap failed/);
+  });
+});
