@@ -156,10 +156,23 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       publish();
       // An instance's run and evaluation are not cancelled with the batch: a cancelled batch
       // cancels its runs itself and still records each one's end.
-      void CancellationScope.nonCancellable(() => runInstance(id)).finally(() => {
-        running.delete(id);
-        publish();
-      });
+      void CancellationScope.nonCancellable(() => runInstance(id))
+        .catch((err: unknown) => {
+          // Not expected (each step catches its own failure), but an instance must end recorded.
+          if (!state.outcomes.some((o) => o.id === id)) {
+            state.outcomes.push({
+              id,
+              status: 'error',
+              reason: describeFailure(err),
+              costUsd: 0,
+              tokens: NO_TOKENS,
+            });
+          }
+        })
+        .finally(() => {
+          running.delete(id);
+          publish();
+        });
     }
     await condition(() => running.size === 0);
   } catch (err) {
