@@ -34,8 +34,9 @@ export function findRepoSource(reposDir: string, repo: string): RepoSource {
 /**
  * aca's own copy of a source repository under `<home>/eval/repos`, made once per source and
  * reused: every run's worktree and branch, and every evaluation tree, comes from it, so the
- * user's repository or bundle is only read. A copy lacking some of `commits` fetches again.
- * Returns the copy's top-level folder (a repository with nothing checked out).
+ * user's repository or bundle is only read. The copy holds the base commits and their history
+ * only, never a later commit (the fix itself is one): a copy lacking some of `commits` fetches
+ * those. Returns the copy's top-level folder (a repository with nothing checked out).
  */
 export async function evalRepositoryCopy(
   home: string,
@@ -51,7 +52,7 @@ export async function evalRepositoryCopy(
     const tmp = `${dest}.tmp-${randomBytes(4).toString('hex')}`;
     try {
       await git({ gitDir: path.join(tmp, '.git') }, ['init', '--quiet', tmp]);
-      await fetchSource(path.join(tmp, '.git'), real);
+      await fetchBases(root, path.join(tmp, '.git'), real, commits);
       fs.writeFileSync(path.join(tmp, '.git', 'aca-eval-source'), `${real}\n`);
       try {
         fs.renameSync(tmp, dest);
@@ -66,7 +67,7 @@ export async function evalRepositoryCopy(
   const gitDir = path.join(dest, '.git');
   let missing = await missingCommits(gitDir, commits);
   if (missing.length > 0) {
-    await fetchSource(gitDir, real);
+    await fetchBases(root, gitDir, real, missing);
     missing = await missingCommits(gitDir, commits);
   }
   if (missing.length > 0) {
@@ -77,6 +78,42 @@ export async function evalRepositoryCopy(
   return dest;
 }
 
+/**
+ * Brings `commits` and their history into the copy, nothing else: the source is fetched whole
+ * into a staging repository, each commit found there gets a ref, and the copy fetches those refs.
+ */
+async function fetchBases(root: string, gitDir: string, source: string, commits: string[]): Promise<void> {
+  const staging = fs.mkdtempSync(path.join(root, '.staging-'));
+  try {
+    const stagingGit = path.join(staging, '.git');
+    await git({ gitDir: stagingGit }, ['init', '--quiet', staging]);
+    await fetchSource(stagingGit, source);
+    let found = 0;
+    for (const commit of new Set(commits)) {
+      const full = (
+        await git(
+          { gitDir: stagingGit },
+          ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{commit}`],
+          { allowExitCodes: [1, 128] },
+        )
+      ).trim();
+      if (!/^[0-9a-f]{40,64}$/.test(full)) continue;
+      await git({ gitDir: stagingGit }, ['update-ref', `refs/base/${full}`, full]);
+      found += 1;
+    }
+    if (found === 0) return;
+    await git({ gitDir }, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--end-of-options',
+      stagingGit,
+      '+refs/base/*:refs/aca-eval/base/*',
+    ]);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
 async function fetchSource(gitDir: string, source: string): Promise<void> {
   try {
     await git({ gitDir }, [
@@ -87,6 +124,7 @@ async function fetchSource(gitDir: string, source: string): Promise<void> {
       source,
       '+refs/heads/*:refs/source/heads/*',
       '+refs/tags/*:refs/source/tags/*',
+      '+refs/remotes/*:refs/source/remotes/*',
     ]);
   } catch (err) {
     if (err instanceof GitError) {
