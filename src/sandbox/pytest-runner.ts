@@ -276,14 +276,19 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
   }
   const brokenRun =
     exitCode === PYTEST_INTERRUPTED || exitCode === PYTEST_INTERNAL_ERROR || exitCode === PYTEST_USAGE_ERROR;
-  if (collectionErrors.length === 0 && brokenRun) {
-    collectionErrors.push(`pytest exited with code ${exitCode} (interrupted, internal or usage error)`);
-  }
+  // No file failed to load, yet pytest stopped: it could not run at all (its own crash, a bad
+  // option or ini, an interrupt), which says nothing about the code under test.
+  const unrunnable =
+    collectionErrors.length === 0 && brokenRun
+      ? `pytest exited with code ${exitCode} (interrupted, internal or usage error)`
+      : null;
+  if (unrunnable) collectionErrors.push(unrunnable);
   return {
     cases,
     ...(collectionErrors.length > 0
       ? { collectionError: `collection error: ${collectionErrors.join('; ')}` }
       : {}),
+    ...(unrunnable ? { environment: unrunnable } : {}),
   };
 }
 

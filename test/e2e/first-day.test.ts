@@ -228,6 +228,33 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     expect(scheduled.filter((name) => /^remember|^agentStep|^recall/.test(name))).toEqual([]);
   });
 
+  test('a legitimate suite that starts many threads runs with the default limits, at the baseline and after', async () => {
+    const threads = [
+      'import threading',
+      '',
+      'def test_many_threads_each_allocating():',
+      '    barrier = threading.Barrier(64, timeout=20)',
+      '    results = []',
+      '    def work(i):',
+      '        data = bytearray(256 * 1024)',
+      '        data[0] = i % 256',
+      '        barrier.wait()',
+      '        results.append(data[0])',
+      '    workers = [threading.Thread(target=work, args=(i,)) for i in range(64)]',
+      '    for t in workers:',
+      '        t.start()',
+      '    for t in workers:',
+      '        t.join()',
+      '    assert len(results) == 64',
+      '',
+    ].join('\n');
+    const repo = makeRepo({ 'tests/test_threads.py': threads, 'README.md': 'a project\n' });
+    const r = await runCli([...fizzbuzz(newId('threads')), '--repo', repo, '--json'], env);
+    const result = JSON.parse(r.stdout) as RunResult;
+    expect(result).toMatchObject({ state: 'SUCCESS', baseline: { passed: 1, failed: 0 }, regressions: [] });
+    expect(r.code).toBe(0);
+  });
+
   test('--memory and --wall-time outside what a worker allows are bad input', async () => {
     const low = await runCli(['run', 'x', '--no-repo', '--memory', '100'], env);
     expect([low.code, low.stderr]).toEqual([2, expect.stringContaining('--memory must be from 256 MiB')]);
