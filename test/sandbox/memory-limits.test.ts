@@ -9,6 +9,7 @@ import { withRlimits } from '../../src/sandbox/rlimits';
 import { resolveLimits } from '../../src/sandbox/limits';
 import { isRoot } from '../../src/sandbox/tools';
 import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
+import { THREAD_SUITE } from '../helpers/thread-suite';
 
 // Only a root worker makes a cgroup per run; elsewhere the address-space limit applies (below).
 const rootOnly = isRoot() ? test : test.skip;
@@ -20,25 +21,7 @@ describe('memory limits of a test run', () => {
     'a suite of 64 threads, each allocating, passes with the default limits',
     async () => {
       const workspace = makeWorkspace({
-        'test_threads.py': [
-          'import threading',
-          '',
-          'def test_many_threads_each_allocating():',
-          '    barrier = threading.Barrier(64, timeout=20)',
-          '    results = []',
-          '    def work(i):',
-          '        data = bytearray(256 * 1024)',
-          '        data[0] = i % 256',
-          '        barrier.wait()',
-          '        results.append(data[0])',
-          '    threads = [threading.Thread(target=work, args=(i,)) for i in range(64)]',
-          '    for t in threads:',
-          '        t.start()',
-          '    for t in threads:',
-          '        t.join()',
-          '    assert len(results) == 64',
-          '',
-        ].join('\n'),
+        'test_threads.py': THREAD_SUITE,
       });
       const report = await runTestSuite({ workspace, language: 'python', mode: 'bwrap' });
       expect([report.outcome, report.passed, report.failed, report.errors]).toEqual(['completed', 1, 0, 0]);
