@@ -90,7 +90,7 @@ export interface ConnectOptions {
 
 /**
  * Starts, finds and lists aca runs: what the `aca` command does, for scripts. Connects with the
- * same settings as the command line (TEMPORAL_ADDRESS, TLS, API key, profiles; see README).
+ * same settings as the command line (TEMPORAL_ADDRESS, TLS, API key, profiles; see docs/configuration.md).
  */
 export class AcaClient {
   constructor(

@@ -17,6 +17,21 @@ import { PYTEST_VERDICT_LAUNCHER } from './pytest-verdict-source';
 import { readVerdictStream } from './pytest-verdict-stream';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
+/** What the run's pytest and the verdict's share: the report, its names and the exit status check. */
+const pytestReading = {
+  kind: 'pytest',
+  resultsChannel: true,
+  needsNode: false,
+  addressSpaceHeadroomBytes: 0,
+  reportExtension: 'xml',
+  casesNamedByFile: true,
+  parse(reportText: string, { exitCode }: { exitCode: number | null }) {
+    return parseJunit(reportText, exitCode);
+  },
+  reportKey: junitName,
+  exitContradiction,
+} as const satisfies Omit<StreamingRunner, 'command' | 'readStream'>;
+
 export const PYTHON = '/usr/bin/python3';
 
 /** pytest's exit codes that mean "the run itself broke" rather than "tests failed". */
@@ -40,21 +55,11 @@ export function makePytestRunner(venv: string | null): StreamingRunner {
       ? { python: PYTHON, autoloadPlugins: false }
       : { python: path.posix.join(dependencyPath(ctx, venv), 'bin', 'python'), autoloadPlugins: true };
   return {
-    kind: 'pytest',
-    resultsChannel: true,
-    needsNode: false,
-    addressSpaceHeadroomBytes: 0,
-    reportExtension: 'xml',
-    casesNamedByFile: true,
+    ...pytestReading,
     command(ctx) {
       return pytestCommand(ctx, interpreter(ctx));
     },
-    parse(reportText, { exitCode }) {
-      return parseJunit(reportText, exitCode);
-    },
     readStream: readPytestStream,
-    reportKey: junitName,
-    exitContradiction,
     verdict(expectations) {
       return makeVerdictRunner(interpreter, expectations);
     },
@@ -81,12 +86,7 @@ function makeVerdictRunner(
   expectations: VerdictExpectations,
 ): StreamingRunner {
   return {
-    kind: 'pytest',
-    resultsChannel: true,
-    needsNode: false,
-    addressSpaceHeadroomBytes: 0,
-    reportExtension: 'xml',
-    casesNamedByFile: true,
+    ...pytestReading,
     command(ctx) {
       const { python, autoloadPlugins } = interpreter(ctx);
       const { paths, reportName, dependencies, verdict } = ctx;
@@ -126,12 +126,7 @@ function makeVerdictRunner(
         },
       };
     },
-    parse(reportText, { exitCode }) {
-      return parseJunit(reportText, exitCode);
-    },
     readStream: (text) => readVerdictStream(text, expectations),
-    reportKey: junitName,
-    exitContradiction,
   };
 }
 
@@ -276,14 +271,19 @@ export function parseJunit(xml: string, exitCode: number | null): ParsedReport {
   }
   const brokenRun =
     exitCode === PYTEST_INTERRUPTED || exitCode === PYTEST_INTERNAL_ERROR || exitCode === PYTEST_USAGE_ERROR;
-  if (collectionErrors.length === 0 && brokenRun) {
-    collectionErrors.push(`pytest exited with code ${exitCode} (interrupted, internal or usage error)`);
-  }
+  // No file failed to load, yet pytest stopped: it could not run at all (its own crash, a bad
+  // option or ini, an interrupt), which says nothing about the code under test.
+  const unrunnable =
+    collectionErrors.length === 0 && brokenRun
+      ? `pytest exited with code ${exitCode} (interrupted, internal or usage error)`
+      : null;
+  if (unrunnable) collectionErrors.push(unrunnable);
   return {
     cases,
     ...(collectionErrors.length > 0
       ? { collectionError: `collection error: ${collectionErrors.join('; ')}` }
       : {}),
+    ...(unrunnable ? { environment: unrunnable } : {}),
   };
 }
 

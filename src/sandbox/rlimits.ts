@@ -13,13 +13,25 @@ import type { SandboxLimits } from './limits';
 export function withRlimits(
   argv: string[],
   limits: SandboxLimits,
-  opts: { limitProcesses: boolean; addressSpaceHeadroomBytes: number },
+  opts: {
+    limitProcesses: boolean;
+    addressSpaceHeadroomBytes: number;
+    /**
+     * Whether the run's memory is bounded by its cgroup. Then no address-space limit is set: it
+     * counts reserved, not used, memory, and breaks ordinary programs (each thread's stack and
+     * malloc arena reserve tens of MiB: "can't start new thread" long before memory runs out).
+     * Without a cgroup it is the only bound there is.
+     */
+    memoryInCgroup?: boolean;
+  },
 ): string[] {
   const kib = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
   const settings: [string, number][] = [
     ['-c', 0], // no core dumps of a 1 GiB test into the workspace
     ['-t', limits.cpuSeconds],
-    ['-v', kib(limits.memoryBytes + opts.addressSpaceHeadroomBytes)],
+    ...(opts.memoryInCgroup
+      ? []
+      : ([['-v', kib(limits.memoryBytes + opts.addressSpaceHeadroomBytes)]] as [string, number][])),
     ['-f', kib(limits.maxFileBytes)], // bash counts -f in 1024-byte blocks
   ];
   if (opts.limitProcesses) settings.push(['-u', limits.maxProcesses]);

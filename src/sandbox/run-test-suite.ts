@@ -151,7 +151,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
       for (const id of (await python)?.maySkip ?? []) maySkip.add(id);
       const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
       damaged = [...new Set([...damaged, ...damagedAfter])];
-      return judgeRun({
+      const report = await judgeRun({
         growth: {
           files: outcome.usageAfter.files - outcome.usageBefore.files,
           bytes: outcome.usageAfter.bytes - outcome.usageBefore.bytes,
@@ -166,6 +166,12 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         expected,
         damaged,
       });
+      if (!outcome.limitHit) return report;
+      return {
+        ...report,
+        message: `${outcome.limitHit}${report.message ? `; ${report.message}` : ''}`,
+        ...(report.outcome === 'completed' ? {} : { environment: outcome.limitHit }),
+      };
     };
 
     if (!verdictRunner || !acceptance) {
@@ -248,6 +254,8 @@ interface RunOutcome {
   seenWorkspace: string;
   usageBefore: Usage;
   usageAfter: Usage;
+  /** A limit the run is known to have hit (the kernel's count of processes its cgroup killed). */
+  limitHit?: string;
 }
 
 type Launch = (run: RunSpec) => Promise<RunOutcome>;
@@ -344,6 +352,7 @@ async function runSandboxed(
   let usageBefore: Usage;
   let result: ProcessRunResult;
   let usageAfter: Usage | undefined;
+  let oomKills = 0;
   try {
     if (isRoot()) {
       lease = await lendWorkspace(workspace);
@@ -376,6 +385,7 @@ async function runSandboxed(
       argv: withRlimits(argv, limits, {
         limitProcesses: true,
         addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
+        memoryInCgroup: launcher !== null,
       }),
       ...(uid === undefined ? {} : { uid }),
     });
@@ -389,6 +399,7 @@ async function runSandboxed(
       ...pick(opts, 'heartbeat', 'signal'),
       ...(launcher ? { spawn: launcher.spawn } : {}),
     });
+    oomKills = launcher?.oomKills() ?? 0;
   } finally {
     // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
     if (lease) {
@@ -402,6 +413,11 @@ async function runSandboxed(
     seenWorkspace: SANDBOX_PATHS.workspace,
     usageBefore,
     usageAfter: usageAfter ?? (await workspaceUsage(workspace)),
+    ...(oomKills > 0
+      ? {
+          limitHit: `the run's memory limit of ${Math.round(limits.runMemoryBytes / 1024 / 1024)} MiB was hit: the kernel killed ${oomKills} of its processes (--memory, or limits.memoryMiB in .aca.json)`,
+        }
+      : {}),
   };
 }
 

@@ -105,11 +105,14 @@ export function judgeRun(input: RunOutcomeInput): TestRunReport {
     const how = result.exitSignal
       ? `was killed by ${result.exitSignal}`
       : `exited with code ${String(result.exitCode)}`;
-    return failureReport(
-      'collection_error',
-      `the test runner ${how} without writing its report (crash, CPU or memory limit?). Last output:\n${tail}`,
-      common,
-    );
+    return {
+      ...failureReport(
+        'collection_error',
+        `the test runner ${how} without writing its report (crash, CPU or memory limit?). Last output:\n${tail}`,
+        common,
+      ),
+      environment: `the test runner ${how} without writing its report`,
+    };
   }
   if (input.expected) {
     const { cases, missing } = checkAcceptanceCases(

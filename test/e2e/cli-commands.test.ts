@@ -11,7 +11,7 @@ import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { createHarness, type Harness } from '../helpers/agent-harness';
-import { runCli } from '../helpers/run-cli';
+import { demoRunArgs, runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
 import { codingAgentWorkflow } from '../../src/workflows';
 import { stateQuery } from '../../src/workflows/signals';
@@ -24,15 +24,7 @@ describe('aca commands on a live run', () => {
   let h: Harness;
   let env: NodeJS.ProcessEnv;
   const newId = (label: string) => `cli-${label}-${randomBytes(3).toString('hex')}`;
-  const fizzbuzzRun = (id: string, ...more: string[]) => [
-    'run',
-    FIZZBUZZ,
-    '--model',
-    'scripted:demo-fizzbuzz',
-    '--id',
-    id,
-    ...more,
-  ];
+  const fizzbuzzRun = demoRunArgs;
 
   beforeAll(async () => {
     // A price for the demo model, as a user's ACA_PRICES file gives one, so runs have a cost.

@@ -8,30 +8,21 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
+import { loadScenarios } from '../../src/llm/scenario';
 import { decodePayload } from '../../src/api/history-payloads';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
-import { ACA_BIN, runCli } from '../helpers/run-cli';
+import { ACA_BIN, demoRunArgs, runCli } from '../helpers/run-cli';
+import { THREAD_SUITE } from '../helpers/thread-suite';
 import { until } from '../helpers/until';
 import { spawnWorker } from '../helpers/worker-process';
-
-const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 
 describe('run ids, repositories found from the folder, linked-run settings, unpolled queues', () => {
   let h: Harness;
   let env: NodeJS.ProcessEnv;
   const newId = (label: string) => `ids-${label}-${randomBytes(3).toString('hex')}`;
-  const fizzbuzz = (id: string, ...more: string[]) => [
-    'run',
-    FIZZBUZZ,
-    '--model',
-    'scripted:demo-fizzbuzz',
-    '--id',
-    id,
-    ...more,
-  ];
+  const fizzbuzz = demoRunArgs;
   const inputOf = async (id: string): Promise<RunInput> => {
     const history = await h.client.workflow.getHandle(id).fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
@@ -226,6 +217,15 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
       .filter((name): name is string => Boolean(name));
     expect(scheduled).toContain('runTests');
     expect(scheduled.filter((name) => /^remember|^agentStep|^recall/.test(name))).toEqual([]);
+  });
+
+  test('a legitimate suite that starts many threads runs with the default limits, at the baseline and after', async () => {
+    const threads = THREAD_SUITE;
+    const repo = makeRepo({ 'tests/test_threads.py': threads, 'README.md': 'a project\n' });
+    const r = await runCli([...fizzbuzz(newId('threads')), '--repo', repo, '--json'], env);
+    const result = JSON.parse(r.stdout) as RunResult;
+    expect(result).toMatchObject({ state: 'SUCCESS', baseline: { passed: 1, failed: 0 }, regressions: [] });
+    expect(r.code).toBe(0);
   });
 
   test('--memory and --wall-time outside what a worker allows are bad input', async () => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { loadBuiltinScenario } from '../../src/llm/scenario';
 
 export const ACA_BIN = path.resolve(__dirname, '..', '..', 'bin', 'aca.js');
 
@@ -42,3 +43,10 @@ export function runCli(
     });
   });
 }
+
+/** `aca run` of the built-in demo task on the scripted model, under `id`, with more options. */
+export function demoRunArgs(id: string, ...more: string[]): string[] {
+  return ['run', DEMO_TASK, '--model', 'scripted:demo-fizzbuzz', '--id', id, ...more];
+}
+
+const DEMO_TASK = loadBuiltinScenario('demo-fizzbuzz').task!;

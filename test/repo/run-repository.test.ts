@@ -146,6 +146,23 @@ describe('--repo checks', () => {
     expect(found.baseCommit).toBe(sh(repo, 'rev-parse', 'HEAD').trim());
     expect(found.uncommittedWarning).toMatch(/1 tracked file\(s\).*uncommitted/);
     expect(found.config.testCommand).toBe('make test');
+    expect(found.configWarning).toBeNull();
+  });
+
+  test('an uncommitted .aca.json (changed, or never added) is read as committed, with a warning', async () => {
+    const changed = userRepo({ 'a.py': 'x = 1\n', '.aca.json': '{"testCommand": "make test"}' });
+    fs.writeFileSync(path.join(changed, '.aca.json'), '{"testCommand": "make check"}');
+    const found = await resolveRepository(changed, 'HEAD');
+    expect(found.config.testCommand).toBe('make test');
+    expect(found.configWarning).toBe(
+      `warning: .aca.json in ${fs.realpathSync(changed)} has changes that are not committed; the run reads it as committed (commit it for them to count)`,
+    );
+    const untracked = userRepo({ 'a.py': 'x = 1\n' });
+    fs.writeFileSync(path.join(untracked, '.aca.json'), '{"limits": {"memoryMiB": 2048}}');
+    const plain = await resolveRepository(untracked, 'HEAD');
+    expect(plain.config.limits).toEqual({});
+    expect(plain.configWarning).toMatch(/^warning: \.aca\.json in .* has changes that are not committed/);
+    expect(plain.uncommittedWarning).toBeNull();
   });
 
   test.each([

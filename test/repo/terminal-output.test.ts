@@ -161,19 +161,28 @@ describe('what the commands print carries no raw escape', () => {
   let snapshot: RunSnapshot;
   let status = 'COMPLETED';
   const id = 'run-escapes';
+  // A worker polls the queue, as one does for a live run; calls run as they are.
+  const serviceClient = {
+    options: { namespace: 'default' },
+    workflowService: { describeTaskQueue: async () => ({ pollers: [{ identity: 'worker@host' }] }) },
+    withAbortSignal: <R>(_signal: AbortSignal, fn: () => Promise<R>): Promise<R> => fn(),
+  };
   const temporal = {
+    ...serviceClient,
     workflow: {
       getHandle: () => ({
         describe: async () => ({
           type: RUN_WORKFLOW_TYPE,
           status: { name: status },
           startTime: new Date(),
+          taskQueue: 'coding-agent',
           staticSummary: async () => 'Fix add',
         }),
         // Ends a little later, so that watch prints its live line first.
         result: () => new Promise((resolve) => setTimeout(() => resolve(snapshot), 700)),
         query: async () => snapshot,
         fetchHistory: async () => ({ events: hostileHistory() }),
+        client: serviceClient,
       }),
       list: async function* () {
         yield {

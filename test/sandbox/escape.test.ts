@@ -16,6 +16,7 @@ import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import { executeFileTool } from '../../src/tools/file-tools';
 import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
 import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
+import { acquireCgroupLauncher } from '../../src/sandbox/cgroup-launchers';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/limits';
 import { projectRoot } from '../../src/sandbox/project-root';
 import { DENIED_SYSCALLS, seccompArchOf } from '../../src/sandbox/seccomp-filter';
@@ -358,7 +359,7 @@ def test_fork_bomb():
     expect(spawnSync('true').status).toBe(0);
   });
 
-  test('allocating 4 GiB fails inside the test', async () => {
+  test('allocating 4 GiB is stopped: by the run cgroup where there is one, else inside the test', async () => {
     const ws = makeWorkspace({
       'test_mem.py': `
 def test_allocate_4gib():
@@ -366,9 +367,19 @@ def test_allocate_4gib():
     assert len(block) > 0
 `,
     });
+    const probe = isRoot() ? acquireCgroupLauncher(DEFAULT_SANDBOX_LIMITS.runMemoryBytes, 64) : null;
+    probe?.release();
     const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
-    expect([report.passed, report.failed]).toEqual([0, 1]);
-    expect(report.cases[0].message).toMatch(/MemoryError/);
+    expect(report.passed).toBe(0);
+    if (probe) {
+      // The kernel kills the process at the run's memory; the report says which limit it was.
+      expect(report.message).toMatch(
+        /^the run's memory limit of 2048 MiB was hit: the kernel killed \d+ of its processes/,
+      );
+    } else {
+      expect(report.failed).toBe(1);
+      expect(report.cases[0].message).toMatch(/MemoryError/);
+    }
   });
 
   test('an endless loop times out and is killed', async () => {
