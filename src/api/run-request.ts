@@ -177,7 +177,6 @@ export async function validateRunRequest(
         ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
       },
       repo,
-      gitDir: repo ? null : path.join(config.home, 'git', `${safeKey(workflowId)}.git`),
       testCommand,
       setupCommand,
       setupNetwork: request.setupNetwork === true,
