@@ -98,6 +98,7 @@ export function createAcaActivities(
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
     host: hostRunsOf(config),
+    hostStartTimeoutMs: config.hostStartTimeoutMs,
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({

@@ -34,6 +34,8 @@ export interface RepoActivityDeps {
   gitStore: GitStoreLocation | null;
   /** The runs whose files are on this host. */
   host: HostRuns;
+  /** How long a step of a run's host may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
+  hostStartTimeoutMs?: number;
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -73,6 +75,8 @@ export interface PreparedRun {
   queues: HostQueues;
   /** Whether the run can move to another host (a git store is configured). */
   movable: boolean;
+  /** How long its host's steps may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
+  hostStartTimeoutMs?: number;
 }
 
 export interface CommitWorkInput {
@@ -98,7 +102,10 @@ export function createRepoActivities(deps: RepoActivityDeps) {
   return {
     /** Runs on the shared queue: the worker that takes it is the host where the run's files will be. */
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, () => prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host));
+      return withHeartbeats(5_000, async () => ({
+        ...(await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host)),
+        ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
+      }));
     },
 
     /**

@@ -31,7 +31,8 @@ export interface RunOptions {
   askTimeoutMs: number;
   /**
    * How long a step of the run's host may wait to start before the host counts as gone and, with
-   * a git store, another host adopts the run (ACA_HOST_START_TIMEOUT). Absent: the default.
+   * a git store, another host adopts the run. Absent: what the preparing host's
+   * ACA_HOST_START_TIMEOUT says.
    */
   hostStartTimeoutMs?: number;
 }

@@ -65,6 +65,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   work.host = prepared.queues;
   work.preparedOn = prepared.queues.disk;
   work.movable = prepared.movable;
+  if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
   work.setupCommand = prepared.setupCommand;
   run.publish();
   if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);

@@ -47,6 +47,8 @@ export interface RunWork {
   preparedOn: string | null;
   /** Whether the run can move to another host (a git store is configured). */
   movable: boolean;
+  /** How long a host step may wait to start before the run moves, as the preparing host set it. */
+  hostStartTimeoutMs?: number;
   /** The commit that added the `--tests` files, whose originals a host that adopted the run reads there. */
   acceptanceCommit: string | null;
   /** The setup command, run again on a host that adopts the run. */
@@ -287,7 +289,9 @@ export class RunContext {
 
   private hostStartTimeoutMs(): number | undefined {
     if (!this.work.movable) return undefined;
-    return this.input.options.hostStartTimeoutMs ?? DEFAULT_HOST_START_TIMEOUT_MS;
+    return (
+      this.input.options.hostStartTimeoutMs ?? this.work.hostStartTimeoutMs ?? DEFAULT_HOST_START_TIMEOUT_MS
+    );
   }
 
   private async hostAnswers(host: HostActivities): Promise<boolean> {
