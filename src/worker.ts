@@ -137,6 +137,44 @@ function warnFromActivity(message: string): void {
   }
 }
 
+/** Running activities a stopping worker waits for: the longest is a test run at its wall-clock limit. */
+const SHUTDOWN_GRACE_MS = DEFAULT_SANDBOX_LIMITS.wallTimeoutMs + 30_000;
+
+/**
+ * The workers of this host's two task queues (see HostRuns): the steps that read or write the
+ * files of runs on this host, and their test runs, as many at once as the host has test slots.
+ * A worker of your own that runs aca's workflow runs these beside it, with the same activities.
+ */
+export async function createHostWorkers(options: {
+  connection: NativeConnection;
+  config: AcaConfig;
+  activities: Activities;
+  maxConcurrentActivities?: number;
+}): Promise<Worker[]> {
+  const { config } = options;
+  const queues = hostRunsOf(config).queues();
+  const common = {
+    connection: options.connection,
+    namespace: config.namespace,
+    activities: options.activities,
+    // On SIGTERM a worker stops polling and lets what it runs finish; without a grace time the
+    // SDK cancels at once and the interrupted test run is redone.
+    shutdownGraceTime: SHUTDOWN_GRACE_MS,
+  };
+  return [
+    await Worker.create({
+      ...common,
+      taskQueue: queues.host,
+      maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+    }),
+    await Worker.create({
+      ...common,
+      taskQueue: queues.tests,
+      maxConcurrentActivityTaskExecutions: config.testSlots,
+    }),
+  ];
+}
+
 /**
  * The worker of one process: it polls the shared task queue (workflows, model steps, memory,
  * preparation and adoption) and its host's two queues (see HostRuns): the steps that read or
@@ -151,19 +189,11 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     config,
     options.openaiBaseUrl ? { openaiBaseUrl: options.openaiBaseUrl } : {},
   );
-  const queues = hostRunsOf(config).queues();
-  // On SIGTERM a worker stops polling and lets what it runs finish: the longest activity is a
-  // sandboxed test run at its wall-clock limit. Without a grace time the SDK cancels at once and
-  // the interrupted test run is redone by the next worker.
-  const shutdownGraceTime = DEFAULT_SANDBOX_LIMITS.wallTimeoutMs + 30_000;
-  const common = {
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: config.namespace,
     activities,
-    shutdownGraceTime,
-  };
-  const worker = await Worker.create({
-    ...common,
+    shutdownGraceTime: SHUTDOWN_GRACE_MS,
     taskQueue: options.taskQueue ?? config.taskQueue,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
@@ -171,18 +201,12 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
     ...(config.cachedRuns === null ? {} : { maxCachedWorkflows: config.cachedRuns }),
   });
-  const hostWorkers = [
-    await Worker.create({
-      ...common,
-      taskQueue: queues.host,
-      maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
-    }),
-    await Worker.create({
-      ...common,
-      taskQueue: queues.tests,
-      maxConcurrentActivityTaskExecutions: config.testSlots,
-    }),
-  ];
+  const hostWorkers = await createHostWorkers({
+    connection: options.connection,
+    config,
+    activities,
+    ...(options.maxConcurrentActivities ? { maxConcurrentActivities: options.maxConcurrentActivities } : {}),
+  });
   // Every caller runs the worker with run(); closing memory when that ends keeps the embedded
   // database's folder lock from outliving the worker.
   const run = worker.run.bind(worker);

@@ -107,31 +107,33 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     const host = deps.host;
     if (!place || !host) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
-    return atRecordedCommit(host, place, async (runGit) => {
-      try {
-        return await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
-          Promise.resolve({
-            workspace: runGit.workTree,
-            // With a store, each change is committed and pushed at once: another host that
-            // adopts the run mid-turn finds every file the turn's answers say it wrote.
-            ...(host.usesStore
-              ? {
-                  commitChange: (path: string, toolName: string) =>
-                    host.commit(place, {
-                      message: `aca: ${turn}: ${toolName} ${path}`,
-                      step: `${input.ref}/${input.toolCallId}`,
-                      execution: input.execution ?? '',
-                      paths: [path],
-                      warn: warnInActivity,
-                    }),
-                }
-              : {}),
-          }),
-        );
-      } catch (err) {
-        throw asCommitFailure(err);
-      }
-    });
+    return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
+      atRecordedCommit(host, place, async (runGit) => {
+        try {
+          return await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+            Promise.resolve({
+              workspace: runGit.workTree,
+              // With a store, each change is committed and pushed at once: another host that
+              // adopts the run mid-turn finds every file the turn's answers say it wrote.
+              ...(host.usesStore
+                ? {
+                    commitChange: (path: string, toolName: string) =>
+                      host.commit(place, {
+                        message: `aca: ${turn}: ${toolName} ${path}`,
+                        step: `${input.ref}/${input.toolCallId}`,
+                        execution: input.execution ?? '',
+                        paths: [path],
+                        warn: warnInActivity,
+                      }),
+                  }
+                : {}),
+            }),
+          );
+        } catch (err) {
+          throw asCommitFailure(err);
+        }
+      }),
+    );
   };
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {

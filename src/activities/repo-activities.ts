@@ -146,8 +146,10 @@ export function createRepoActivities(deps: RepoActivityDeps) {
     },
 
     async describeChanges(input: { place: RunPlace; from: string; to: string }): Promise<ChangedFile[]> {
-      return atRecordedCommit(deps.host, input.place, (runGit) =>
-        changedFilesBetween(runGit, input.from, input.to),
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, input.place, (runGit) =>
+          changedFilesBetween(runGit, input.from, input.to),
+        ),
       );
     },
   };

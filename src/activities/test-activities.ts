@@ -156,7 +156,8 @@ export function createTestActivities(deps: TestActivityDeps) {
     async releaseWorkspace(input: { place: RunPlace }): Promise<void> {
       const workspace = input.place.git.workTree;
       if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
-      await releaseWorkspace(workspace);
+      // A large tree takes seconds to give back: the beats keep the step from timing out.
+      await withHeartbeats(5_000, () => releaseWorkspace(workspace));
     },
 
     /**

@@ -5,6 +5,7 @@ import { listWorkspaceFiles } from '../tools/file-tools';
 import { withWorkspace } from '../tools/workspace-fs';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
+import { withHeartbeats } from './heartbeats';
 import { atRecordedCommit, commitStep } from './host-steps';
 
 export interface PrepareWorkspaceInput {
@@ -31,16 +32,18 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
       input: PrepareWorkspaceInput,
     ): Promise<{ protectedPaths: string[]; commit: string | null }> {
       const { place } = input;
-      return atRecordedCommit(deps.host, place, async (runGit) => {
-        const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
-        if (protectedPaths.length === 0) return { protectedPaths, commit: null };
-        const commit = await commitStep(deps.host, place, {
-          message: input.commitMessage,
-          step: 'acceptance tests',
-          execution: input.execution,
-        });
-        return { protectedPaths, commit };
-      });
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, place, async (runGit) => {
+          const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
+          if (protectedPaths.length === 0) return { protectedPaths, commit: null };
+          const commit = await commitStep(deps.host, place, {
+            message: input.commitMessage,
+            step: 'acceptance tests',
+            execution: input.execution,
+          });
+          return { protectedPaths, commit };
+        }),
+      );
     },
 
     async listRunFiles(input: { place: RunPlace }): Promise<string[]> {

@@ -112,6 +112,8 @@ export class RunContext {
   attemptsThisExecution = 0;
   /** Set once the run begins to end: no more pauses or feedback. */
   ending = false;
+  /** The adoption under way, which every step that found the host gone waits for. */
+  private moving: Promise<void> | null = null;
 
   constructor(
     readonly input: RunInput,
@@ -281,8 +283,13 @@ export class RunContext {
         return await step(host);
       } catch (err) {
         if (!isStartTimeout(err)) throw err;
+        // Another step found the host gone first (the run's ending runs steps side by side).
+        if (this.work.host !== queues) continue;
         if (queue === 'tests' && (await this.hostAnswers(host))) continue;
-        await this.moveRun();
+        this.moving ??= this.moveRun().finally(() => {
+          this.moving = null;
+        });
+        await this.moving;
       }
     }
   }
