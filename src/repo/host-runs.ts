@@ -113,10 +113,7 @@ export class HostRuns {
   async atCommit(place: RunPlace): Promise<RunGit> {
     const { git: runGit, branch, commit } = place;
     const target = { gitDir: runGit.gitDir, workTree: runGit.workTree };
-    const tip = await git(target, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
-      allowExitCodes: [1],
-    });
-    if (tip.trim() === commit) return runGit;
+    if ((await this.tipOf(place)) === commit) return runGit;
     if (!(await isCommit({ gitDir: runGit.commonDir }, commit))) {
       if (!this.options.store) throw new GitStoreMissingCommitError('(no git store)', branch, commit);
       await fetchStoreBranch(this.options.store, runGit.commonDir, branch);
@@ -184,7 +181,19 @@ export class HostRuns {
     return this.push(place, commit, request);
   }
 
+  /**
+   * The branch's tip: read from its loose ref file when there is one, since every file tool call
+   * asks and a git process costs tens of milliseconds; else (a packed ref) from git.
+   */
   private async tipOf(place: RunPlace): Promise<string | null> {
+    try {
+      const loose = fs
+        .readFileSync(path.join(place.git.commonDir, 'refs', 'heads', ...place.branch.split('/')), 'utf8')
+        .trim();
+      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
+    } catch {
+      // Packed, or not there at all: git knows.
+    }
     const tip = await git(
       { gitDir: place.git.gitDir, workTree: place.git.workTree },
       ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`],
