@@ -255,7 +255,6 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
               model: spec.model,
               options: { ...DEFAULT_RUN_OPTIONS, ...spec.options },
               repo: spec.repo ?? null,
-              gitDir: spec.repo ? null : path.join(config.home, 'git', `${safeKey(spec.workflowId)}.git`),
               testCommand: spec.testCommand ?? null,
               setupCommand: null,
               setupNetwork: false,

@@ -17,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { prepareRun, type PreparedRun } from '../src/activities/repo-activities';
+import { HostRuns } from '../src/repo/host-runs';
 import { resolveRepository } from '../src/repo/run-repository';
 import { removeRunWorktree } from '../src/repo/run-worktree';
 import { runTestSuite } from '../src/sandbox';
@@ -236,11 +237,17 @@ export async function runRepoBench(
           workspace: workTree,
           language: 'python',
           repo: { path: resolved.topLevel, baseCommit: resolved.baseCommit },
-          gitDir: null,
           testCommand: null,
           setupCommand: null,
         },
         'bwrap',
+        null,
+        new HostRuns({
+          store: null,
+          home: root,
+          workspacesRoot: worktrees,
+          author: { name: 'aca bench', email: 'bench@aca.invalid' },
+        }),
       );
       return { workTree, branch: prepared.branch, prepared };
     };

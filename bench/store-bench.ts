@@ -9,7 +9,7 @@
  * - (b) the same run on a second worker (same Temporal server, same process) whose ACA_GIT_STORE
  *   is a bare repository the bench made: every step that changes files commits and pushes;
  * - (c) a cold worker: after each store run, on a fresh empty ACA_HOME, the time
- *   `RunPlaces.open` takes to bring the run's last commit from the store (fetch + checkout).
+ *   `HostRuns.adopt` takes to bring the run's last commit from the store (fetch + checkout).
  *
  * For the repo case (its objects packed, as a clone has them) the store already holds the
  * repository's history (pushed once, before the repetitions), as it does for every run after a
@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import { git } from '../src/repo/git';
 import { parseGitStoreLocation, type GitStoreLocation } from '../src/repo/git-store-location';
 import { pushRunCommit } from '../src/repo/git-store';
-import { RunPlaces } from '../src/repo/run-places';
+import { HostRuns } from '../src/repo/host-runs';
 import { resolveRepository } from '../src/repo/run-repository';
 import { removeRunWorktree } from '../src/repo/run-worktree';
 import type { RepoInput, RunGit, RunPlace } from '../src/shared/run-types';
@@ -64,7 +64,7 @@ export interface StoreBenchOptions {
 export interface StoreRep {
   oneHostMs: number;
   storeMs: number;
-  /** RunPlaces.open on a fresh ACA_HOME, bringing the store run's last commit. */
+  /** HostRuns.adopt on a fresh ACA_HOME, bringing the store run's last commit. */
   coldOpenMs: number;
   /** Commits on the store run's branch after its base, plus prepareRun's push of the base. */
   pushes: number;
@@ -200,14 +200,15 @@ async function coldOpen(
 ): Promise<{ ms: number; files: number; fetchedKiB: number }> {
   const home = fs.mkdtempSync(path.join(root, 'cold-home-'));
   try {
-    const places = new RunPlaces({ store, home, author });
+    const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
     const started = performance.now();
-    const local = await places.open(place);
+    const adopted = await host.adopt(place);
     const ms = round(performance.now() - started);
-    if (local.workspace === place.git.workTree || !local.rebuilt) {
-      throw new Error(`the cold worker did not rebuild ${place.workflowId} in a copy of its own`);
+    if (adopted.workTree === place.git.workTree) {
+      throw new Error(`the cold worker did not adopt ${place.workflowId} in a work tree of its own`);
     }
-    const target = { gitDir: local.git.gitDir, workTree: local.workspace };
+    const local = { git: adopted };
+    const target = { gitDir: adopted.gitDir, workTree: adopted.workTree };
     const head = (await git(target, ['rev-parse', 'HEAD'])).trim();
     if (head !== place.commit) throw new Error(`the cold copy is at ${head}, not ${place.commit}`);
     const status = await git(target, ['status', '--porcelain']);
@@ -244,7 +245,12 @@ export async function runStoreBench(
     if (store.isDefault || store.url !== storePath)
       throw new Error(`the store worker's store is ${store.url}`);
     const author = withStore.config.gitAuthor;
-    const disk = new RunPlaces({ store, home: withStore.home, author }).disk();
+    const disk = new HostRuns({
+      store,
+      home: withStore.home,
+      workspacesRoot: withStore.config.workspacesRoot,
+      author,
+    }).disk();
     for (const s of [stack, withStore]) s.llm.setDelay(options.delayMs);
     await warmUp(stack, progress);
     await warmUp(withStore, (m) => progress(`store worker: ${m}`));

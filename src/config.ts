@@ -50,6 +50,11 @@ export interface AcaConfig {
   /** Sandboxed test runs a worker runs at once (ACA_TEST_SLOTS; default max(2, CPUs)). */
   testSlots: number;
   /**
+   * ACA_HOST_START_TIMEOUT (seconds, default 60): how long a step of a run's host may wait to
+   * start before, with a git store, another host adopts the run. Recorded by the preparing host.
+   */
+  hostStartTimeoutMs: number;
+  /**
    * Runs whose workflow state a worker keeps in memory between steps (ACA_CACHED_RUNS; null: the
    * SDK's default). 0 sends every workflow task of a run to whichever worker polls first.
    */
@@ -98,6 +103,16 @@ export function loadConfig(
       );
     }
   }
+  let hostStartTimeoutMs = 60_000;
+  if (env.ACA_HOST_START_TIMEOUT) {
+    const seconds = Number(env.ACA_HOST_START_TIMEOUT);
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) {
+      throw new UserInputError(
+        `ACA_HOST_START_TIMEOUT must be a whole number of seconds from 1 to 86400, got "${env.ACA_HOST_START_TIMEOUT}"`,
+      );
+    }
+    hostStartTimeoutMs = seconds * 1000;
+  }
   let cachedRuns: number | null = null;
   if (env.ACA_CACHED_RUNS) {
     cachedRuns = Number(env.ACA_CACHED_RUNS);
@@ -141,6 +156,7 @@ export function loadConfig(
     sandbox,
     metricsPort,
     testSlots,
+    hostStartTimeoutMs,
     cachedRuns,
     logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
     uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),

@@ -21,7 +21,7 @@ import { startSpawnHelper } from './sandbox/spawn-helper';
 import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
 import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
 import type { GitStoreLocation } from './repo/git-store-location';
-import { RunPlaces } from './repo/run-places';
+import { HostRuns } from './repo/host-runs';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -94,17 +94,11 @@ export function createAcaActivities(
     store: runStores.conversations,
     reports: runStores.reports,
     sandboxMode: config.sandbox,
-    maxConcurrentTestRuns: config.testSlots,
     limitMaximums: config.limitMaximums,
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
-    places: new RunPlaces({
-      store: pushedGitStore(config),
-      home: config.home,
-      author: config.gitAuthor,
-      // Tool calls and commits are local activities with a one-minute limit.
-      pushTimeoutMs: 40_000,
-    }),
+    host: hostRunsOf(config),
+    hostStartTimeoutMs: config.hostStartTimeoutMs,
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({
@@ -124,6 +118,16 @@ export function createAcaActivities(
   };
 }
 
+/** The runs whose files are on this worker's host (its ACA_HOME). */
+export function hostRunsOf(config: AcaConfig): HostRuns {
+  return new HostRuns({
+    store: pushedGitStore(config),
+    home: config.home,
+    workspacesRoot: config.workspacesRoot,
+    author: config.gitAuthor,
+  });
+}
+
 /** Model calls run inside activities, whose logger carries the run's ids; outside one, stderr. */
 function warnFromActivity(message: string): void {
   try {
@@ -133,6 +137,52 @@ function warnFromActivity(message: string): void {
   }
 }
 
+/** Running activities a stopping worker waits for: the longest is a test run at its wall-clock limit. */
+const SHUTDOWN_GRACE_MS = DEFAULT_SANDBOX_LIMITS.wallTimeoutMs + 30_000;
+
+/**
+ * The workers of this host's two task queues (see HostRuns): the steps that read or write the
+ * files of runs on this host, and their test runs, as many at once as the host has test slots.
+ * A worker of your own that runs aca's workflow runs these beside it, with the same activities.
+ */
+export async function createHostWorkers(options: {
+  connection: NativeConnection;
+  config: AcaConfig;
+  activities: Activities;
+  maxConcurrentActivities?: number;
+}): Promise<Worker[]> {
+  const { config } = options;
+  const queues = hostRunsOf(config).queues();
+  const common = {
+    connection: options.connection,
+    namespace: config.namespace,
+    activities: options.activities,
+    // On SIGTERM a worker stops polling and lets what it runs finish; without a grace time the
+    // SDK cancels at once and the interrupted test run is redone.
+    shutdownGraceTime: SHUTDOWN_GRACE_MS,
+  };
+  return [
+    await Worker.create({
+      ...common,
+      taskQueue: queues.host,
+      maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+    }),
+    await Worker.create({
+      ...common,
+      taskQueue: queues.tests,
+      maxConcurrentActivityTaskExecutions: config.testSlots,
+    }),
+  ];
+}
+
+/**
+ * The worker of one process: it polls the shared task queue (workflows, model steps, memory,
+ * preparation and adoption) and its host's two queues (see HostRuns): the steps that read or
+ * write the files of runs on this host, and their test runs, as many at once as the host has
+ * test slots. Workers sharing an ACA_HOME share its disk id, and so its queues.
+ *
+ * Returned as the shared queue's Worker, whose run() and shutdown() drive all three.
+ */
 export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
   const { config } = options;
   const { activities, close } = createAcaActivities(
@@ -142,27 +192,36 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   const worker = await Worker.create({
     connection: options.connection,
     namespace: config.namespace,
+    activities,
+    shutdownGraceTime: SHUTDOWN_GRACE_MS,
     taskQueue: options.taskQueue ?? config.taskQueue,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH }),
-    activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
     ...(config.cachedRuns === null ? {} : { maxCachedWorkflows: config.cachedRuns }),
-    // On SIGTERM the worker stops polling and lets what it runs finish: the longest activity is a
-    // sandboxed test run at its wall-clock limit. Without a grace time the SDK cancels at once and
-    // the interrupted test run is redone by the next worker.
-    shutdownGraceTime: DEFAULT_SANDBOX_LIMITS.wallTimeoutMs + 30_000,
+  });
+  const hostWorkers = await createHostWorkers({
+    connection: options.connection,
+    config,
+    activities,
+    ...(options.maxConcurrentActivities ? { maxConcurrentActivities: options.maxConcurrentActivities } : {}),
   });
   // Every caller runs the worker with run(); closing memory when that ends keeps the embedded
   // database's folder lock from outliving the worker.
   const run = worker.run.bind(worker);
+  const shutdown = worker.shutdown.bind(worker);
   worker.run = async () => {
     try {
-      await run();
+      const all = await Promise.allSettled([run(), ...hostWorkers.map((w) => w.run())]);
+      for (const result of all) if (result.status === 'rejected') throw result.reason;
     } finally {
       await close();
     }
+  };
+  worker.shutdown = () => {
+    for (const w of hostWorkers) if (w.getState() === 'RUNNING') w.shutdown();
+    shutdown();
   };
   return worker;
 }

@@ -1,11 +1,12 @@
 /**
  * A worker of your own that runs aca's workflow and activities next to your workflows. Settings
  * come from the environment as for `aca worker` (TEMPORAL_ADDRESS, ACA_TASK_QUEUE, ACA_HOME,
- * OPENAI_BASE_URL, …).
+ * OPENAI_BASE_URL, …). The steps that need a run's files go to this host's own task queues, whose
+ * workers createHostWorkers makes.
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from 'aca';
-import { createAcaActivities, installRuntime, registerSearchAttributes } from 'aca/worker';
+import { createAcaActivities, createHostWorkers, installRuntime, registerSearchAttributes } from 'aca/worker';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,9 +23,13 @@ async function main(): Promise<void> {
       workflowsPath: require.resolve('./workflows'),
       activities,
     });
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+    const hostWorkers = await createHostWorkers({ connection, config, activities });
+    const all = [worker, ...hostWorkers];
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => all.forEach((w) => w.shutdown()));
+    }
     console.log(`worker ready on task queue ${config.taskQueue}`);
-    await worker.run();
+    await Promise.all(all.map((w) => w.run()));
   } finally {
     await close();
     await connection.close();

@@ -25,10 +25,9 @@ import {
 } from '../repo-map/turn-map';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../agents/report-store';
-import type { RunPlaces } from '../repo/run-places';
+import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
-import { asStoreFailure } from './store-failures';
-import { warnInActivity } from './run-place-steps';
+import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
 
 export interface AgentActivityDeps {
@@ -52,8 +51,8 @@ export interface AgentActivityDeps {
   prices: PriceTable;
   /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
   modelOptions?: ModelOptionsTable;
-  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
-  places?: RunPlaces;
+  /** The runs whose files are on this host; absent (a library's own worker): calls without a place only. */
+  host?: HostRuns;
   /**
    * Token budgets of the repository map in each turn's first message (the Planner's, the others');
    * `false` leaves the map out.
@@ -69,23 +68,18 @@ export interface AgentStepInput {
   model: string;
   stepIndex: number;
   timeoutMs: number;
-  /** On a turn's first step: the conversation to open first (idempotent), saving a separate step. */
+  /**
+   * Opens the conversation first (idempotent), in the workspace it names, for a caller whose
+   * model steps and files are on one machine; the workflow opens turns on the run's host instead.
+   */
   open?: OpenTurnInput;
-  /** The run's work tree as recorded, which the opening step's repository map reads. */
-  place?: RunPlace;
 }
 
-/** The opening of a turn, with the workspace its repository map reads being this worker's copy. */
-async function openedHere(places: RunPlaces | undefined, input: AgentStepInput): Promise<OpenTurnInput> {
-  const { open, place } = input;
-  if (!open || !place || !places) return open!;
-  try {
-    const local = await places.exclusive(place, () => places.open(place));
-    const { commit: _commit, ...where } = place;
-    return { ...open, workspace: local.workspace, place: where };
-  } catch (err) {
-    throw asStoreFailure(err);
-  }
+export interface OpenTurnStepInput {
+  /** The conversation to open (idempotent); its workspace is the place's work tree. */
+  open: Omit<OpenTurnInput, 'workspace'>;
+  /** The run's work tree as recorded, which the repository map reads. */
+  place: RunPlace;
 }
 
 /** A step's decision and what it cost: null when the model has no known price. */
@@ -95,10 +89,12 @@ export interface ToolCallInput {
   ref: string;
   toolCallId: string;
   /**
-   * The run's recorded commit, which the call starts from, in this worker's copy of the work tree
-   * its turn opened with (see RunPlaces). Absent: the call runs in the turn's workspace as it is.
+   * The run's work tree as recorded: the call starts from its commit. Absent (a caller without
+   * hosts): the call runs in the workspace its turn was opened with, and commits nothing.
    */
-  at?: string;
+  place?: RunPlace;
+  /** The workflow execution the call belongs to (see HostRuns.commit). */
+  execution?: string;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -107,34 +103,37 @@ const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
-    const { at } = input;
-    const places = deps.places;
-    const opened = at && places ? (await deps.store.load(input.ref)).place : undefined;
-    if (!at || !places || !opened) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
-    const place: RunPlace = { ...opened, commit: at };
+    const { place } = input;
+    const host = deps.host;
+    if (!place || !host) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
-    try {
-      // No other step of the run touches this worker's copy between the bringing and the commit.
-      return await places.exclusive(place, () =>
-        executeTurnToolCall(deps.store, input.ref, input.toolCallId, async () => {
-          const local = await places.open(place);
-          if (!places.usesStore) return { workspace: local.workspace };
-          return {
-            workspace: local.workspace,
-            beforeChange: () => places.unmark(place),
-            commitChange: (path, toolName) =>
-              places.commit(place, local, {
-                message: `aca: ${turn}: ${toolName} ${path}`,
-                step: `${input.ref}/${input.toolCallId}`,
-                paths: [path],
-                warn: warnInActivity,
-              }),
-          };
-        }),
-      );
-    } catch (err) {
-      throw asStoreFailure(err);
-    }
+    return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
+      atRecordedCommit(host, place, async (runGit) => {
+        try {
+          return await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+            Promise.resolve({
+              workspace: runGit.workTree,
+              // With a store, each change is committed and pushed at once: another host that
+              // adopts the run mid-turn finds every file the turn's answers say it wrote.
+              ...(host.usesStore
+                ? {
+                    commitChange: (path: string, toolName: string) =>
+                      host.commit(place, {
+                        message: `aca: ${turn}: ${toolName} ${path}`,
+                        step: `${input.ref}/${input.toolCallId}`,
+                        execution: input.execution ?? '',
+                        paths: [path],
+                        warn: warnInActivity,
+                      }),
+                  }
+                : {}),
+            }),
+          );
+        } catch (err) {
+          throw asCommitFailure(err);
+        }
+      }),
+    );
   };
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   const sources: TurnSources = {
@@ -162,6 +161,17 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       : {}),
   };
   return {
+    /** Runs on the run's host: the repository map reads its work tree. */
+    async openTurn(input: OpenTurnStepInput): Promise<string> {
+      const host = deps.host;
+      if (!host) throw new Error('openTurn runs on a worker with hosts (see createAcaActivities)');
+      return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
+        atRecordedCommit(host, input.place, (runGit) =>
+          openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
+        ),
+      );
+    },
+
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const ctx = Context.current();
       // Chunks beat too, carrying how far the answer has come (the Web UI shows a pending
@@ -188,7 +198,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         decision = await withHeartbeats(
           HEARTBEAT_EVERY_MS,
           async () => {
-            if (input.open) await openTurn(deps.store, await openedHere(deps.places, input), sources);
+            if (input.open) await openTurn(deps.store, input.open, sources);
             return runAgentStep(
               deps.store,
               model,

@@ -15,15 +15,12 @@ import type { LimitMaximums } from '../sandbox/limits';
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
-import { Semaphore } from '../shared/semaphore';
 import type { SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
 
 export interface EvalActivityDeps {
   sandboxMode: SandboxMode;
   limitMaximums?: LimitMaximums;
-  /** Evaluations running their tests at once on this worker (as many as the runs' test slots). */
-  maxConcurrentTestRuns?: number;
 }
 
 export interface EvalRunInputRequest {
@@ -59,7 +56,6 @@ export interface EvaluateRequest {
 const MAX_PATCH_BYTES = 32 * 1024 * 1024;
 
 export function createEvalActivities(deps: EvalActivityDeps) {
-  const slots = new Semaphore(deps.maxConcurrentTestRuns ?? 1);
   return {
     /**
      * The child run of an instance: its task is the problem statement and nothing else of the
@@ -77,7 +73,6 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         model: template.model,
         options: { ...template.options, maxCostUsd: request.maxCostUsd },
         repo: { path: stored.repoPath, baseCommit: stored.baseCommit },
-        gitDir: null,
         testCommand: null,
         setupCommand: null,
         setupNetwork: false,
@@ -119,7 +114,8 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         return { id: instanceId, status: 'error', reason };
       }
       const ctx = Context.current();
-      const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
+      // At most the batch's concurrency of instances is in flight, each evaluated once: that bounds
+      // how many evaluations run at once.
       const evaluation = await withHeartbeats(10_000, () =>
         evaluateInstance({
           instance: stored.instance,
@@ -132,7 +128,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
           heartbeat: () => ctx.heartbeat(),
           signal: ctx.cancellationSignal,
         }),
-      ).finally(release);
+      );
       writeResult(outDir, { ...base, ...evaluation, model_patch: patch });
       if (request.source === 'agent' && run?.git) await removeWorkTree(run.git);
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };

@@ -4,8 +4,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { discoverRepository, GitError } from '../repo/git';
 import { hasCommitAt } from '../repo/objects';
 import type { GitStoreLocation } from '../repo/git-store-location';
-import { fetchStoreBranch, pushRunBranchTip, pushRunCommit } from '../repo/git-store';
-import type { RunPlaces } from '../repo/run-places';
+import { fetchStoreBranch, pushRunCommit } from '../repo/git-store';
+import type { HostQueues, HostRuns } from '../repo/host-runs';
 import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
 import {
@@ -14,7 +14,7 @@ import {
   readProjectConfigAt,
   runBranch,
 } from '../repo/run-repository';
-import { commitAll, createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
+import { createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
 import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
@@ -24,32 +24,29 @@ import { lendWorkspaceContents } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import { asCommitFailure, commitStep, inRunPlace, warnInActivity } from './run-place-steps';
+import { atRecordedCommit, commitStep } from './host-steps';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
   gitAuthor: { name: string; email: string };
   sandboxMode: SandboxMode;
-  /**
-   * Where runs' branches are pushed for every worker (ACA_GIT_STORE). Absent: nowhere, as
-   * before there was a store (a library user's activities keep working unchanged).
-   */
-  gitStore?: GitStoreLocation | null;
-  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
-  places?: RunPlaces;
+  /** Where runs' branches are pushed for every host (ACA_GIT_STORE); null: nowhere. */
+  gitStore: GitStoreLocation | null;
+  /** The runs whose files are on this host. */
+  host: HostRuns;
+  /** How long a step of a run's host may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
+  hostStartTimeoutMs?: number;
 }
 
-/** commitWork runs as a local activity with a one-minute limit; its push must end well within it. */
-const COMMIT_PUSH_TIMEOUT_MS = 40_000;
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
 const PREPARE_PUSH_TIMEOUT_MS = 8 * 60_000;
 
 export interface PrepareRunInput {
   workflowId: string;
-  workspace: string;
+  /** `--workspace`: a folder of the preparing host; absent: the host's workspaces root decides. */
+  workspace?: string;
   language: Language;
   repo: RepoInput | null;
-  gitDir: string | null;
   testCommand: string | null;
   setupCommand: string | null;
   /** A linked run: the commit its branch starts at, the earlier run's base and git directories. */
@@ -74,19 +71,27 @@ export interface PreparedRun {
   startCommit: string;
   testSetup: RunTestSetup;
   setupCommand: string | null;
-  /** The id of the disk the run was prepared on (see RunPlaces); '' without places. */
-  disk?: string;
+  /** The host that has the run's files: its disk id and task queues. */
+  queues: HostQueues;
+  /** Whether the run can move to another host (a git store is configured). */
+  movable: boolean;
+  /** How long its host's steps may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
+  hostStartTimeoutMs?: number;
 }
 
 export interface CommitWorkInput {
-  /** Without a place: the run's git locations and branch as they are. */
-  git?: RunGit;
-  branch?: string;
   message: string;
-  /** The run's work tree as recorded: the commit is made in this worker's copy of it. */
-  place?: RunPlace;
+  /** The run's work tree as recorded. */
+  place: RunPlace;
   /** Names the step in its commit, so a retry recognises a push its first try made. */
-  step?: string;
+  step: string;
+  /** The workflow execution the step belongs to. */
+  execution: string;
+}
+
+export interface AdoptedRun {
+  git: RunGit;
+  queues: HostQueues;
 }
 
 function badInput(message: string): ApplicationFailure {
@@ -95,75 +100,56 @@ function badInput(message: string): ApplicationFailure {
 
 export function createRepoActivities(deps: RepoActivityDeps) {
   return {
+    /** Runs on the shared queue: the worker that takes it is the host where the run's files will be. */
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
-      return withHeartbeats(5_000, async () => {
-        const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore ?? null);
-        const places = deps.places;
-        if (!places) return prepared;
-        const disk = places.disk();
-        places.mark(
-          {
-            workflowId: input.workflowId,
-            branch: prepared.branch,
-            commit: prepared.startCommit,
-            git: prepared.git,
-            disk,
-          },
-          prepared.startCommit,
-        );
-        return { ...prepared, disk };
-      });
+      return withHeartbeats(5_000, async () => ({
+        ...(await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host)),
+        ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
+      }));
     },
 
     /**
-     * Commits whatever the last step changed and pushes the branch to the git store; the new
-     * commit, or null when nothing changed.
+     * Runs on the shared queue when the run's host did not take a step in time: the worker that
+     * takes it becomes the run's host, its work tree brought from the store at the recorded commit.
      */
-    async commitWork(input: CommitWorkInput): Promise<string | null> {
-      const { place } = input;
-      if (place) {
-        return withHeartbeats(5_000, () =>
-          inRunPlace(deps.places, place, place.git.workTree, (local) =>
-            commitStep(deps.places, place, local, {
-              message: input.message,
-              step: input.step ?? `commit ${place.commit}`,
-              author: deps.gitAuthor,
-            }),
-          ),
-        );
-      }
-      const { git: runGit, branch } = input;
-      if (!runGit || !branch)
-        throw badInput('commitWork needs the run place, or its git locations and branch');
+    async adoptRun(input: { place: RunPlace }): Promise<AdoptedRun> {
       return withHeartbeats(5_000, async () => {
+        let adopted: RunGit;
         try {
-          const commit = await commitAll(
-            { ...runGit, branch, baseCommit: '' },
-            input.message,
-            deps.gitAuthor,
-            undefined,
-            warnInActivity,
-          );
-          if (deps.gitStore)
-            await pushRunBranchTip(deps.gitStore, runGit, branch, {
-              timeoutMs: COMMIT_PUSH_TIMEOUT_MS,
-            });
-          return commit;
+          adopted = await deps.host.adopt(input.place);
         } catch (err) {
-          throw asCommitFailure(err);
+          throw asStoreFailure(err);
         }
+        if (deps.sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(adopted.workTree);
+        return { git: adopted, queues: deps.host.queues() };
       });
     },
 
-    async describeChanges(input: {
-      git: RunGit;
-      from: string;
-      to: string;
-      place?: RunPlace;
-    }): Promise<ChangedFile[]> {
-      if (!input.place) return changedFilesBetween(input.git, input.from, input.to);
-      return inRunPlace(deps.places, input.place, input.git.workTree, (local) =>
-        changedFilesBetween(local.git, input.from, input.to),
+    /** Answers at once on a live host: tells a host that is busy from one that is gone. */
+    hostAlive(): Promise<string> {
+      return Promise.resolve(deps.host.disk());
+    },
+
+    /**
+     * Commits whatever the last step changed and, with a store, pushes it there; the new commit,
+     * or null when nothing changed.
+     */
+    async commitWork(input: CommitWorkInput): Promise<string | null> {
+      // No bringing to the recorded commit first: a retry must find the commit its first try made.
+      return withHeartbeats(5_000, () =>
+        commitStep(deps.host, input.place, {
+          message: input.message,
+          step: input.step,
+          execution: input.execution,
+        }),
+      );
+    },
+
+    async describeChanges(input: { place: RunPlace; from: string; to: string }): Promise<ChangedFile[]> {
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, input.place, (runGit) =>
+          changedFilesBetween(runGit, input.from, input.to),
+        ),
       );
     },
   };
@@ -178,9 +164,19 @@ export function createRepoActivities(deps: RepoActivityDeps) {
 export async function prepareRun(
   input: PrepareRunInput,
   sandboxMode: SandboxMode,
-  gitStore: GitStoreLocation | null = null,
+  gitStore: GitStoreLocation | null,
+  host: HostRuns,
 ): Promise<PreparedRun> {
-  const prepared = await prepareRunRepository(input, gitStore);
+  const workspace = path.resolve(input.workspace ?? host.workspaceFor(input.workflowId));
+  if (input.repo && isInside(workspace, input.repo.path)) {
+    throw badInput(
+      `the run's workspace ${workspace} lies inside the repository ${input.repo.path}; set ACA_WORKSPACES or --workspace outside it`,
+    );
+  }
+  const prepared = await prepareRunRepository(
+    { ...input, workspace, gitDir: input.repo ? null : host.gitDirFor(input.workflowId) },
+    gitStore,
+  );
   if (gitStore) {
     try {
       // The branch as the run starts: the base commit (a linked run's start commit, whose
@@ -201,10 +197,13 @@ export async function prepareRun(
       throw asStoreFailure(err);
     }
   }
-  // With a store, the run's steps may all run on other hosts: its workspace here is lent by each
-  // test run and given back at its end instead (see giveBackOnPreparingDisk).
-  if (sandboxMode === 'bwrap' && isRoot() && !gitStore) await lendWorkspaceContents(input.workspace);
-  return prepared;
+  if (sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(workspace);
+  return { ...prepared, queues: host.queues(), movable: gitStore !== null };
+}
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(path.resolve(parent), child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /**
@@ -213,9 +212,9 @@ export async function prepareRun(
  * dependency folders are read from the base commit and the user's repository.
  */
 export async function prepareRunRepository(
-  input: PrepareRunInput,
+  input: PrepareRunInput & { workspace: string; gitDir: string | null },
   gitStore: GitStoreLocation | null = null,
-): Promise<PreparedRun> {
+): Promise<Omit<PreparedRun, 'queues' | 'movable'>> {
   const branch = runBranch(input.workflowId);
   let runGit: RunGit;
   let baseCommit: string;

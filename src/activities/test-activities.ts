@@ -6,7 +6,6 @@ import * as path from 'node:path';
 import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
 import { checkSandboxAvailable, releaseWorkspace, runTestSuite } from '../sandbox';
 import { isRoot } from '../sandbox/tools';
-import { Semaphore } from '../shared/semaphore';
 import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
@@ -18,17 +17,15 @@ import { judgeAgainstBaseline } from './baseline-verdict';
 import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../agents/report-store';
-import type { RunPlaces } from '../repo/run-places';
+import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
-import { commitStep, inRunPlace } from './run-place-steps';
+import { atRecordedCommit, commitStep } from './host-steps';
 
 export interface TestActivityDeps {
   reports: ReportStore;
-  /** Where each run's work tree is on this worker (see RunPlaces); absent: the paths as given. */
-  places?: RunPlaces;
+  /** The runs whose files are on this host. */
+  host: HostRuns;
   sandboxMode: SandboxMode;
-  /** Test suites run at once on this worker; more would only fight over the cores. */
-  maxConcurrentTestRuns: number;
   /** The most any run's limits may be here (ACA_MAX_*), whatever `.aca.json` or the run's input asks. */
   limitMaximums?: LimitMaximums;
 }
@@ -36,7 +33,6 @@ export interface TestActivityDeps {
 export interface RunTestsInput {
   runKey: string;
   attempt: number;
-  workspace: string;
   language: Language;
   /** The folder given with `--tests` and its files (copied into the workspace at the same paths). */
   testsDir?: string | null;
@@ -45,14 +41,13 @@ export interface RunTestsInput {
   setup?: RunTestSetup | null;
   /** The stored report of the baseline run, when the run has one. */
   baselineRef?: string | null;
-  /** The run's work tree as recorded; when given, it decides the workspace (see RunPlaces). */
-  place?: RunPlace;
-  /** The commit that added the `--tests` files: their originals on a worker without that folder. */
+  /** The run's work tree as recorded. */
+  place: RunPlace;
+  /**
+   * On a host that adopted the run: the commit that added the `--tests` files, whose originals
+   * are read there (the folder given is on the host that prepared the run).
+   */
   acceptanceCommit?: string | null;
-  /** The run's setup command, run again first on a worker whose copy of the run never had it. */
-  setupCommand?: string | null;
-  /** Whether that setup command may reach the network (`--setup-network`). */
-  setupNetwork?: boolean;
   /** The run's targets, each judged in this run's report. */
   targets?: string[];
 }
@@ -64,16 +59,17 @@ export interface CheckTargetsInput {
 }
 
 export interface RunSetupInput {
-  workspace: string;
   language: Language;
   command: string;
   setup: RunTestSetup;
   /** The user's explicit opt-in (`--setup-network`). */
   network: boolean;
-  /** The run's work tree as recorded; when given, it decides the workspace (see RunPlaces). */
-  place?: RunPlace;
+  /** The run's work tree as recorded. */
+  place: RunPlace;
   /** When given, what the command changed is committed with this message, in this activity. */
   commitMessage?: string;
+  /** The workflow execution the step belongs to (see HostRuns.commit). */
+  execution: string;
 }
 
 export interface SetupResult {
@@ -136,7 +132,6 @@ export function sandboxLimitsOf(
 }
 
 export function createTestActivities(deps: TestActivityDeps) {
-  const slots = new Semaphore(deps.maxConcurrentTestRuns);
   const maximums = deps.limitMaximums ?? DEFAULT_LIMIT_MAXIMUMS;
   const limitsOf = (project: ProjectLimits | undefined): Partial<SandboxLimits> => {
     const { lowered } = clampProjectLimits(project ?? {}, maximums);
@@ -161,126 +156,87 @@ export function createTestActivities(deps: TestActivityDeps) {
      * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
      * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
      */
-    async releaseWorkspace(input: { workspace: string; place?: RunPlace }): Promise<void> {
-      const workspace =
-        input.place && deps.places ? deps.places.localPaths(input.place).workspace : input.workspace;
+    async releaseWorkspace(input: { place: RunPlace }): Promise<void> {
+      const workspace = input.place.git.workTree;
       if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
-      await releaseWorkspace(workspace);
+      // A large tree takes seconds to give back: the beats keep the step from timing out.
+      await withHeartbeats(5_000, () => releaseWorkspace(workspace));
     },
 
     /**
-     * The project's setup command, once, in the sandbox like the tests (no network unless the
-     * user opted in). Its exit status is what counts; the output tail explains a failure.
+     * The project's setup command, in the sandbox like the tests (no network unless the user
+     * opted in): once when the run is prepared, again on a host that adopts it. Its exit status is
+     * what counts; the output tail explains a failure.
      */
     async runSetup(input: RunSetupInput): Promise<SetupResult> {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
-      return inRunPlace(deps.places, input.place, input.workspace, async (local) => {
-        const result = await setupIn(local.workspace, input);
-        await giveBackOnPreparingDisk(input.place, local.workspace);
-        if (result.ok && input.place) deps.places?.markSetUp(input.place);
-        if (!result.ok || !input.commitMessage || !input.place) return result;
+      return atRecordedCommit(deps.host, input.place, async (runGit) => {
+        const result = await setupIn(runGit.workTree, input);
+        if (!result.ok || !input.commitMessage) return result;
         const commit = await withHeartbeats(5_000, () =>
-          commitStep(deps.places, input.place!, local, {
+          commitStep(deps.host, input.place, {
             message: input.commitMessage!,
-            step: `setup ${input.place!.commit}`,
+            step: 'setup',
+            execution: input.execution,
           }),
         );
         return { ...result, commit };
       });
     },
 
+    /** Runs on the host's test queue, whose slots are the test runs this host takes at once. */
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
-      return inRunPlace(deps.places, input.place, input.workspace, async (local) => {
-        const places = deps.places;
-        const place = input.place;
-        if (places && place && input.setupCommand && !places.isSetUp(place)) {
-          // Installs are ignored files, which the store does not carry: this copy never had them.
-          const setup = await setupIn(local.workspace, {
-            workspace: local.workspace,
-            language: input.language,
-            command: input.setupCommand,
-            setup: input.setup!,
-            network: input.setupNetwork ?? false,
-          });
-          if (!setup.ok) log.warn('the setup command failed on this worker', { outcome: setup.outcome });
-          else places.markSetUp(place);
-        }
+      return atRecordedCommit(deps.host, input.place, async (runGit) => {
         const sourceDir =
-          places && place && input.testsDir && input.protectedPaths?.length
-            ? await places.acceptanceOriginals(
-                place,
-                local,
-                input.testsDir,
-                input.acceptanceCommit ?? null,
-                input.protectedPaths,
-              )
+          input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
+            ? await deps.host.acceptanceOriginals(input.place, input.acceptanceCommit, input.protectedPaths)
             : (input.testsDir ?? null);
         // The repository's own pytest configuration as the acceptance commit has it, for the
         // verdict process to load instead of what the run may have written since.
         const baseFolder =
-          input.language === 'python' && input.acceptanceCommit && local.git.commonDir && sourceDir
+          input.language === 'python' && input.acceptanceCommit && runGit.commonDir && sourceDir
             ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
             : null;
         try {
           const baseConfig = baseFolder
             ? await writeBaseTestConfig(
-                { gitDir: local.git.commonDir },
+                { gitDir: runGit.commonDir },
                 input.acceptanceCommit!,
                 baseFolder,
                 input.protectedPaths ?? [],
               )
             : undefined;
           return await testsIn(
-            local.workspace,
+            runGit.workTree,
             { ...input, testsDir: sourceDir },
             sandboxWarning,
             baseConfig,
           );
         } finally {
           if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
-          await giveBackOnPreparingDisk(place, local.workspace);
         }
       });
     },
   };
 
-  /**
-   * With a git store, the run's workspace on the disk that prepared it is the one its user sees,
-   * and the run's last step may run on another host, where the end-of-run give-back cannot reach
-   * it: there, each sandboxed run's lease ends with the files given back. Copies under
-   * `$ACA_HOME/hosted/` stay lent between runs, as one host's workspace does.
-   */
-  async function giveBackOnPreparingDisk(place: RunPlace | undefined, workspace: string): Promise<void> {
-    const places = deps.places;
-    if (!place || !places?.usesStore || place.disk !== places.disk()) return;
-    if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
-    await releaseWorkspace(workspace);
-  }
-
   async function setupIn(workspace: string, input: RunSetupInput): Promise<SetupResult> {
     const ctx = Context.current();
-    const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-    let report: TestRunReport;
-    try {
-      report = await runTestSuite({
-        workspace,
-        language: input.language,
-        mode: deps.sandboxMode,
-        command: { kind: 'command', command: input.command, source: 'option', label: input.command },
-        dependencies: input.setup.dependencies,
-        limits: limitsOf(input.setup.limits),
-        network: input.network,
-        heartbeat: () => ctx.heartbeat(),
-        signal: ctx.cancellationSignal,
-      });
-    } finally {
-      release();
-    }
+    const report = await runTestSuite({
+      workspace,
+      language: input.language,
+      mode: deps.sandboxMode,
+      command: { kind: 'command', command: input.command, source: 'option', label: input.command },
+      dependencies: input.setup.dependencies,
+      limits: limitsOf(input.setup.limits),
+      network: input.network,
+      heartbeat: () => ctx.heartbeat(),
+      signal: ctx.cancellationSignal,
+    });
     const ok = report.outcome === 'completed' && report.failed === 0 && report.errors === 0;
     const tail = report.output.trimEnd().split('\n').slice(-20).join('\n').slice(-3000);
     return {
@@ -298,37 +254,29 @@ export function createTestActivities(deps: TestActivityDeps) {
     baseConfig?: BaseTestConfig,
   ): Promise<TestRunSummary> {
     const ctx = Context.current();
-    // Heartbeat while queued too, or a long queue would look like a dead worker; once running,
-    // the suite's own progress beats.
-    const release = await withHeartbeats(5_000, () => slots.acquire(), 'queued');
-    let report: TestRunReport;
-    try {
-      report = await runTestSuite({
-        workspace,
-        language: input.language,
-        mode: deps.sandboxMode,
-        ...(input.testsDir && input.protectedPaths?.length
-          ? {
-              acceptance: {
-                sourceDir: input.testsDir,
-                files: input.protectedPaths,
-                ...(baseConfig ? { baseConfig } : {}),
-              },
-            }
-          : {}),
-        ...(input.setup
-          ? {
-              command: input.setup.command,
-              dependencies: input.setup.dependencies,
-              limits: limitsOf(input.setup.limits),
-            }
-          : {}),
-        heartbeat: () => ctx.heartbeat(),
-        signal: ctx.cancellationSignal,
-      });
-    } finally {
-      release();
-    }
+    let report: TestRunReport = await runTestSuite({
+      workspace,
+      language: input.language,
+      mode: deps.sandboxMode,
+      ...(input.testsDir && input.protectedPaths?.length
+        ? {
+            acceptance: {
+              sourceDir: input.testsDir,
+              files: input.protectedPaths,
+              ...(baseConfig ? { baseConfig } : {}),
+            },
+          }
+        : {}),
+      ...(input.setup
+        ? {
+            command: input.setup.command,
+            dependencies: input.setup.dependencies,
+            limits: limitsOf(input.setup.limits),
+          }
+        : {}),
+      heartbeat: () => ctx.heartbeat(),
+      signal: ctx.cancellationSignal,
+    });
     const limit = limitHit(report, resolveLimits(input.setup ? limitsOf(input.setup.limits) : {}));
     // The agents read the report: a limit hit is named where they look first.
     if (limit) report = { ...report, message: `${limit}${report.message ? `; ${report.message}` : ''}` };

@@ -3,59 +3,52 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { listWorkspaceFiles } from '../tools/file-tools';
 import { withWorkspace } from '../tools/workspace-fs';
-import type { RunPlaces } from '../repo/run-places';
+import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
-import { commitStep, inRunPlace } from './run-place-steps';
-
-/**
- * Creates the workspace and copies the user's acceptance tests into it at the
- * same relative paths, read-only. Returns those paths so no agent may write them.
- */
-export async function prepareWorkspace(input: {
-  workspace: string;
-  testsDir: string | null;
-}): Promise<{ protectedPaths: string[] }> {
-  return copyAcceptanceTests(input.workspace, input.testsDir);
-}
+import { withHeartbeats } from './heartbeats';
+import { atRecordedCommit, commitStep } from './host-steps';
 
 export interface PrepareWorkspaceInput {
-  workspace: string;
   testsDir: string | null;
-  /** The run's work tree as recorded: the tests are copied into this worker's copy of it. */
-  place?: RunPlace;
-  /** When given (with a place), the copies are committed with this message, in this activity. */
-  commitMessage?: string;
+  /** The run's work tree as recorded: the tests are copied into it and committed there. */
+  place: RunPlace;
+  commitMessage: string;
+  /** The workflow execution the step belongs to (see HostRuns.commit). */
+  execution: string;
 }
 
 export interface WorkspaceActivityDeps {
-  places?: RunPlaces;
-  gitAuthor?: { name: string; email: string };
+  host: HostRuns;
 }
 
-/** The workspace steps, in this worker's copy of each run's work tree (see RunPlaces). */
+/** The workspace steps, on the host that has the run's files. */
 export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
   return {
+    /**
+     * Copies the user's acceptance tests into the work tree at the same relative paths,
+     * read-only, and commits them. Returns those paths so no agent may write them.
+     */
     async prepareWorkspace(
       input: PrepareWorkspaceInput,
-    ): Promise<{ protectedPaths: string[]; commit?: string | null }> {
+    ): Promise<{ protectedPaths: string[]; commit: string | null }> {
       const { place } = input;
-      if (!place) return copyAcceptanceTests(input.workspace, input.testsDir);
-      return inRunPlace(deps.places, place, input.workspace, async (local) => {
-        const { protectedPaths } = await copyAcceptanceTests(local.workspace, input.testsDir);
-        if (protectedPaths.length === 0 || !input.commitMessage) return { protectedPaths };
-        const commit = await commitStep(deps.places, place, local, {
-          message: input.commitMessage,
-          step: `acceptance tests ${place.commit}`,
-          ...(deps.gitAuthor ? { author: deps.gitAuthor } : {}),
-        });
-        return { protectedPaths, commit };
-      });
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, place, async (runGit) => {
+          const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
+          if (protectedPaths.length === 0) return { protectedPaths, commit: null };
+          const commit = await commitStep(deps.host, place, {
+            message: input.commitMessage,
+            step: 'acceptance tests',
+            execution: input.execution,
+          });
+          return { protectedPaths, commit };
+        }),
+      );
     },
 
-    async listRunFiles(input: { workspace: string; place?: RunPlace }): Promise<string[]> {
-      if (!input.place) return listRunFiles(input);
-      return inRunPlace(deps.places, input.place, input.workspace, (local) =>
-        listRunFiles({ workspace: local.workspace }),
+    async listRunFiles(input: { place: RunPlace }): Promise<string[]> {
+      return atRecordedCommit(deps.host, input.place, (runGit) =>
+        listRunFiles({ workspace: runGit.workTree }),
       );
     },
   };

@@ -1,5 +1,4 @@
 import type OpenAI from 'openai';
-import type { RunPlace } from '../shared/run-types';
 import type { Lesson, TestRunReport } from '../shared/types';
 import type { ChatAnswer, ChatModel } from '../llm/chat-model';
 import { contextBudgetFor, type ContextBudget } from '../llm/context-window';
@@ -26,8 +25,6 @@ export interface OpenTurnInput {
    * become part of its conversation, so a retried step never looks them up again).
    */
   recallLessons?: { workflowId: string; task: string };
-  /** Kept with the conversation: each tool call then names only the commit it starts from. */
-  place?: Omit<RunPlace, 'commit'>;
 }
 
 /** Where an opening turn reads what its context only refers to. */
@@ -62,7 +59,6 @@ export async function openTurn(
     model: input.model,
     language: input.context.language,
     workspace: input.workspace,
-    ...(input.place ? { place: input.place } : {}),
     protectedPaths: input.context.protectedPaths,
     entries: [
       { kind: 'system', content: spec.systemPrompt },
@@ -281,11 +277,9 @@ export interface ToolCallOutcome {
   commit?: string;
 }
 
-/** Where a tool call runs when the worker is told (see RunPlaces): its own copy of the work tree. */
+/** Where a tool call runs: the run's work tree on its host, at the recorded commit. */
 export interface ToolCallSite {
   workspace: string;
-  /** Before a call that may change files: the copy is no longer at its recorded commit. */
-  beforeChange?(): void;
   /** After a call that changed `path`: commits it (and pushes it); the commit, or null for none. */
   commitChange?(path: string, toolName: FileToolName): Promise<string | null>;
 }
@@ -315,7 +309,6 @@ export async function executeTurnToolCall(
   }
   const where = site ? await site(conversation) : { workspace: conversation.workspace };
   const changing = CHANGING_TOOLS.has(call.name);
-  if (changing) where.beforeChange?.();
   const result = await executeFileTool(
     {
       workspace: where.workspace,

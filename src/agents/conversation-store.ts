@@ -1,5 +1,4 @@
 import { JsonFiles } from './json-files';
-import type { RunPlace } from '../shared/run-types';
 import type { AgentRole, Language, TokenUsage, TurnFinish } from '../shared/types';
 import type { FileToolName, ToolResult } from '../tools/file-tools';
 
@@ -42,8 +41,6 @@ export interface Conversation {
    * the model sees, so a retried call reports the same commit without running again.
    */
   toolCommits?: Record<string, string>;
-  /** The run's work tree as the workflow names it, but for the commit, which each call gives. */
-  place?: Omit<RunPlace, 'commit'>;
   steps: StepDecision[];
   /**
    * The context window a server's context-length error taught this turn, when smaller than the

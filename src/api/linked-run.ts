@@ -5,7 +5,6 @@
  * started until every check has passed.
  */
 import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { RunStateError, UserInputError } from '../shared/errors';
@@ -206,9 +205,8 @@ export async function linkedRunRequest(
     workflowId,
     warnings: [],
     input: {
-      ...input,
+      ...hostFree(input),
       task,
-      workspace: path.join(config.workspacesRoot, safeKey(workflowId)),
       model,
       options: {
         ...input.options,
@@ -217,7 +215,6 @@ export async function linkedRunRequest(
         maxCostUsd,
         ...(overrides.onLimit !== undefined ? { onLimit: overrides.onLimit } : {}),
       },
-      gitDir: input.repo ? null : path.join(config.home, 'git', `${safeKey(workflowId)}.git`),
       link,
     },
   };
@@ -240,4 +237,15 @@ function describeDone(result: RunResult): string {
   if (result.state !== 'SUCCESS' && result.lastAnalysis)
     lines.push(`Its last analysis: ${result.lastAnalysis.rootCause}`);
   return lines.join('\n');
+}
+
+/**
+ * The earlier run's input without what named places on its host (its `--workspace`, and the
+ * git directory a client chose in runs from before the host decided it): the host that prepares
+ * the new run decides.
+ */
+function hostFree(input: RunInput): RunInput {
+  const { workspace: _workspace, ...rest } = input as RunInput & { gitDir?: unknown };
+  delete (rest as { gitDir?: unknown }).gitDir;
+  return rest;
 }

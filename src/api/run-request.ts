@@ -8,7 +8,6 @@ import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
 import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
 import { checkTargets } from '../repo/target-files';
-import { safeKey } from '../shared/safe-key';
 import type { ProjectLimits } from '../shared/test-command';
 import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
@@ -110,7 +109,8 @@ export async function validateRunRequest(
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
   const workflowId = request.id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
-  const workspace = path.resolve(request.workspace ?? path.join(config.workspacesRoot, safeKey(workflowId)));
+  // A folder on the host that prepares the run; without it, that host decides.
+  const workspace = request.workspace === undefined ? undefined : path.resolve(request.workspace);
   const testCommand = commandOption(request.testCommand, 'test-cmd');
   const setupCommand = commandOption(request.setupCommand, 'setup-cmd');
   const warnings: string[] = [];
@@ -134,7 +134,7 @@ export async function validateRunRequest(
       config.limitMaximums,
       path.join(found.topLevel, PROJECT_CONFIG_FILE),
     );
-    if (isInside(workspace, found.topLevel)) {
+    if (workspace !== undefined && isInside(workspace, found.topLevel)) {
       throw new UserInputError(
         `the run's workspace ${workspace} lies inside the repository ${found.topLevel}; set ACA_WORKSPACES or --workspace outside it`,
       );
@@ -164,7 +164,7 @@ export async function validateRunRequest(
     input: {
       task,
       language,
-      workspace,
+      ...(workspace === undefined ? {} : { workspace }),
       testsDir,
       model,
       options: {
@@ -179,7 +179,6 @@ export async function validateRunRequest(
         ...(maxSteps ? { maxStepsPerTurn: maxSteps } : {}),
       },
       repo,
-      gitDir: repo ? null : path.join(config.home, 'git', `${safeKey(workflowId)}.git`),
       testCommand,
       setupCommand,
       setupNetwork: request.setupNetwork === true,

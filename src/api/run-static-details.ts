@@ -36,6 +36,6 @@ export function runStaticDetails(input: RunInput, namespace: string): string {
   return [
     ...(input.link ? [linkLine(input.link, namespace)] : []),
     `**Task:** ${input.task}`,
-    `**Language:** ${input.language} · **Model:** ${input.model} · **Workspace:** ${input.workspace}`,
+    `**Language:** ${input.language} · **Model:** ${input.model}${input.workspace ? ` · **Workspace:** ${input.workspace}` : ''}`,
   ].join('\n\n');
 }

@@ -5,6 +5,7 @@
 export {
   createAcaActivities,
   createAcaWorker,
+  createHostWorkers,
   createRunStores,
   installRuntime,
   runWorker,

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { AcaConfig } from '../config';
@@ -45,9 +44,7 @@ export async function demoCommand(config: AcaConfig, flags: { json?: boolean }, 
       client,
       {
         workflowId,
-        input: scriptedRunInput(scenario, path.join(config.workspacesRoot, workflowId), {
-          gitDir: path.join(config.home, 'git', `${workflowId}.git`),
-        }),
+        input: scriptedRunInput(scenario),
       },
       taskQueue,
     );

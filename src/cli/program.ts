@@ -145,9 +145,12 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
           return EXIT.success;
         }
         if (!flags.json) {
-          const linked = request.input.link ? `, from ${request.input.link.parentRun}` : '';
+          const about = [
+            request.input.workspace && `workspace ${request.input.workspace}`,
+            request.input.link && `from ${request.input.link.parentRun}`,
+          ].filter(Boolean);
           io.err(
-            printableLine(`Started ${request.workflowId} (workspace ${request.input.workspace}${linked})`),
+            printableLine(`Started ${request.workflowId}${about.length ? ` (${about.join(', ')})` : ''}`),
           );
           io.err(printableLine(`Web UI: ${aca.webUrl(request.workflowId)}`));
         }

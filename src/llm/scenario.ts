@@ -123,32 +123,26 @@ export function loadBuiltinScenario(name: string): Scenario {
 /** The run input that replays `scenario` on the scripted model; the task and language default to the scenario's. */
 export function scriptedRunInput(
   scenario: Scenario,
-  workspace: string,
   overrides: {
     task?: string;
     language?: Language;
     testsDir?: string | null;
     options?: Partial<RunOptions>;
-    gitDir?: string;
+    /** A folder on the host that prepares the run; absent: that host decides. */
+    workspace?: string;
   } = {},
 ): RunInput {
   return {
     task: overrides.task ?? scenario.task ?? scenario.name,
     language: overrides.language ?? scenario.language ?? 'python',
-    workspace,
+    ...(overrides.workspace ? { workspace: overrides.workspace } : {}),
     testsDir: overrides.testsDir ?? null,
     model: `scripted:${scenario.name}`,
     options: { ...DEFAULT_RUN_OPTIONS, ...overrides.options },
     repo: null,
-    gitDir: overrides.gitDir ?? freshRunGitDir(workspace),
     testCommand: null,
     setupCommand: null,
     setupNetwork: false,
     link: null,
   };
-}
-
-/** Beside the workspace, never in it: code under test must not reach the run's git directory. */
-export function freshRunGitDir(workspace: string): string {
-  return path.join(path.dirname(workspace), `.${path.basename(workspace)}.git`);
 }

@@ -10,7 +10,8 @@ import { discoverRepository, git } from './git';
 import { hasCommitAt } from './objects';
 import type { GitStoreLocation } from './git-store-location';
 import { fetchStoreBranch } from './git-store';
-import { runFolderName } from './run-places';
+import * as crypto from 'node:crypto';
+import { safeKey } from '../shared/safe-key';
 
 export interface RunCommitsQuery {
   workflowId: string;
@@ -53,4 +54,10 @@ export async function gitDirWithCommit(
     await fetchStoreBranch(store, target.commonDir, query.branch);
   }
   return (await hasCommitAt(target.commonDir, query.commit)) ? target : null;
+}
+
+/** One folder name per workflow id: readable, and unique even for ids that differ only in odd characters. */
+export function runFolderName(workflowId: string): string {
+  const digest = crypto.createHash('sha256').update(workflowId).digest('hex').slice(0, 12);
+  return `${safeKey(workflowId).slice(0, 80)}-${digest}`;
 }

@@ -29,24 +29,28 @@ export interface RunOptions {
   onLimit: 'fail' | 'ask';
   /** How long a run waits at its limit for `aca extend` before it ends FAILED `max_iterations`. */
   askTimeoutMs: number;
+  /**
+   * How long a step of the run's host may wait to start before the host counts as gone and, with
+   * a git store, another host adopts the run. Absent: what the preparing host's
+   * ACA_HOST_START_TIMEOUT says.
+   */
+  hostStartTimeoutMs?: number;
 }
 
 export interface RunInput {
   task: string;
   language: Language;
-  /** Absolute path of the run's workspace on the worker's machine. */
-  workspace: string;
+  /**
+   * `--workspace`: a folder on the host that prepares the run. Absent: that host decides (a new
+   * folder under its workspaces root); the run's snapshot says where.
+   */
+  workspace?: string;
   /** Folder of acceptance tests to copy into the workspace, read-only. */
   testsDir: string | null;
   model: string;
   options: RunOptions;
   /** A `--repo` run: the user's repository and the commit the run starts from; null for a fresh repository. */
   repo: RepoInput | null;
-  /**
-   * Where a run without `--repo` keeps its commits: a git directory outside the workspace, which
-   * code under test cannot reach. Null for `--repo` runs (their worktree's git directory is used).
-   */
-  gitDir: string | null;
   /** `--test-cmd`; null: `testCommand` of `.aca.json`, else detected. */
   testCommand: string | null;
   /** `--setup-cmd`; null: `setupCommand` of `.aca.json`, else none. */
@@ -101,19 +105,18 @@ export interface RepoInput {
   baseCommit: string;
 }
 
-/** Where a run's files and commits live, as decided when its workspace was prepared. */
 /**
- * A run's work tree as the workflow knows it, passed to every step that reads or changes it: with
- * the recorded commit and the store, any worker can find its own copy or build one.
+ * A run's work tree as the workflow knows it, passed to every step that reads or changes it (each
+ * runs on the task queue of the host that has the files): the step starts from the recorded commit.
  */
 export interface RunPlace {
   workflowId: string;
   branch: string;
   /** The commit the step starts from: the last one the run recorded. */
   commit: string;
-  /** The run's git directory and work tree on the disk where the run was prepared. */
+  /** The run's git directory and work tree on the host that has its files. */
   git: RunGit;
-  /** That disk's id (see run-places.ts): a worker with another id never uses those paths. */
+  /** That host's disk id (see host-runs.ts). */
   disk: string;
 }
 

@@ -1,10 +1,13 @@
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunOptions } from '../shared/run-types';
 
 const defaultRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
-/** The activities a run calls, each group with the timeouts and retries its work needs. */
+/** How long a step of the run's host may wait to start, by default, before the run moves. */
+export const DEFAULT_HOST_START_TIMEOUT_MS = 60_000;
+
+/** The activities of the shared queue a run calls, each group with the timeouts and retries its work needs. */
 export function runActivities(options: RunOptions) {
   return {
     /** Model calls: long, heartbeating, retried through rate limits and outages. */
@@ -12,15 +15,6 @@ export function runActivities(options: RunOptions) {
       startToCloseTimeout: options.modelTimeoutMs + 10_000,
       heartbeatTimeout: '20s',
       retry: { ...defaultRetry, maximumAttempts: 8, nonRetryableErrorTypes: ['ModelRequestRejected'] },
-    }),
-    /**
-     * Workspace and conversation-store steps take milliseconds on the worker that runs the
-     * workflow. As local activities they are still retried and recorded, but skip the round trip
-     * through the server's task queue (~45 ms each on a dev server).
-     */
-    workspace: proxyLocalActivities<Activities>({
-      startToCloseTimeout: '1m',
-      retry: { ...defaultRetry, maximumAttempts: 5, nonRetryableErrorTypes: ['BadRunInput'] },
     }),
     /**
      * Failure memory writes must not be lost to an outage nor hold up the agents: they run in the
@@ -37,17 +31,73 @@ export function runActivities(options: RunOptions) {
         nonRetryableErrorTypes: ['MemoryQueryError'],
       },
     }),
-    /** Making the run's worktree or repository and deciding its test command: seconds on a large repository. */
+    /** Reading a stored report (the baseline's, for the plan's targets). */
+    reports: proxyActivities<Activities>({
+      startToCloseTimeout: '1m',
+      retry: { ...defaultRetry, maximumAttempts: 5 },
+    }),
+    /**
+     * Making the run's worktree or repository and deciding its test command, or adopting a run
+     * from the git store: seconds, minutes on a large repository. The worker that takes the step
+     * becomes the run's host.
+     */
     repository: proxyActivities<Activities>({
       startToCloseTimeout: '10m',
       heartbeatTimeout: '30s',
       retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['BadRunInput'] },
     }),
+  };
+}
+
+/** The task queues of the host that has a run's files (see HostRuns). */
+export interface RunHostQueues {
+  disk: string;
+  host: string;
+  tests: string;
+}
+
+/**
+ * The activities of a run's host. `startTimeoutMs` (only for a run that can move): a step not
+ * started by then fails with a schedule-to-start timeout, and the workflow moves the run.
+ */
+export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | undefined) {
+  const toStart = startTimeoutMs === undefined ? {} : { scheduleToStartTimeout: startTimeoutMs };
+  return {
     /**
-     * A cancelled test run is waited for: until its sandbox is gone, nothing may walk the
-     * workspace its processes could still be changing (see workspace-ownership.ts).
+     * File tools, commits, turn openings, listings: milliseconds on the host's own disk, seconds
+     * when a push to the git store is slow. They heartbeat, so a dead host's step is retried soon.
+     */
+    files: proxyActivities<Activities>({
+      taskQueue: queues.host,
+      ...toStart,
+      startToCloseTimeout: '5m',
+      heartbeatTimeout: '20s',
+      retry: {
+        ...defaultRetry,
+        maximumAttempts: 5,
+        nonRetryableErrorTypes: [
+          'BadRunInput',
+          'WorkTreeTooLarge',
+          'GitStorePushRejected',
+          'GitStoreMissingCommit',
+        ],
+      },
+    }),
+    /** Answers at once on a live host: a test queue that is only busy is told from a dead host. */
+    ping: proxyActivities<Activities>({
+      taskQueue: queues.host,
+      ...toStart,
+      startToCloseTimeout: '10s',
+      retry: { maximumAttempts: 1 },
+    }),
+    /**
+     * Test runs, on the host's test queue, whose slots are the runs the host takes at once. A
+     * cancelled test run is waited for: until its sandbox is gone, nothing may walk the workspace
+     * its processes could still be changing (see workspace-ownership.ts).
      */
     testing: proxyActivities<Activities>({
+      taskQueue: queues.tests,
+      ...toStart,
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       startToCloseTimeout: '15m',
       heartbeatTimeout: '30s',
@@ -57,3 +107,4 @@ export function runActivities(options: RunOptions) {
 }
 
 export type RunActivities = ReturnType<typeof runActivities>;
+export type HostActivities = ReturnType<typeof hostActivities>;

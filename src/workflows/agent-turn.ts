@@ -1,6 +1,5 @@
 import { log } from '@temporalio/workflow';
 import type { TurnContext } from '../activities/agent-activities';
-import type { RunPlace } from '../shared/run-types';
 import type { AgentRole, TurnFinish } from '../shared/types';
 import type { RunContext } from './run-context';
 
@@ -27,11 +26,10 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
   const { input, activities } = run;
   const { role } = request;
   const link = input.link ?? null;
-  const ref = `${run.runKey}/${request.turnKey}`;
+  const ref = run.turnRef(request.turnKey);
   const open = {
     ref,
     model: input.model,
-    workspace: input.workspace,
     context: {
       role,
       task: input.task,
@@ -49,31 +47,38 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
   };
   const maxSteps = input.options.maxStepsPerTurn;
   let idleSteps = 0;
+  await run.whenNotPaused();
+  await run.onHost((host) =>
+    host.files.openTurn.executeWithOptions(
+      {
+        summary: request.recallLessons
+          ? `${role} · recall similar failures, open the turn`
+          : `${role} · open the turn`,
+      },
+      [{ open, place: run.place()! }],
+    ),
+  );
   for (let step = 0; step < maxSteps; step++) {
     await run.whenNotPaused();
-    const summary =
-      step === 0 && request.recallLessons
-        ? `${role} · recall similar failures, model step 1`
-        : `${role} · model step ${step + 1}`;
+    const summary = `${role} · model step ${step + 1}`;
     const decision = await activities.agents.agentStep.executeWithOptions({ summary }, [
       {
         ref,
         model: input.model,
         stepIndex: step,
         timeoutMs: input.options.modelTimeoutMs,
-        ...(step === 0 ? { open, ...placeOf(run) } : {}),
       },
     ]);
     run.countUsage(role, decision.usage, decision.usd);
     let anyToolWorked = false;
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();
-      const tool = activities.workspace[call.name];
       const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
-      const at = run.record.headCommit;
-      const outcome = await tool.executeWithOptions({ summary: `${role} · ${what}` }, [
-        { ref, toolCallId: call.id, ...(at ? { at } : {}) },
-      ]);
+      const outcome = await run.onHost((host) =>
+        host.files[call.name].executeWithOptions({ summary: `${role} · ${what}` }, [
+          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution },
+        ]),
+      );
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;
     }
@@ -92,10 +97,4 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
 function turnError(error: string): TurnResult {
   log.warn('agent turn failed', { error });
   return { ok: false, error };
-}
-
-/** The run's work tree for a step's input, once the run has one. */
-function placeOf(run: RunContext): { place: RunPlace } | Record<string, never> {
-  const place = run.place();
-  return place ? { place } : {};
 }

@@ -38,10 +38,9 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
     [
       {
         workflowId: run.workflowId,
-        workspace: input.workspace,
+        ...(input.workspace ? { workspace: input.workspace } : {}),
         language: input.language,
         repo: input.repo,
-        gitDir: input.gitDir,
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
         ...(input.limits ? { limits: input.limits } : {}),
@@ -61,8 +60,12 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   record.baseCommit = prepared.baseCommit;
   record.headCommit = prepared.startCommit;
   record.testCommand = prepared.testSetup.command.label;
+  record.workspace = prepared.git.workTree;
   work.testSetup = prepared.testSetup;
-  work.disk = prepared.disk ?? '';
+  work.host = prepared.queues;
+  work.preparedOn = prepared.queues.disk;
+  work.movable = prepared.movable;
+  if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
   work.setupCommand = prepared.setupCommand;
   run.publish();
   if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);
@@ -72,21 +75,22 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
     work.baselineRef = link.baseline.ref;
   } else if (input.repo) {
     await run.whenNotPaused();
-    const baseline = await run.activities.testing.runTests.executeWithOptions(
-      { summary: `tester · baseline: ${prepared.testSetup.command.label}` },
-      [
-        {
-          runKey: run.runKey,
-          attempt: 0,
-          workspace: input.workspace,
-          language: input.language,
-          setup: prepared.testSetup,
-          place: run.place()!,
-          setupCommand: prepared.setupCommand,
-          setupNetwork: input.setupNetwork,
-          ...targetsOf(run),
-        },
-      ],
+    const baseline = await run.onHost(
+      (host) =>
+        host.testing.runTests.executeWithOptions(
+          { summary: `tester · baseline: ${prepared.testSetup.command.label}` },
+          [
+            {
+              runKey: run.runKey,
+              attempt: 0,
+              language: input.language,
+              setup: prepared.testSetup,
+              place: run.place()!,
+              ...targetsOf(run),
+            },
+          ],
+        ),
+      'tests',
     );
     if (baseline.cannotRun) {
       // Agents cannot change the machine the tests run on: nothing to plan, nothing to learn.
@@ -107,16 +111,15 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
       );
     }
   }
-  const acceptance = await run.activities.workspace.prepareWorkspace.executeWithOptions(
-    { summary: 'prepare workspace' },
-    [
+  const acceptance = await run.onHost((host) =>
+    host.files.prepareWorkspace.executeWithOptions({ summary: 'prepare workspace' }, [
       {
-        workspace: input.workspace,
         testsDir: input.testsDir,
         place: run.place()!,
         commitMessage: 'aca: acceptance tests given with --tests',
+        execution: run.execution,
       },
-    ],
+    ]),
   );
   work.protectedPaths = acceptance.protectedPaths;
   run.recordCommit(acceptance.commit);
@@ -127,19 +130,20 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
 async function runSetupCommand(run: RunContext, command: string): Promise<void> {
   const { input, work } = run;
   await run.whenNotPaused();
-  const setup = await run.activities.testing.runSetup.executeWithOptions(
-    { summary: `setup · ${command.slice(0, 80)}` },
-    [
-      {
-        workspace: input.workspace,
-        language: input.language,
-        command,
-        setup: work.testSetup!,
-        network: input.setupNetwork,
-        place: run.place()!,
-        commitMessage: 'aca: setup command output',
-      },
-    ],
+  const setup = await run.onHost(
+    (host) =>
+      host.testing.runSetup.executeWithOptions({ summary: `setup · ${command.slice(0, 80)}` }, [
+        {
+          language: input.language,
+          command,
+          setup: work.testSetup!,
+          network: input.setupNetwork,
+          place: run.place()!,
+          commitMessage: 'aca: setup command output',
+          execution: run.execution,
+        },
+      ]),
+    'tests',
   );
   if (!setup.ok) {
     throw new RunStopped(
@@ -148,6 +152,7 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
     );
   }
   run.recordCommit(setup.commit);
+  work.setUp = true;
 }
 
 async function plan(run: RunContext): Promise<PhaseOutcome> {
@@ -188,7 +193,7 @@ async function takeUpPlanTargets(run: RunContext, plan: Plan): Promise<Plan> {
   const wellFormed = named.filter((id) => targetProblem(id) === null).slice(0, room);
   let found: TargetResult[];
   if (work.baselineRef && wellFormed.length > 0) {
-    const checked = await run.activities.testing.checkTargets.executeWithOptions(
+    const checked = await run.activities.reports.checkTargets.executeWithOptions(
       { summary: "tester · check the plan's targets against the baseline" },
       [{ reportRef: work.baselineRef, targets: wellFormed }],
     );
@@ -268,25 +273,23 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     await run.commitWork(commitMessage(iteration, 'tester', finish?.summary));
   }
   await run.whenNotPaused();
-  const report = await run.activities.testing.runTests.executeWithOptions(
-    { summary: `tester · run tests (attempt ${iteration})` },
-    [
-      {
-        runKey: run.runKey,
-        attempt: iteration,
-        workspace: input.workspace,
-        language: input.language,
-        testsDir: input.testsDir,
-        protectedPaths: work.protectedPaths,
-        setup: work.testSetup,
-        baselineRef: work.baselineRef,
-        place: run.place()!,
-        acceptanceCommit: work.acceptanceCommit,
-        setupCommand: work.setupCommand,
-        setupNetwork: input.setupNetwork,
-        ...targetsOf(run),
-      },
-    ],
+  const report = await run.onHost(
+    (host) =>
+      host.testing.runTests.executeWithOptions({ summary: `tester · run tests (attempt ${iteration})` }, [
+        {
+          runKey: run.runKey,
+          attempt: iteration,
+          language: input.language,
+          testsDir: input.testsDir,
+          protectedPaths: work.protectedPaths,
+          setup: work.testSetup,
+          baselineRef: work.baselineRef,
+          place: run.place()!,
+          acceptanceCommit: run.acceptanceCommitHere(),
+          ...targetsOf(run),
+        },
+      ]),
+    'tests',
   );
   record.regressions = report.regressions;
   record.failingTests = report.failingTests ?? [];

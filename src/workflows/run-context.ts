@@ -1,10 +1,18 @@
-import { condition, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, condition, log, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import { mergeTargets } from '../shared/targets';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
-import { runActivities, type RunActivities } from './activity-options';
+import {
+  DEFAULT_HOST_START_TIMEOUT_MS,
+  hostActivities,
+  runActivities,
+  type HostActivities,
+  type RunActivities,
+  type RunHostQueues,
+} from './activity-options';
 import { MemoryQueue } from './memory-queue';
 import { RunStateMachine, type MachineState } from './state-machine';
 import { publishRun } from './visibility';
@@ -33,12 +41,20 @@ export interface RunWork {
   taskRemembered: boolean;
   /** More attempts `aca extend` gave a run waiting at its limit, until the wait takes them. */
   extension: LimitExtension | null;
-  /** The id of the disk the run was prepared on (see RunPlace). */
-  disk: string;
-  /** The commit that added the `--tests` files, whose originals a worker without them reads there. */
+  /** The host that has the run's files: every step that reads or writes them goes to its queues. */
+  host: RunHostQueues | null;
+  /** The disk the run was prepared on, where the `--tests` folder given is the user's. */
+  preparedOn: string | null;
+  /** Whether the run can move to another host (a git store is configured). */
+  movable: boolean;
+  /** How long a host step may wait to start before the run moves, as the preparing host set it. */
+  hostStartTimeoutMs?: number;
+  /** The commit that added the `--tests` files, whose originals a host that adopted the run reads there. */
   acceptanceCommit: string | null;
-  /** The setup command, run again on a worker whose copy of the run never had it. */
+  /** The setup command, run again on a host that adopts the run. */
   setupCommand: string | null;
+  /** The setup command has run on the run's first host. */
+  setUp?: boolean;
   /** Commits made so far: each commit step is named by its number, so a retry knows its own push. */
   commitSteps: number;
   /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
@@ -82,6 +98,11 @@ export class RunContext {
   readonly workflowId = workflowInfo().workflowId;
   /** The first execution's run id stays the same across continue-as-new, so refs do too. */
   readonly runKey = `${safeKey(workflowInfo().workflowId)}/${safeKey(workflowInfo().firstExecutionRunId)}`;
+  /**
+   * This execution: a Reset starts a new one, whose model steps are asked anew (conversations are
+   * keyed by it) and whose commits are its own.
+   */
+  readonly execution = workflowInfo().runId;
   readonly activities: RunActivities;
   readonly machine: RunStateMachine;
   readonly record: RunRecord;
@@ -91,6 +112,8 @@ export class RunContext {
   attemptsThisExecution = 0;
   /** Set once the run begins to end: no more pauses or feedback. */
   ending = false;
+  /** The adoption under way, which every step that found the host gone waits for. */
+  private moving: Promise<void> | null = null;
 
   constructor(
     readonly input: RunInput,
@@ -109,7 +132,7 @@ export class RunContext {
       maxIterations: input.options.maxIterations,
       passRate: null,
       tests: { passed: 0, failed: 0, errors: 0 },
-      workspace: input.workspace,
+      workspace: input.workspace ?? '',
       files: [],
       tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
       waiting: null,
@@ -145,7 +168,9 @@ export class RunContext {
       baselineRef: null,
       taskRemembered: false,
       extension: null,
-      disk: '',
+      host: null,
+      preparedOn: null,
+      movable: false,
       acceptanceCommit: null,
       setupCommand: null,
       commitSteps: 0,
@@ -208,35 +233,119 @@ export class RunContext {
     }
   }
 
+  /** Where a turn's conversation is kept: per execution, so a Reset asks the model again. */
+  turnRef(turnKey: string): string {
+    return `${this.runKey}/${safeKey(this.execution)}/${turnKey}`;
+  }
+
   /**
    * Commits what the last turn changed on the run's branch; the commit id goes into history (the
    * activity's result), so any later step can name the files of any attempt.
    */
   async commitWork(message: string): Promise<void> {
-    const place = this.place();
-    if (!place) return;
+    if (!this.place()) return;
+    await this.whenNotPaused();
     this.work.commitSteps += 1;
-    const commit = await this.activities.workspace.commitWork.executeWithOptions(
-      { summary: `git · ${message.slice(0, 80)}` },
-      [
-        {
-          message,
-          place,
-          step: `${this.runKey}/commit-${this.work.commitSteps}`,
-        },
-      ],
+    const step = `commit-${this.work.commitSteps}`;
+    const commit = await this.onHost((host) =>
+      host.files.commitWork.executeWithOptions({ summary: `git · ${message.slice(0, 80)}` }, [
+        { message, place: this.place()!, step, execution: this.execution },
+      ]),
     );
     this.recordCommit(commit);
   }
 
   /**
    * The run's work tree as the steps that read or change it are given it: the branch, the last
-   * commit recorded and where it was prepared. Null before the branch exists.
+   * commit recorded and the host that has it. Null before the branch exists.
    */
   place(): RunPlace | null {
     const { git, branch, headCommit } = this.record;
-    if (!git || !branch || !headCommit) return null;
-    return { workflowId: this.workflowId, branch, commit: headCommit, git, disk: this.work.disk };
+    const host = this.work.host;
+    if (!git || !branch || !headCommit || !host) return null;
+    return { workflowId: this.workflowId, branch, commit: headCommit, git, disk: host.disk };
+  }
+
+  /**
+   * Runs a step of the run's host. When the host takes no step within the start timeout (only
+   * for a run that can move: without a git store a dead host's runs wait for it), another worker
+   * adopts the run from the store at the recorded commit, and the step goes to its queues. A test
+   * queue that is only busy is told from a dead host by a step on the host's other queue.
+   */
+  async onHost<T>(
+    step: (host: HostActivities) => Promise<T>,
+    queue: 'files' | 'tests' = 'files',
+  ): Promise<T> {
+    for (;;) {
+      const queues = this.work.host;
+      if (!queues) throw new Error('the run has no host yet');
+      const host = hostActivities(queues, this.hostStartTimeoutMs());
+      try {
+        return await step(host);
+      } catch (err) {
+        if (!isStartTimeout(err)) throw err;
+        // Another step found the host gone first (the run's ending runs steps side by side).
+        if (this.work.host !== queues) continue;
+        if (queue === 'tests' && (await this.hostAnswers(host))) continue;
+        this.moving ??= this.moveRun().finally(() => {
+          this.moving = null;
+        });
+        await this.moving;
+      }
+    }
+  }
+
+  private hostStartTimeoutMs(): number | undefined {
+    if (!this.work.movable) return undefined;
+    return (
+      this.input.options.hostStartTimeoutMs ?? this.work.hostStartTimeoutMs ?? DEFAULT_HOST_START_TIMEOUT_MS
+    );
+  }
+
+  private async hostAnswers(host: HostActivities): Promise<boolean> {
+    try {
+      await host.ping.hostAlive.executeWithOptions({ summary: "host · is the run's host alive?" }, []);
+      return true;
+    } catch (err) {
+      if (isStartTimeout(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Another worker takes the run over from the git store, its setup command run again there. */
+  private async moveRun(): Promise<void> {
+    const { record, work } = this;
+    const from = work.host!.host;
+    const adopted = await this.activities.repository.adoptRun.executeWithOptions(
+      { summary: `host · adopt the run from the git store (${from} took no step)` },
+      [{ place: this.place()! }],
+    );
+    log.warn('the run moved to another host', { from, to: adopted.queues.host });
+    work.host = adopted.queues;
+    record.git = adopted.git;
+    record.workspace = adopted.git.workTree;
+    this.publish();
+    const command = work.setupCommand;
+    // Before the run's own setup step has succeeded, that step (retried on the new host) runs it.
+    if (!command || !work.testSetup || !work.setUp) return;
+    const setup = await this.onHost(
+      (host) =>
+        host.testing.runSetup.executeWithOptions(
+          { summary: `setup · ${command.slice(0, 80)} (adopted run)` },
+          [
+            {
+              language: this.input.language,
+              command,
+              setup: work.testSetup!,
+              network: this.input.setupNetwork,
+              place: this.place()!,
+              execution: this.execution,
+            },
+          ],
+        ),
+      'tests',
+    );
+    if (!setup.ok) log.warn('the setup command failed on the adopting host', { outcome: setup.outcome });
   }
 
   /** A step's commit (null: it changed nothing) becomes the one later steps start from. */
@@ -244,7 +353,21 @@ export class RunContext {
     if (commit) this.record.headCommit = commit;
   }
 
+  /** The acceptance tests' commit, for a test run on a host that adopted the run. */
+  acceptanceCommitHere(): string | null {
+    return this.work.host?.disk === this.work.preparedOn ? null : this.work.acceptanceCommit;
+  }
+
   carry(): CarriedState {
     return { machine: this.machine.save(), record: this.record, work: this.work };
   }
+}
+
+/** A step that no worker of the host's queue started in time. */
+function isStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
 }

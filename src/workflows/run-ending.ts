@@ -27,30 +27,37 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
     reason: ending.reason,
     fix: describeFix(run, ending.state),
   } as const;
-  const { workspace } = run.activities;
   // A run that ended before planning (a failed setup command) left nothing in memory to learn from.
   if (run.work.taskRemembered) storeOutcome(run, ending, outcome);
   await CancellationScope.nonCancellable(async () => {
     run.publish('Saving failure memory before the run ends…');
-    const { git, baseCommit, headCommit } = run.record;
-    const place = run.place() ?? undefined;
+    const { baseCommit, headCommit } = run.record;
+    const place = run.place();
     // A repository's own files are not news: a --repo run lists what it changed.
     const [files, changedFiles] = await Promise.all([
-      run.input.repo
+      run.input.repo || !place
         ? Promise.resolve(null)
-        : workspace.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
-            { workspace: run.input.workspace, ...(place ? { place } : {}) },
-          ]),
-      git && baseCommit && headCommit
-        ? workspace.describeChanges.executeWithOptions({ summary: 'git · changed files' }, [
-            { git, from: baseCommit, to: headCommit, ...(place ? { place } : {}) },
-          ])
+        : run.onHost((host) =>
+            host.files.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
+              { place: run.place()! },
+            ]),
+          ),
+      place && baseCommit && headCommit
+        ? run.onHost((host) =>
+            host.files.describeChanges.executeWithOptions({ summary: 'git · changed files' }, [
+              { place: run.place()!, from: baseCommit, to: headCommit },
+            ]),
+          )
         : Promise.resolve([]),
       run.memory.drained(),
-      run.activities.testing.releaseWorkspace.executeWithOptions(
-        { summary: 'give the workspace back from the sandbox user' },
-        [{ workspace: run.input.workspace, ...(place ? { place } : {}) }],
-      ),
+      place
+        ? run.onHost((host) =>
+            host.files.releaseWorkspace.executeWithOptions(
+              { summary: 'give the workspace back from the sandbox user' },
+              [{ place: run.place()! }],
+            ),
+          )
+        : Promise.resolve(),
     ]);
     run.record.changedFiles = changedFiles;
     run.record.files = files ?? changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);

@@ -1,8 +1,9 @@
 /**
  * Two workers that share nothing but the Temporal server, one Postgres and the git store, as two
- * hosts would: each has its own ACA_HOME and workspaces root, and keeps no workflow state between
- * steps (ACA_CACHED_RUNS=0), so the steps of every run, tool calls included, land on both. One
- * worker is killed with SIGKILL while the runs go on; the other finishes them from the store.
+ * hosts would: each has its own ACA_HOME and workspaces root (and so task queues of its own for
+ * the steps that need a run's files), and keeps no workflow state between steps
+ * (ACA_CACHED_RUNS=0), so workflow tasks and model steps land on both. One worker is killed with
+ * SIGKILL while the runs go on; the other adopts the runs it had from the store and finishes them.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -49,6 +50,14 @@ interface Host {
   identity: string;
 }
 
+/** How many times the run was adopted by another host. */
+async function adoptionsOf(handle: WorkflowHandle): Promise<number> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).filter(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'adoptRun',
+  ).length;
+}
+
 /** Every worker identity that started a step of the run: workflow tasks and activities. */
 async function identitiesOf(handle: WorkflowHandle): Promise<Set<string>> {
   const history = await handle.fetchHistory();
@@ -90,6 +99,8 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
       DATABASE_URL,
       ACA_GIT_STORE: store,
       ACA_CACHED_RUNS: '0',
+      // A dead host's runs move after this long (the default is a minute).
+      ACA_HOST_START_TIMEOUT: '15',
       OPENAI_BASE_URL: h.llm.url,
     });
     const host = { name, home, workspaces, worker, identity: `${worker.child.pid}@${os.hostname()}` };
@@ -147,12 +158,13 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
       }).split('\t')[0];
       expect(storeTip).toBe(result.headCommit);
     }
-    // Each host worked in copies of its own of runs the other prepared, never in the other's paths.
-    for (const host of [a, b]) {
-      const hosted = fs.existsSync(path.join(host.home, 'hosted'))
-        ? fs.readdirSync(path.join(host.home, 'hosted'))
-        : [];
-      expect(hosted.length).toBeGreaterThan(0);
+    // Host B adopted the runs A had, into paths of its own: every run still going when A died
+    // ended in B's workspaces, never in A's paths.
+    const adoptions = await Promise.all(handles.map(adoptionsOf));
+    expect(adoptions.filter((n) => n > 0).length).toBeGreaterThan(0);
+    for (const [i, result] of results.entries()) {
+      if (ended[i]) continue;
+      expect(result.git!.workTree.startsWith(`${b.workspaces}${path.sep}`)).toBe(true);
     }
     const successes = results.filter((r) => r.state === 'SUCCESS');
     expect(successes.length).toBe(15);

@@ -86,7 +86,7 @@ describe('the worker exports Prometheus metrics', () => {
       client,
       {
         workflowId,
-        input: scriptedRunInput(scenario, path.join(home, 'workspaces', workflowId)),
+        input: scriptedRunInput(scenario),
       },
       taskQueue,
     );

@@ -82,13 +82,13 @@ describe('history size', () => {
     process.stderr.write(
       `[history] 15-iteration FAILED run: ${figures.events} events, ${figures.bytes} bytes, largest payload ${figures.largestPayload} bytes\n`,
     );
-    // The README's figures (about 610 events and 190 KB, largest payload under 6 KB: the result,
+    // The README's figures (about 970 events and 255 KB, largest payload under 6 KB: the result,
     // which names every attempt's commit), with 8% of room: conversations live outside history,
     // so it grows by a few KiB per iteration (a step names the run's place, not its files), not by
-    // prompts.
+    // prompts. Each file step is a regular activity on the run's host: three events, not a marker.
     expect(figures.largestPayload).toBeLessThan(6.5 * 1024);
-    expect(figures.events).toBeLessThan(660);
-    expect(figures.bytes).toBeLessThan(205_000);
+    expect(figures.events).toBeLessThan(1_050);
+    expect(figures.bytes).toBeLessThan(275_000);
   });
 
   test('a 15-attempt run extended twice at its limit, whose last wait runs out', async () => {
@@ -116,8 +116,8 @@ describe('history size', () => {
     );
     // Each wait adds a timer, its cancellation or firing, an update and a few workflow tasks.
     expect(figures.largestPayload).toBeLessThan(6.5 * 1024);
-    expect(figures.events).toBeLessThan(700);
-    expect(figures.bytes).toBeLessThan(212_000);
+    expect(figures.events).toBeLessThan(1_075);
+    expect(figures.bytes).toBeLessThan(278_000);
   });
 
   test('600 KB of code and 2 MB of test output stay out of history', async () => {

@@ -131,7 +131,7 @@ export async function createHarness(
         client,
         {
           workflowId,
-          input: scriptedRunInput(chosen, path.join(home, 'workspaces', workflowId), {
+          input: scriptedRunInput(chosen, {
             task,
             language,
             testsDir,

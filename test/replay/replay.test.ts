@@ -92,7 +92,7 @@ describe('replay of saved histories', () => {
       'workflows/coding-agent.ts',
       "run.record.error = 'the run was cancelled';",
       `run.record.error = 'the run was cancelled';
-      await run.activities.workspace.listRunFiles({ workspace: input.workspace });`,
+      await run.activities.reports.checkTargets({ reportRef: 'extra', targets: [] });`,
     );
     const failures = await replayFailures(bundle, ['cancelled', 'demo-fizzbuzz']);
     expect(failures).toEqual([expect.stringMatching(/^cancelled: .*[Nn]ondetermin/)]);
@@ -100,7 +100,7 @@ describe('replay of saved histories', () => {
 
   // The audit's experiment: small changes a reviewer could miss, each of which alters the commands
   // of at least one saved run. Each must fail the replay of some history.
-  const listFiles = 'await run.activities.workspace.listRunFiles({ workspace: run.input.workspace });';
+  const listFiles = "await run.activities.reports.checkTargets({ reportRef: 'extra', targets: [] });";
   const mutations: Array<[string, string, string, string]> = [
     [
       'an extra activity on the error path',

@@ -1,6 +1,7 @@
 /**
- * prepareRun and commitWork with the git store: on one host with the default store (under
- * ACA_HOME) every commit of the run reaches the store, and everything else is as before.
+ * prepareRun and commitWork with the git store: every commit of the run reaches the store before
+ * the workflow records it; a retried step takes its own first try's commit; a step starts from
+ * the recorded commit; a Reset's new execution replaces the commits the old one left.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -14,6 +15,8 @@ import {
   type PrepareRunInput,
 } from '../../src/activities/repo-activities';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
+import { HostRuns } from '../../src/repo/host-runs';
+import type { RunPlace } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-store-activities-');
@@ -43,24 +46,42 @@ function storeTip(store: GitStoreLocation, branch: string): string | null {
   }
 }
 
-/** prepareRun's input for a run without --repo, its folders under `home`. */
-function runWithoutRepo(home: string, workflowId: string): PrepareRunInput {
+/** prepareRun's input for a run without --repo: the host decides where its folders are. */
+function runWithoutRepo(_home: string, workflowId: string): PrepareRunInput & { workspace: string } {
   return {
     workflowId,
-    workspace: path.join(home, 'workspaces', workflowId),
+    workspace: path.join(_home, 'workspaces', workflowId),
     language: 'python',
     repo: null,
-    gitDir: path.join(home, 'git', `${workflowId}.git`),
     testCommand: null,
     setupCommand: null,
   };
 }
 
-function activitiesWith(store: GitStoreLocation) {
+/** A commit step of the run at `commit`, as the workflow asks for it. */
+function stepAt(
+  prepared: PreparedRun,
+  commit: string,
+  step = 'commit-1',
+  execution = 'exec-1',
+): CommitWorkInput {
+  const place: RunPlace = {
+    workflowId: prepared.branch.slice('aca/'.length),
+    branch: prepared.branch,
+    commit,
+    git: prepared.git,
+    disk: prepared.queues.disk,
+  };
+  return { place, message: `aca: ${step}`, step, execution };
+}
+
+function activitiesWith(store: GitStoreLocation, home: string) {
+  const author = { name: 'aca', email: 'aca@localhost' };
   const activities = createRepoActivities({
-    gitAuthor: { name: 'aca', email: 'aca@localhost' },
+    gitAuthor: author,
     sandboxMode: 'none',
     gitStore: store,
+    host: new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author }),
   });
   const env = new MockActivityEnvironment();
   return {
@@ -73,7 +94,7 @@ describe('with a store at the default path, given to the activities', () => {
   test('a run without --repo: its base and every commit are in the store', async () => {
     const home = tempDir();
     const store = parseGitStoreLocation(undefined, home);
-    const acts = activitiesWith(store);
+    const acts = activitiesWith(store, home);
     const input = runWithoutRepo(home, 'fresh-1');
     const prepared = await acts.prepareRun(input);
     expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
@@ -81,25 +102,25 @@ describe('with a store at the default path, given to the activities', () => {
     expect((await acts.prepareRun(input)).baseCommit).toBe(prepared.baseCommit);
 
     fs.writeFileSync(path.join(input.workspace, 'a.py'), 'x = 1\n');
-    const step = { git: prepared.git, branch: prepared.branch, message: 'aca: attempt 1, coder' };
+    const step = stepAt(prepared, prepared.baseCommit);
     const first = await acts.commitWork(step);
     expect(first).toMatch(/^[0-9a-f]{40}$/);
     expect(storeTip(store, prepared.branch)).toBe(first);
-    expect(await acts.commitWork(step)).toBeNull();
+    // The same step retried takes its own commit; the next step has nothing to commit.
+    expect(await acts.commitWork(step)).toBe(first);
+    expect(await acts.commitWork(stepAt(prepared, first!, 'commit-2'))).toBeNull();
     expect(storeTip(store, prepared.branch)).toBe(first);
   });
 
   test('a step too large to commit fails at once, not retried, naming the file', async () => {
     const home = tempDir();
     const store = parseGitStoreLocation(undefined, home);
-    const acts = activitiesWith(store);
+    const acts = activitiesWith(store, home);
     const prepared = await acts.prepareRun(runWithoutRepo(home, 'too-large'));
     const fd = fs.openSync(path.join(prepared.git.workTree, 'core.dump'), 'w');
     fs.writeSync(fd, 'x', 200 * 1024 * 1024);
     fs.closeSync(fd);
-    const failure = await acts
-      .commitWork({ git: prepared.git, branch: prepared.branch, message: 'aca: attempt 1, tester' })
-      .catch((err: unknown) => err);
+    const failure = await acts.commitWork(stepAt(prepared, prepared.baseCommit)).catch((err: unknown) => err);
     expect(failure).toMatchObject({
       type: 'WorkTreeTooLarge',
       nonRetryable: true,
@@ -113,10 +134,10 @@ describe('with a store at the default path, given to the activities', () => {
     const storeDir = path.join(tempDir(), 'store.git');
     sh('/', 'init', '--quiet', '--bare', storeDir);
     const store = parseGitStoreLocation(storeDir, home);
-    const acts = activitiesWith(store);
+    const acts = activitiesWith(store, home);
     const input = runWithoutRepo(home, 'retry-1');
     const prepared = await acts.prepareRun(input);
-    const step = { git: prepared.git, branch: prepared.branch, message: 'aca: attempt 1, coder' };
+    const step = stepAt(prepared, prepared.baseCommit);
     // The store goes away after the commit is made: the step fails, to be retried...
     fs.writeFileSync(path.join(input.workspace, 'a.py'), 'x = 2\n');
     fs.renameSync(store.url, `${store.url}.away`);
@@ -132,10 +153,10 @@ describe('with a store at the default path, given to the activities', () => {
       `refs/heads/${prepared.branch}`,
     ).trim();
     expect(unpushed).not.toBe(prepared.baseCommit);
-    // ...and the retry, with nothing left to commit, pushes the commit the first try made.
+    // ...and the retry pushes the commit the first try made, and reports it.
     fs.renameSync(`${store.url}.away`, store.url);
     expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
-    expect(await acts.commitWork(step)).toBeNull();
+    expect(await acts.commitWork(step)).toBe(unpushed);
     expect(storeTip(store, prepared.branch)).toBe(unpushed);
   });
 
@@ -149,13 +170,12 @@ describe('with a store at the default path, given to the activities', () => {
     sh(repo, 'commit', '--quiet', '-m', 'base');
     const base = sh(repo, 'rev-parse', 'HEAD').trim();
     const store = parseGitStoreLocation(undefined, home);
-    const acts = activitiesWith(store);
+    const acts = activitiesWith(store, home);
     const input = (id: string) => ({
       workflowId: id,
       workspace: path.join(home, 'workspaces', id),
       language: 'python' as const,
       repo: { path: repo, baseCommit: base },
-      gitDir: null,
       testCommand: 'true',
       setupCommand: null,
     });
@@ -163,7 +183,7 @@ describe('with a store at the default path, given to the activities', () => {
     expect(prepared.baseCommit).toBe(base);
     expect(storeTip(store, 'aca/repo-1')).toBe(base);
     fs.writeFileSync(path.join(prepared.git.workTree, 'b.txt'), 'b\n');
-    const commit = await acts.commitWork({ git: prepared.git, branch: prepared.branch, message: 'aca: b' });
+    const commit = await acts.commitWork(stepAt(prepared, base));
     expect(storeTip(store, 'aca/repo-1')).toBe(commit);
 
     // A store branch of the same name at another commit (a run of that id elsewhere) is kept.
@@ -179,5 +199,39 @@ describe('with a store at the default path, given to the activities', () => {
     // The user's checkout is untouched throughout.
     expect(sh(repo, 'status', '--porcelain')).toBe('');
     expect(sh(repo, 'rev-parse', 'HEAD').trim()).toBe(base);
+  });
+
+  test("a step starts from the recorded commit; after a Reset the new execution replaces the old one's commits", async () => {
+    const home = tempDir();
+    const storeDir = path.join(tempDir(), 'store.git');
+    sh('/', 'init', '--quiet', '--bare', storeDir);
+    const store = parseGitStoreLocation(storeDir, home);
+    const acts = activitiesWith(store, home);
+    const input = runWithoutRepo(home, 'reset-1');
+    const prepared = await acts.prepareRun(input);
+    const file = path.join(input.workspace, 'a.py');
+    fs.writeFileSync(file, 'attempt = 1\n');
+    const one = (await acts.commitWork(stepAt(prepared, prepared.baseCommit, 'commit-1')))!;
+    fs.writeFileSync(file, 'attempt = 2\n');
+    const two = (await acts.commitWork(stepAt(prepared, one, 'commit-2')))!;
+    expect(storeTip(store, prepared.branch)).toBe(two);
+    // A Reset to before attempt 2: a new execution, whose steps start from attempt 1's commit
+    // (as every file tool call does, the tree is brought there first).
+    const host = new HostRuns({
+      store,
+      home,
+      workspacesRoot: path.join(home, 'workspaces'),
+      author: { name: 'a', email: 'a@a' },
+    });
+    await host.atCommit(stepAt(prepared, one).place);
+    expect(fs.readFileSync(file, 'utf8')).toBe('attempt = 1\n');
+    fs.writeFileSync(file, 'attempt = 2, again\n');
+    const again = await acts.commitWork(stepAt(prepared, one, 'commit-2', 'exec-2'));
+    expect(again).toMatch(/^[0-9a-f]{40}$/);
+    expect(again).not.toBe(two);
+    expect(sh('/', '--git-dir', prepared.git.commonDir, 'rev-parse', `${again}^`).trim()).toBe(one);
+    // The branch and the store's branch are the new execution's.
+    expect(storeTip(store, prepared.branch)).toBe(again);
+    expect(sh('/', '--git-dir', prepared.git.commonDir, 'rev-parse', prepared.branch).trim()).toBe(again);
   });
 });

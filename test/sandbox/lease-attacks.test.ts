@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { HostRuns } from '../../src/repo/host-runs';
 import { prepareRun } from '../../src/activities/repo-activities';
 import { lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import { isRoot } from '../../src/sandbox/tools';
@@ -148,11 +149,17 @@ describe('the owner of the workspace', () => {
           workspace: ws,
           language: 'python',
           repo: null,
-          gitDir: path.join(gitDir, 'git'),
           testCommand: null,
           setupCommand: null,
         },
         'bwrap',
+        null,
+        new HostRuns({
+          store: null,
+          home: gitDir,
+          workspacesRoot: gitDir,
+          author: { name: 'aca', email: 'aca@localhost' },
+        }),
       );
       // The Coder writes the solution and its test (as root); the tests run; the run ends.
       fs.writeFileSync(

@@ -11,13 +11,20 @@ import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
 import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agent-activities';
-import type { CheckTargetsInput, RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { OpenTurnInput } from '../../src/agents/agent-turn';
+import type {
+  CheckTargetsInput,
+  RunSetupInput,
+  RunTestsInput,
+  TestRunSummary,
+} from '../../src/activities/test-activities';
 import type { TargetResult } from '../../src/shared/targets';
 import type { CommitWorkInput, PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import {
   DEFAULT_RUN_OPTIONS,
   type RunInput,
   type RunOptions,
+  type RunPlace,
   type RunResult,
   type RunSnapshot,
 } from '../../src/shared/run-types';
@@ -49,6 +56,8 @@ interface RunScript {
   tests?: (attempt: number) => Partial<TestRunSummary> | Promise<Partial<TestRunSummary>>;
   /** What checkTargets answers; every target found and failing when omitted. */
   checkTargets?: (input: CheckTargetsInput) => { targets: TargetResult[]; unknown: string[] };
+  /** The run's first host's task queues (default: the stub worker's queue) and whether it can move. */
+  host?: { queue: string; movable: boolean };
 }
 
 interface RunLog {
@@ -59,15 +68,29 @@ interface RunLog {
   testTargets: Array<string[] | undefined>;
   checkedTargets: CheckTargetsInput[];
   memory: Array<{ kind: string; input: unknown }>;
+  /** The places each adoption was asked to take over from. */
+  adoptions: RunPlace[];
+  /** Setup commands run, and on which queue. */
+  setups: string[];
 }
 
 const scripts = new Map<string, RunScript>();
+const opens = new Map<string, OpenTurnInput>();
 const logs = new Map<string, RunLog>();
 
 function logOf(workflowId: string): RunLog {
   let log = logs.get(workflowId);
   if (!log) {
-    log = { steps: [], tools: [], testRuns: [], testTargets: [], checkedTargets: [], memory: [] };
+    log = {
+      steps: [],
+      tools: [],
+      testRuns: [],
+      testTargets: [],
+      checkedTargets: [],
+      memory: [],
+      adoptions: [],
+      setups: [],
+    };
     logs.set(workflowId, log);
   }
   return log;
@@ -120,7 +143,11 @@ const stubActivities = {
   prepareWorkspace: async () => ({ protectedPaths: [] }),
   listRunFiles: async () => ['a.py'],
   prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
-    git: { gitDir: '/nonexistent/git', commonDir: '/nonexistent/git', workTree: input.workspace },
+    git: {
+      gitDir: '/nonexistent/git',
+      commonDir: '/nonexistent/git',
+      workTree: input.workspace ?? '/nonexistent/stub-workspace',
+    },
     branch: `aca/${input.workflowId}`,
     baseCommit: 'base',
     startCommit: input.start?.commit ?? 'base',
@@ -129,16 +156,40 @@ const stubActivities = {
       dependencies: [],
       limits: {},
     },
-    setupCommand: null,
+    setupCommand: input.setupCommand,
+    queues: {
+      disk: 'first',
+      host: current().script.host?.queue ?? TASK_QUEUE,
+      tests: current().script.host?.queue ?? TASK_QUEUE,
+    },
+    movable: current().script.host?.movable ?? false,
   }),
+  async adoptRun(input: { place: RunPlace }) {
+    current().log.adoptions.push(input.place);
+    const workTree = '/nonexistent/adopted-workspace';
+    return {
+      git: { gitDir: '/nonexistent/adopted-git', commonDir: '/nonexistent/adopted-git', workTree },
+      queues: { disk: 'adopter', host: TASK_QUEUE, tests: TASK_QUEUE },
+    };
+  },
+  hostAlive: async () => 'stub',
+  openTurn: async (input: { open: OpenTurnInput }) => {
+    opens.set(input.open.ref, input.open);
+    return input.open.ref;
+  },
   commitWork: async (input: CommitWorkInput) => `commit of ${input.message}`,
   describeChanges: async () => [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
-  runSetup: async () => ({ ok: true, outcome: 'completed', message: null, outputTail: '' }),
+  runSetup: async (input: RunSetupInput) => {
+    current().log.setups.push(`${input.command} in ${input.place.git.workTree}`);
+    return { ok: true, outcome: 'completed', message: null, outputTail: '' };
+  },
   releaseWorkspace: async () => undefined,
   async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
     const { script, log } = current();
     const turnKey = input.ref.split('/').pop()!;
-    log.steps.push({ turnKey, stepIndex: input.stepIndex, input });
+    // The turn's opening (its own activity, on the run's host) is logged with its first step.
+    const open = input.stepIndex === 0 ? opens.get(input.ref) : undefined;
+    log.steps.push({ turnKey, stepIndex: input.stepIndex, input: open ? { ...input, open } : input });
     const answer = script.step ? await script.step(turnKey, input.stepIndex, input) : {};
     const role = turnKey.replace(/-\d+$/, '');
     return decision(
@@ -215,7 +266,6 @@ function runInput(options: Partial<RunOptions> = {}, more: Partial<RunInput> = {
     model: 'stub',
     options: { ...DEFAULT_RUN_OPTIONS, maxIterations: 3, warnAt: 3, ...options },
     repo: null,
-    gitDir: '/nonexistent/git',
     testCommand: null,
     setupCommand: null,
     setupNetwork: false,
@@ -357,6 +407,61 @@ describe('the run state machine with stub activities', () => {
     const log = logOf(handle.workflowId);
     expect(log.steps[0]!.input.open?.recallLessons).toBeUndefined();
     expect(log.memory).toEqual([]);
+  });
+
+  test('a host that takes no step within the start timeout: another adopts the run at the recorded commit and runs its setup again', async () => {
+    const workflowId = `adopt-${++counter}`;
+    // A host queue no worker polls: the host that prepared the run is gone.
+    scripts.set(workflowId, { host: { queue: `gone-host-${workflowId}`, movable: true } });
+    const handle = await client.workflow.start(codingAgentWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [runInput({ hostStartTimeoutMs: 1_000 }, { setupCommand: 'pip install -e .' })],
+    });
+    const result = await handle.result();
+    expect(result).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 1,
+      workspace: '/nonexistent/adopted-workspace',
+    });
+    const log = logOf(workflowId);
+    // The first host step (the setup command) never started: the run moved once, at the base commit.
+    expect(log.adoptions).toHaveLength(1);
+    expect(log.adoptions[0]).toMatchObject({ commit: 'base', branch: `aca/${workflowId}`, disk: 'first' });
+    // The setup step itself never started: it ran once, on the adopting host.
+    expect(log.setups).toEqual(['pip install -e . in /nonexistent/adopted-workspace']);
+    // Every later step went to the adopting host, with its paths.
+    expect(result.git?.workTree).toBe('/nonexistent/adopted-workspace');
+    expect(log.testRuns).toEqual([1]);
+    const history = await handle.fetchHistory();
+    const timedOut = (history.events ?? []).filter(
+      (e) => e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType === 2,
+    );
+    expect(timedOut.length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a run that cannot move (no git store) waits for its host however long it takes', async () => {
+    const workflowId = `wait-${++counter}`;
+    const queue = `late-host-${workflowId}`;
+    scripts.set(workflowId, { host: { queue, movable: false } });
+    const handle = await client.workflow.start(codingAgentWorkflow, {
+      workflowId,
+      taskQueue: TASK_QUEUE,
+      args: [runInput({ hostStartTimeoutMs: 1_000 })],
+    });
+    // Well past the start timeout, the host's first step is still waiting and nothing moved.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(logOf(workflowId).adoptions).toHaveLength(0);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const late = await Worker.create({
+      connection,
+      namespace: getTestTemporal().namespace,
+      taskQueue: queue,
+      activities: stubActivities,
+    });
+    const result = await late.runUntil(handle.result());
+    expect(result).toMatchObject({ state: 'SUCCESS' });
+    expect(logOf(workflowId).adoptions).toHaveLength(0);
   });
 
   test('a failed attempt is reflected on, and the next one passes with the analysis in hand', async () => {
@@ -559,9 +664,10 @@ describe('the run state machine with stub activities', () => {
       if (where === 'a model call') expect(log.steps.length).toBeGreaterThan(stepsWhilePaused);
       const pauseMove = result.transitions.find((t) => t.to === 'PAUSED')!;
       expect(pauseMove.from).toBe(where === 'a model call' ? 'CODING' : 'TESTING');
-      // Resumed into the phase the run had reached underneath the pause.
+      // Resumed into the phase the run had reached underneath the pause: after a held model
+      // call, the turn's commit (a step of the run's host) was still to start.
       const resumeMove = result.transitions.find((t) => t.from === 'PAUSED')!;
-      expect(resumeMove.to).toBe('TESTING');
+      expect(resumeMove.to).toBe(where === 'a model call' ? 'CODING' : 'TESTING');
       expect(result.transitions.at(-1)).toMatchObject({ from: 'TESTING', to: 'SUCCESS' });
     });
   }
@@ -655,7 +761,6 @@ describe('the run state machine with stub activities', () => {
   const TARGET = 'tests/test_more.py::LastTests::test_basic';
   const repoRun = (targets?: string[]): Partial<RunInput> => ({
     repo: { path: '/nonexistent/repo', baseCommit: 'base' },
-    gitDir: null,
     ...(targets ? { targets } : {}),
   });
   /** The case of the issue: the target failed at the baseline, so its failure alone is excused. */
@@ -957,7 +1062,9 @@ describe('the run state machine with stub activities', () => {
         baselineRef: null,
         taskRemembered: true,
         extension: null,
-        disk: '',
+        host: null,
+        preparedOn: null,
+        movable: false,
         acceptanceCommit: null,
         setupCommand: null,
         commitSteps: 0,

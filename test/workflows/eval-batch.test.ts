@@ -38,7 +38,6 @@ const stubActivities = {
       model: 'stub',
       options: { ...DEFAULT_RUN_OPTIONS, maxCostUsd: request.maxCostUsd },
       repo: null,
-      gitDir: null,
       testCommand: null,
       setupCommand: null,
       setupNetwork: false,

@@ -1,17 +1,16 @@
 /**
- * The sandbox around a test run in a worker's copy of a run prepared on another host
- * (`$ACA_HOME/hosted/<run>/work`, see run-places.ts): beside that folder lie the copy's git
- * directory, the `--tests` originals written from a commit, and under ACA_HOME the markers that
- * say which commit the copy is at and whether the setup command ran there. The code under test
- * tries every way it has to reach them; the host is checked afterwards rather than the report
- * trusted.
+ * The sandbox around a test run in a run another host adopted from the git store (see
+ * host-runs.ts): its work tree under the adopting host's workspaces root, its git directory and
+ * the `--tests` originals written from a commit under that host's ACA_HOME, beside its disk id.
+ * The code under test tries every way it has to reach them; the host is checked afterwards
+ * rather than the report trusted.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pushRunCommit } from '../../src/repo/git-store';
 import { parseGitStoreLocation } from '../../src/repo/git-store-location';
-import { RunPlaces, runFolderName } from '../../src/repo/run-places';
+import { HostRuns } from '../../src/repo/host-runs';
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import type { RunPlace } from '../../src/shared/run-types';
@@ -43,7 +42,7 @@ function snapshot(dir: string): Record<string, string> {
   return out;
 }
 
-test("from a hosted copy the code under test reaches neither the copy's git directory, nor the originals, nor the markers", async () => {
+test('from an adopted run the code under test reaches neither its git directory, nor the originals, nor the disk id', async () => {
   const root = hostDir('aca-hosted-escape-');
   const storeDir = path.join(root, 'store.git');
   execFileSync('git', ['init', '--bare', '--quiet', storeDir], {
@@ -55,45 +54,48 @@ test("from a hosted copy the code under test reaches neither the copy's git dire
     },
   });
   const store = parseGitStoreLocation(storeDir, '/unused');
-  // Host A prepares the run and commits the acceptance test; host B runs its tests.
-  const a = new RunPlaces({ store, home: path.join(root, 'a-home'), author: AUTHOR });
-  const id = 'hosted-escape';
+  // Host A prepares the run and commits the acceptance test; host B adopts it and runs its tests.
+  const a = new HostRuns({
+    store,
+    home: path.join(root, 'a-home'),
+    workspacesRoot: path.join(root, 'a-ws'),
+    author: AUTHOR,
+  });
+  const id = 'adopted-escape';
   const branch = `aca/${id}`;
   const run = await createFreshRunRepository({
-    gitDir: path.join(root, 'a-home', 'git', `${id}.git`),
-    workTree: path.join(root, 'a-workspaces', id),
+    gitDir: a.gitDirFor(id),
+    workTree: a.workspaceFor(id),
     branch,
   });
   await pushRunCommit(store, run.git, branch, run.baseCommit, null);
   let place: RunPlace = { workflowId: id, branch, commit: run.baseCommit, git: run.git, disk: a.disk() };
-  const onA = await a.open(place);
-  fs.mkdirSync(path.join(onA.workspace, 'tests'));
-  fs.writeFileSync(path.join(onA.workspace, 'tests', 'test_acc.py'), ACCEPTANCE);
-  place = { ...place, commit: (await a.commit(place, onA, { message: 'aca: tests', step: `${id}/tests` }))! };
+  fs.mkdirSync(path.join(run.git.workTree, 'tests'));
+  fs.writeFileSync(path.join(run.git.workTree, 'tests', 'test_acc.py'), ACCEPTANCE);
+  place = {
+    ...place,
+    commit: (await a.commit(place, { message: 'aca: tests', step: 'tests', execution: 'e' }))!,
+  };
 
   const bHome = path.join(root, 'b-home');
-  const b = new RunPlaces({ store, home: bHome, author: AUTHOR });
-  const local = await b.open(place);
-  const hosted = path.join(bHome, 'hosted', runFolderName(id));
-  expect(local.workspace).toBe(path.join(hosted, 'work'));
-  b.markSetUp(place);
-  const originals = await b.acceptanceOriginals(place, local, '/nonexistent/tests', place.commit, [
-    'tests/test_acc.py',
-  ]);
-  expect(path.dirname(originals)).toBe(hosted);
-  const marks = path.join(bHome, 'run-marks');
+  const b = new HostRuns({ store, home: bHome, workspacesRoot: path.join(root, 'b-ws'), author: AUTHOR });
+  const adopted = await b.adopt(place);
+  const local = { workspace: adopted.workTree };
+  expect(local.workspace).toBe(b.workspaceFor(id));
+  const here: RunPlace = { ...place, git: adopted, disk: b.disk() };
+  const originals = await b.acceptanceOriginals(here, place.commit, ['tests/test_acc.py']);
+  expect(originals.startsWith(bHome)).toBe(true);
+  const gitDir = b.gitDirFor(id);
   const targets = {
-    gitConfig: path.join(hosted, 'git', 'config'),
-    gitHooks: path.join(hosted, 'git', 'hooks'),
+    gitConfig: path.join(gitDir, 'config'),
+    gitHooks: path.join(gitDir, 'hooks'),
     original: path.join(originals, 'tests', 'test_acc.py'),
-    marker: path.join(marks, `${runFolderName(id)}.json`),
-    setupMark: path.join(marks, `${runFolderName(id)}.json.setup`),
     diskId: path.join(bHome, 'disk-id'),
   };
   const before = {
-    hosted: snapshot(path.join(hosted, 'git')),
+    git: snapshot(gitDir),
     originals: snapshot(originals),
-    marks: snapshot(marks),
+    diskId: fs.readFileSync(targets.diskId, 'utf8'),
   };
 
   fs.writeFileSync(
@@ -128,14 +130,14 @@ def test_reach():
         tried[name + " via /proc/self/cwd/.."] = attempt(lambda: write("/proc/self/cwd/../.." + p))
     tried["hooks"] = attempt(lambda: plant_hook(targets["gitHooks"]))
     # Out of the mount by ".." from the workspace: the sandbox's own root, not the host folder.
-    tried["../git/config"] = attempt(lambda: write("../git/config"))
-    tried["../../../run-marks"] = attempt(lambda: os.listdir("../../../run-marks"))
+    tried["../../b-home/git"] = attempt(lambda: os.listdir("../../b-home/git"))
+    tried["../../b-home/disk-id"] = attempt(lambda: write("../../b-home/disk-id"))
     # The host path of the workspace's mount, as /proc/self/mountinfo shows it.
     for line in open("/proc/self/mountinfo"):
         fields = line.split()
         if fields[4] == "/workspace":
             host = os.path.dirname(fields[3])
-            tried["mountinfo " + host] = attempt(lambda: write(os.path.join(host, "git", "config")))
+            tried["mountinfo " + host] = attempt(lambda: write(os.path.join(host, "..", "b-home", "disk-id")))
             tried["mountinfo listdir"] = attempt(lambda: os.listdir(host))
     # The workspace copy of the acceptance test: its original is mounted over it, read-only.
     tried["acceptance copy"] = attempt(lambda: write("tests/test_acc.py"))
@@ -162,11 +164,9 @@ def test_reach():
     >;
     // The probe found the workspace's host path and tried the folder beside it.
     expect(Object.keys(tried).filter((k) => k.startsWith('mountinfo ')).length).toBeGreaterThan(0);
-    expect(snapshot(path.join(hosted, 'git'))).toEqual(before.hosted);
+    expect(snapshot(gitDir)).toEqual(before.git);
     expect(snapshot(originals)).toEqual(before.originals);
-    expect(snapshot(marks)).toEqual(before.marks);
-    expect(fs.readdirSync(hosted).sort()).toEqual(['git', path.basename(originals), 'work'].sort());
-    expect(b.isSetUp(place)).toBe(true);
+    expect(fs.readFileSync(targets.diskId, 'utf8')).toBe(before.diskId);
   } finally {
     await releaseWorkspace(local.workspace);
   }

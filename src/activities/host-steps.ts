@@ -1,0 +1,63 @@
+/**
+ * Steps that read or change a run's work tree run on the host that has it (its task queue), and
+ * start from the commit the workflow recorded; a step that changes files commits them itself.
+ */
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkTreeTooLargeError } from '../repo/commit-size';
+import type { CommitRequest, HostRuns } from '../repo/host-runs';
+import type { RunGit, RunPlace } from '../shared/run-types';
+import { asStoreFailure } from './store-failures';
+
+/** Runs `work` in the run's work tree, brought to the recorded commit first when it is elsewhere. */
+export async function atRecordedCommit<T>(
+  host: HostRuns,
+  place: RunPlace,
+  work: (git: RunGit) => Promise<T>,
+): Promise<T> {
+  let runGit: RunGit;
+  try {
+    runGit = await host.atCommit(place);
+  } catch (err) {
+    throw asStoreFailure(err);
+  }
+  return work(runGit);
+}
+
+/** Commits what the step changed on the run's branch (and pushes it, with a store); null: nothing changed. */
+export async function commitStep(
+  host: HostRuns,
+  place: RunPlace,
+  request: Omit<CommitRequest, 'warn'>,
+): Promise<string | null> {
+  try {
+    return await host.commit(place, { ...request, warn: warnInActivity });
+  } catch (err) {
+    throw asCommitFailure(err);
+  }
+}
+
+/** A commit's warning in the activity's log, which carries the run's ids; outside an activity, stderr. */
+export function warnInActivity(message: string): void {
+  try {
+    log.warn(message);
+  } catch {
+    process.stderr.write(`aca: warning: ${message}\n`);
+  }
+}
+
+/**
+ * A commit's errors as the failures Temporal acts on: a step too large to commit ends the run
+ * (retrying cannot shrink it); the store's errors as asStoreFailure has them.
+ */
+export function asCommitFailure(err: unknown): unknown {
+  if (err instanceof WorkTreeTooLargeError) {
+    return ApplicationFailure.create({
+      message: err.message,
+      type: 'WorkTreeTooLarge',
+      nonRetryable: true,
+      details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
+    });
+  }
+  return asStoreFailure(err);
+}

@@ -1,0 +1,170 @@
+/**
+ * Temporal's Reset on a finished `--repo` run, with the Temporal CLI as an operator would use it:
+ * reset to the workflow task before the last attempt's Coder turn. The re-run is a new execution:
+ * it works on the files of the commit recorded at that point, asks the model again, and its own
+ * commits are the run's result, diff and apply.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Scenario } from '../../src/llm/scenario';
+import type { RunResult } from '../../src/shared/run-types';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { addVenv, gitIn, makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
+import { runCli } from '../helpers/run-cli';
+
+type Call = { name: string; arguments: Record<string, unknown> };
+const step = (...calls: Call[]) => ({ tool_calls: calls });
+const call = (name: string, args: Record<string, unknown>): Call => ({ name, arguments: args });
+const finish = (summary: string) => step(call('finish', { summary }));
+const edit = (file: string, from: string, to: string) =>
+  call('edit_file', { path: file, old_string: from, new_string: to });
+
+const TASK = 'Fix add() in calc/ops.py: it subtracts';
+const PROJECT = {
+  '.gitignore': '.venv/\n__pycache__/\n',
+  'calc/__init__.py': '',
+  'calc/ops.py': 'def add(a, b):\n    return a - b\n',
+  'tests/test_ops.py': 'from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+};
+
+const scenarios: Scenario[] = [
+  {
+    name: 'reset-py-fix',
+    agents: {
+      planner: [[step(call('submit_plan', { summary: 'Fix it', steps: ['fix'], files: [] }))]],
+      coder: [
+        [step(edit('calc/ops.py', 'return a - b', 'return a * b + 0')), finish('add multiplies now')],
+        // Only on attempt 1's files does this edit find its text: attempt 2's files add already.
+        [step(edit('calc/ops.py', 'return a * b + 0', 'return a + b')), finish('add adds')],
+      ],
+      tester: [
+        [
+          step(
+            call('create_file', {
+              path: 'tests/test_task.py',
+              content: 'from calc.ops import add\n\n\ndef test_add_adds():\n    assert add(40, 2) == 42\n',
+            }),
+          ),
+          finish('wrote it'),
+        ],
+      ],
+      reflector: [
+        [
+          step(
+            call('submit_analysis', {
+              root_cause: 'add multiplies',
+              fix_hypothesis: 'add',
+              files_to_change: ['calc/ops.py'],
+              tests_wrong: false,
+            }),
+          ),
+        ],
+      ],
+    },
+  },
+];
+
+/** The WorkflowTaskCompleted event of the task that opened the Coder's turn of `attempt`. */
+async function taskBeforeCoderTurn(handle: WorkflowHandle, attempt: number): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const opening = events.find((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'openTurn') return false;
+    const payload = scheduled.input?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as { open: { ref: string } };
+    return input.open.ref.endsWith(`/coder-${attempt}`);
+  });
+  const completed = opening?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
+  if (!completed) throw new Error(`no Coder turn of attempt ${attempt} in the history`);
+  return Number(completed);
+}
+
+describe('a Reset of a finished --repo run to before its last attempt', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await createHarness({ scenarios });
+    await h.startWorker();
+  });
+  afterAll(async () => {
+    await h?.close();
+    removeFixtureRepos();
+  });
+
+  test("the re-run starts from attempt 1's files, asks the model again, and its commits are the result, diff and apply", async () => {
+    const cli = findTemporalCli();
+    if (!cli) throw new Error('this test needs the Temporal CLI (see src/temporal/temporal-cli.ts)');
+    const repo = makeRepo(PROJECT);
+    addVenv(repo, {});
+    const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
+    const id = `reset-${randomBytes(3).toString('hex')}`;
+    const env = h.cliEnv();
+    const ran = await runCli(
+      ['run', TASK, '--repo', repo, '--model', 'scripted:reset-py-fix', '--id', id, '--json'],
+      env,
+    );
+    const first = JSON.parse(ran.stdout) as RunResult;
+    expect(first).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    const [attempt1, attempt2] = first.attempts.map((a) => a.commit);
+    expect(first.headCommit).toBe(attempt2);
+    const coderTwoAsked = () =>
+      h.llm.requests.filter((r) => r.agent === 'coder' && r.turn === 1 && r.status === 200).length;
+    const askedBefore = coderTwoAsked();
+    expect(askedBefore).toBeGreaterThan(0);
+
+    const handle = h.client.workflow.getHandle(id);
+    const eventId = await taskBeforeCoderTurn(handle, 2);
+    const reset = spawnSync(
+      cli,
+      [
+        'workflow',
+        'reset',
+        '--workflow-id',
+        id,
+        '--event-id',
+        String(eventId),
+        '--reason',
+        'run the last attempt again',
+        '--address',
+        h.config.temporalAddress,
+        '--namespace',
+        h.config.namespace,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(reset.stderr).toBe('');
+    expect(reset.status).toBe(0);
+
+    const again = (await h.client.workflow.getHandle(id).result()) as RunResult;
+    // The model was asked again for attempt 2, and its edit found attempt 1's text: the re-run
+    // worked on the files of the commit recorded at the reset point.
+    expect(coderTwoAsked()).toBeGreaterThan(askedBefore);
+    expect(again).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
+    expect(again.attempts[0]!.commit).toBe(attempt1);
+    const rerun = again.attempts[1]!.commit;
+    expect(rerun).not.toBe(attempt2);
+    expect(again.headCommit).toBe(rerun);
+    expect(gitIn(repo, 'rev-parse', `${rerun}^`).trim()).toBe(attempt1);
+    // The branch is the re-run's.
+    expect(gitIn(repo, 'rev-parse', `aca/${id}`).trim()).toBe(rerun);
+    expect(gitIn(repo, 'log', '-1', '--format=%(trailers:key=Aca-Execution,valueonly)', rerun).trim()).toBe(
+      (await handle.describe()).runId,
+    );
+
+    const diff = await runCli(['diff', id], env);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain('+    return a + b');
+    const result = await runCli(['result', id, '--json'], env);
+    expect((JSON.parse(result.stdout) as RunResult).headCommit).toBe(rerun);
+    const applied = await runCli(['apply', id], env);
+    expect(applied.code).toBe(0);
+    expect(fs.readFileSync(path.join(repo, 'calc/ops.py'), 'utf8')).toBe(
+      'def add(a, b):\n    return a + b\n',
+    );
+    expect(gitIn(repo, 'rev-parse', 'HEAD^').trim()).toBe(head);
+  }, 300_000);
+});
