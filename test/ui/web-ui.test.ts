@@ -142,12 +142,14 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       // The latest analysis is part of the current details.
       expect(text).toContain('Latest analysis');
       expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
-      // Every summary is listed: model steps and test runs as activities with their outcome, the
-      // workspace and conversation steps as local activities (whose outcome the UI leaves blank).
+      // Every summary is listed with its outcome: model steps, test runs, and the steps of the
+      // run's host (file tools, commits), all regular activities.
       expect(text).toMatch(/Activity coder · model step 1 Completed/);
       expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
-      expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
-      expect(text).toMatch(/Local Activity planner · list_files \./);
+      expect(text).toMatch(/Activity coder · create_file fizzbuzz\.py Completed/);
+      expect(text).toMatch(/Activity planner · list_files \. Completed/);
+      expect(text).toMatch(/Activity git · aca: attempt 1, coder: Wrote fizzbuzz\.py\. Completed/);
+      expect(text).not.toMatch(/Local Activity/);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
@@ -217,7 +219,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
     }
   }, 180_000);
 
-  test('its History tab shows the run as Completed with activities and local activities on the timeline', async () => {
+  test('its History tab shows the run as Completed with its activities, host steps included, on the timeline', async () => {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
     try {
       await page.goto(runPage('history'), { waitUntil: 'networkidle' });
@@ -229,8 +231,8 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'runTests • tester · run tests (attempt 1)',
         'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
-      // Local activities appear on the timeline by type; their summaries are on the metadata tab.
-      expect(text).toMatch(/\bcreate_file\b/);
+      // The steps of the run's host appear like any activity, by type and summary.
+      expect(text).toContain('create_file • coder · create_file fizzbuzz.py');
       expect(text).toMatch(/\blist_files\b/);
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
