@@ -30,6 +30,7 @@ import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
 import { DEFAULT_EVAL_INSTANCES, DEFAULT_EVAL_LEVELS, evalBenchReport, runEvalBench } from './eval-bench';
+import { positiveInteger } from '../src/shared/option-numbers';
 
 export const PARTS = [
   'overhead',
@@ -47,15 +48,6 @@ export type Part = (typeof PARTS)[number];
 
 export function defaultDatasetPath(): string {
   return path.resolve(__dirname, '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
-}
-
-function positiveInteger(value: string | boolean | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
-    throw new UserInputError(`--${name} must be a whole number of at least 1, got "${String(value)}"`);
-  }
-  return n;
 }
 
 function nonNegativeInteger(value: string | boolean | undefined, name: string, fallback: number): number {

@@ -3,6 +3,7 @@ import {
   Connection,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type WorkflowExecutionDescription,
   type WorkflowExecutionStatusName,
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
@@ -244,44 +245,37 @@ export class AcaRun {
 
   /** Temporal's status of the run (RUNNING, COMPLETED, …); RunNotFoundError for an unknown id. */
   async status(): Promise<WorkflowExecutionStatusName> {
+    return (await this.description()).status.name;
+  }
+
+  /** The run's workflow execution as Temporal describes it; RunNotFoundError when it is no aca run. */
+  private async description(): Promise<WorkflowExecutionDescription> {
     if (!this.id.trim()) throw new UserInputError('a run id is needed');
     try {
       const description = await this.handle.describe();
       if (description.type !== RUN_WORKFLOW_TYPE) {
         throw new RunNotFoundError(this.id, `${this.id} is not an aca run`);
       }
-      return description.status.name;
+      return description;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(this.id);
       throw err;
     }
   }
 
-  /**
-   * Why a running run could not answer a query: most often no worker polls its task queue (the
-   * query needs one), else Temporal itself did not answer. Either way Temporal is out of reach
-   * for this run (exit 3), never a failure of the run.
-   */
-  private async unanswered(err: unknown): Promise<UnreachableError> {
-    const queue = (await this.handle.describe().catch(() => null))?.taskQueue ?? this.client.config.taskQueue;
-    const missing = await missingWorker(this.client.temporal, queue);
-    return new UnreachableError(
-      missing ?? `Temporal could not answer for run ${this.id}: ${(err as Error).message}`,
-    );
-  }
-
   /** The run's snapshot: live while it runs, from its result once it has ended. */
   async state(): Promise<RunSnapshot> {
-    const status = await this.status();
+    const { status: state, taskQueue } = await this.description();
+    const status = state.name;
     if (status === 'RUNNING') {
       // A query needs a worker: with none polling it would hang until Temporal gives up on it.
-      const { taskQueue } = await this.handle.describe();
+      // Either way Temporal is out of reach for this run (exit 3), never a failure of the run.
       const missing = await missingWorker(this.client.temporal, taskQueue);
       if (missing) throw new UnreachableError(missing);
       try {
         return await this.handle.query(stateQuery);
       } catch (err) {
-        throw await this.unanswered(err);
+        throw new UnreachableError(`Temporal could not answer for run ${this.id}: ${(err as Error).message}`);
       }
     }
     try {

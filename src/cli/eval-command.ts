@@ -13,7 +13,7 @@ import {
 import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { evalBatchWorkflow, evalProgressQuery } from '../workflows/eval-batch';
 import { pauseSignal, resumeSignal } from '../workflows/signals';
-import { positiveInteger } from './args';
+import { positiveInteger } from '../shared/option-numbers';
 import { EXIT, type CliIO } from './cli-context';
 
 export interface EvalFlags {

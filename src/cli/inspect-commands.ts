@@ -4,7 +4,7 @@ import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import { describeTargets } from '../shared/targets';
 import type { ListedState } from '../shared/types';
-import { positiveInteger } from './args';
+import { positiveInteger } from '../shared/option-numbers';
 import { jsonForTerminal, printableLine, printableName } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { formatPassRate, summaryLines } from './progress';

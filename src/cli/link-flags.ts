@@ -1,6 +1,5 @@
 import type { LinkOverrides } from '../api/linked-run';
-import { UserInputError } from '../shared/errors';
-import { positiveInteger } from './args';
+import { positiveInteger } from '../shared/option-numbers';
 import { dollars } from './run-command';
 
 /** The settings `continue`, `retry` and `fork` may change, as commander hands them over. */
@@ -17,11 +16,7 @@ export function linkOverrides(flags: LinkFlags): LinkOverrides {
   if (maxIterations !== undefined) overrides.maxIterations = maxIterations;
   if (flags.model !== undefined) overrides.model = flags.model;
   if (flags.maxCost !== undefined) overrides.maxCostUsd = dollars(flags.maxCost);
-  if (flags.onLimit !== undefined) {
-    if (flags.onLimit !== 'fail' && flags.onLimit !== 'ask') {
-      throw new UserInputError(`--on-limit must be "fail" or "ask", got "${flags.onLimit}"`);
-    }
-    overrides.onLimit = flags.onLimit;
-  }
+  // Checked with the rest of the request (linkedRunRequest), for the library's callers too.
+  if (flags.onLimit !== undefined) overrides.onLimit = flags.onLimit as 'fail' | 'ask';
   return overrides;
 }

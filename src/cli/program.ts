@@ -27,7 +27,7 @@ import {
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
-import { portNumber, positiveInteger } from './args';
+import { portNumber, positiveInteger } from '../shared/option-numbers';
 import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';

@@ -5,7 +5,7 @@ import { parseDuration } from '../shared/duration';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import type { Language } from '../shared/types';
-import { positiveInteger } from './args';
+import { positiveInteger } from '../shared/option-numbers';
 import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';

@@ -3,6 +3,10 @@
  * results (skipped and todo tests are neither tampering nor failures), and a solution module that
  * forges a pass from inside the test process does not get one. Each forgery comes from the
  * solution module alone, with the user's acceptance test in place and `add` still broken.
+ *
+ * The `it.skip`, `xit`, `describe.skip`, `.only` and failing `expect`s below are inside template
+ * strings: they are the acceptance files under test (what the honest-skip rule must accept), run
+ * in the sandbox, never tests of this suite.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,3 +1,7 @@
+/**
+ * Which skipped Jest tests an acceptance file declares itself (the honest skips). The `.skip` and
+ * `.only` calls below are source text this reads with the TypeScript parser, never run here.
+ */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
