@@ -19,7 +19,7 @@ async function askOnTerminal(question: string): Promise<boolean> {
   const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+    return /^y(es)?$/i.test((await rl.question(`${printableOutput(question)} [y/N] `)).trim());
   } finally {
     rl.close();
   }
