@@ -21,8 +21,8 @@ import { HostRuns } from '../src/repo/host-runs';
 import { resolveRepository } from '../src/repo/run-repository';
 import { removeRunWorktree } from '../src/repo/run-worktree';
 import { runTestSuite } from '../src/sandbox';
-import { checkSandboxAvailable } from '../src/sandbox/availability';
-import { PYTHON } from '../src/sandbox/pytest-runner';
+import { checkSandboxAvailable } from '../src/sandbox/launch/availability';
+import { PYTHON } from '../src/sandbox/runners/pytest-runner';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 const run = promisify(execFile);

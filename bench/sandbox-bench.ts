@@ -14,11 +14,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runTestSuite } from '../src/sandbox';
-import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../src/sandbox/availability';
-import { bwrapCommand } from '../src/sandbox/bwrap-launch';
-import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/limits';
-import { pickSandboxUid } from '../src/sandbox/sandbox-user';
-import { isRoot } from '../src/sandbox/tools';
+import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../src/sandbox/launch/availability';
+import { bwrapCommand } from '../src/sandbox/launch/bwrap-launch';
+import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/launch/limits';
+import { pickSandboxUid } from '../src/sandbox/launch/sandbox-user';
+import { isRoot } from '../src/sandbox/launch/tools';
 import type { SandboxMode } from '../src/shared/types';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { git, GitError, type GitTarget } from '../repo/git';
 import { readProjectConfigAt } from '../repo/run-repository';
 import { detectTestCommand, runTestSuite } from '../sandbox';
-import type { LimitMaximums } from '../sandbox/limits';
+import type { LimitMaximums } from '../sandbox/launch/limits';
 import type { InstanceStatus } from '../shared/eval-types';
 import type { TestCommandSpec } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';

@@ -5,9 +5,9 @@
  * vitest, mocha, `node --test` or test command line, with the repository's dependency folders
  * (.venv, node_modules) mounted read-only (select-runner.ts, dependency-folders.ts).
  */
-export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './limits';
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './launch/limits';
 export { runTestSuite, type RunTestsOptions } from './run-test-suite';
-export { lendWorkspace, lendWorkspaceContents, releaseWorkspace } from './workspace-ownership';
-export { checkSandboxAvailable, type SandboxAvailability } from './availability';
-export { detectTestCommand, findDependencyFolders } from './detect-test-command';
-export { MAX_DEPENDENCY_FOLDERS } from './dependency-folders';
+export { lendWorkspace, lendWorkspaceContents, releaseWorkspace } from './workspace/workspace-ownership';
+export { checkSandboxAvailable, type SandboxAvailability } from './launch/availability';
+export { detectTestCommand, findDependencyFolders } from './runners/detect-test-command';
+export { MAX_DEPENDENCY_FOLDERS } from './workspace/dependency-folders';

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { HostRuns } from '../../src/repo/host-runs';
 import { prepareRun } from '../../src/activities/repo-activities';
 import { lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot } from '../../src/sandbox/launch/tools';
 import { sandboxUidPids } from './host-probes';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
 

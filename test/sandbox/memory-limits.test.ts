@@ -5,9 +5,9 @@
  * threads long before memory runs out. Without a cgroup the address-space limit is the bound.
  */
 import { runTestSuite } from '../../src/sandbox';
-import { withRlimits } from '../../src/sandbox/rlimits';
-import { resolveLimits } from '../../src/sandbox/limits';
-import { isRoot } from '../../src/sandbox/tools';
+import { withRlimits } from '../../src/sandbox/launch/rlimits';
+import { resolveLimits } from '../../src/sandbox/launch/limits';
+import { isRoot } from '../../src/sandbox/launch/tools';
 import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
 import { THREAD_SUITE } from '../helpers/thread-suite';
 

@@ -1,9 +1,9 @@
-import { parseJestReport } from '../../src/sandbox/jest-runner';
-import { parseJunitReport } from '../../src/sandbox/junit-cases';
-import { mochaCaseId } from '../../src/sandbox/mocha-runner';
-import { nodeTestCaseId } from '../../src/sandbox/node-test-runner';
-import { OutputTail } from '../../src/sandbox/output-tail';
-import { parseJunit } from '../../src/sandbox/pytest-runner';
+import { parseJestReport } from '../../src/sandbox/runners/jest-runner';
+import { parseJunitReport } from '../../src/sandbox/verdicts/junit-cases';
+import { mochaCaseId } from '../../src/sandbox/runners/mocha-runner';
+import { nodeTestCaseId } from '../../src/sandbox/runners/node-test-runner';
+import { OutputTail } from '../../src/sandbox/launch/output-tail';
+import { parseJunit } from '../../src/sandbox/runners/pytest-runner';
 
 describe('OutputTail', () => {
   test('keeps exactly the last bytes across wraps and oversized chunks', () => {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { readVerdictStream } from '../../src/sandbox/pytest-verdict-stream';
+import { readVerdictStream } from '../../src/sandbox/verdicts/pytest-verdict-stream';
 
 const key = randomBytes(32);
 
