@@ -12,16 +12,21 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
+import {
+  acquireCgroupLauncher,
+  bwrapCommand,
+  bwrapTools,
+  DEFAULT_SANDBOX_LIMITS,
+  DENIED_SYSCALLS,
+  HOST_TOOL_ENV,
+  isRoot,
+  pickSandboxUid,
+  projectRoot,
+  releaseWorkspace,
+  runTestSuite,
+  seccompArchOf,
+} from '../../src/sandbox';
 import { executeFileTool } from '../../src/tools/file-tools';
-import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/launch/availability';
-import { bwrapCommand } from '../../src/sandbox/launch/bwrap-launch';
-import { acquireCgroupLauncher } from '../../src/sandbox/launch/cgroup-launchers';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/launch/limits';
-import { projectRoot } from '../../src/sandbox/workspace/project-root';
-import { DENIED_SYSCALLS, seccompArchOf } from '../../src/sandbox/launch/seccomp-filter';
-import { pickSandboxUid } from '../../src/sandbox/launch/sandbox-user';
-import { isRoot } from '../../src/sandbox/launch/tools';
 import type { TestRunReport } from '../../src/shared/types';
 import { canConnect, ensureListening, pidsWithMarker, sandboxUidPids, waitFor } from './host-probes';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';

@@ -1,9 +1,11 @@
-import { parseJestReport } from '../../src/sandbox/runners/jest-runner';
-import { parseJunitReport } from '../../src/sandbox/verdicts/junit-cases';
-import { mochaCaseId } from '../../src/sandbox/runners/mocha-runner';
-import { nodeTestCaseId } from '../../src/sandbox/runners/node-test-runner';
-import { OutputTail } from '../../src/sandbox/launch/output-tail';
-import { parseJunit } from '../../src/sandbox/runners/pytest-runner';
+import {
+  mochaCaseId,
+  nodeTestCaseId,
+  OutputTail,
+  parseJestReport,
+  parseJunit,
+  parseJunitReport,
+} from '../../src/sandbox';
 
 describe('OutputTail', () => {
   test('keeps exactly the last bytes across wraps and oversized chunks', () => {

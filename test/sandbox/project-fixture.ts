@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { projectRoot } from '../../src/sandbox/workspace/project-root';
+import { projectRoot } from '../../src/sandbox';
 import type { DependencyFolder } from '../../src/shared/test-command';
 
 /**

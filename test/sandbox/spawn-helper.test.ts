@@ -7,8 +7,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runProcessTree, type ProcessRunOptions } from '../../src/sandbox/launch/process-tree';
-import { spawnDirect, spawnViaHelper } from '../../src/sandbox/launch/spawn-helper';
+import { type ProcessRunOptions, runProcessTree, spawnDirect, spawnViaHelper } from '../../src/sandbox';
 import { until } from '../helpers/until';
 
 const base = (command: string, args: string[]): ProcessRunOptions => ({
