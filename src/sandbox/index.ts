@@ -11,7 +11,8 @@
  *   the sandbox uid, the spawn helper, the runner folder mounted into the sandbox);
  * - runners/: which runner a project's tests take, its command line and how its report is read;
  * - verdicts/: judging a run against what the worker saw, and the acceptance tests' own verdict;
- *   verdicts/python and verdicts/js hold the code aca runs inside the test process;
+ *   verdicts/python, verdicts/js and runners/js hold the code aca runs in and beside the test
+ *   process, as files of their own (shipped-files.ts);
  * - workspace/: lending the workspace to the sandbox uid and the project's dependency folders.
  */
 export { runTestSuite, type RunTestsOptions } from './run-test-suite';
@@ -64,3 +65,4 @@ export { declaredJestSkips } from './verdicts/jest-declared-skips';
 export { parseJunitReport } from './verdicts/junit-cases';
 export { readVerdictStream } from './verdicts/pytest-verdict-stream';
 export { projectRoot } from './workspace/project-root';
+export { SHIPPED_FILES, shippedFile, shippedFilePath, type ShippedFile } from './shipped-files';

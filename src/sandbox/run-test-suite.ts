@@ -14,14 +14,24 @@ import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './launch/avail
 import { bareRunnerPaths } from './launch/bare-launch';
 import { bwrapCommand, SANDBOX_PATHS } from './launch/bwrap-launch';
 import { hostDependencies, mountedDependencies } from './launch/dependency-env';
-import { checkDependencyFolders, prepareMountPoints, prepareScratchFolders } from './workspace/dependency-folders';
+import {
+  checkDependencyFolders,
+  prepareMountPoints,
+  prepareScratchFolders,
+} from './workspace/dependency-folders';
 import { resolveLimits, type SandboxLimits } from './launch/limits';
 import { runProcessTree, type ProcessRunResult } from './launch/process-tree';
 import { acquireCgroupLauncher } from './launch/cgroup-launchers';
 import { withRlimits } from './launch/rlimits';
 import type { RunnerContext, RunnerPaths, TestRunner } from './runners/runner';
 import { killUidProcesses } from './launch/sandbox-user';
-import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from './workspace/workspace-ownership';
+import {
+  endLease,
+  lendWorkspace,
+  workspaceUsage,
+  type Lease,
+  type Usage,
+} from './workspace/workspace-ownership';
 import { isRoot } from './launch/tools';
 import { failureReport } from './verdicts/report';
 import { mayHoldOtherTests, mergeReports } from './verdicts/verdict-run';

@@ -2,9 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MAX_DEPENDENCY_FOLDERS } from '../workspace/dependency-folders';
-import { JEST_TRANSFORMER_SOURCE } from '../runners/jest-transformer-source';
-import { JEST_VERDICT_ENVIRONMENT, JEST_VERDICT_GUARD, JEST_VERDICT_RUNNER } from '../verdicts/jest-verdict-sources';
-import { JEST_RESULTS_REPORTER, PYTEST_RESULTS_PLUGIN } from '../verdicts/results-plugin-sources';
+import { shippedFile } from '../shipped-files';
 import { toolchainNodeModules } from '../workspace/project-root';
 import { compileDenyFilter, seccompArchOf } from './seccomp-filter';
 
@@ -14,10 +12,10 @@ export interface RunnerFiles {
   dir: string;
   transform: string;
   nodeModules: string;
-  /** aca's pytest plugin (module `aca_results`) and Jest reporter: see results-plugin-sources.ts. */
+  /** aca's pytest plugin (module `aca_results`) and Jest reporter: verdicts/python/aca_results.py, verdicts/js/results-reporter.cjs. */
   pytestPlugin: string;
   jestReporter: string;
-  /** The Jest acceptance verdict's test runner, environment and guard: see jest-verdict-sources.ts. */
+  /** The Jest acceptance verdict's test runner, environment and guard: verdicts/js/verdict-*.cjs. */
   jestVerdictRunner: string;
   jestVerdictEnvironment: string;
   jestVerdictGuard: string;
@@ -69,13 +67,13 @@ export function runnerFiles(): RunnerFiles {
   const files: RunnerFiles = {
     seccompFilter,
     dir,
-    transform: write('transform.js', JEST_TRANSFORMER_SOURCE),
+    transform: write('transform.js', shippedFile('jestTransformer')),
     nodeModules,
-    pytestPlugin: write('aca_results.py', PYTEST_RESULTS_PLUGIN),
-    jestReporter: write('aca-results-reporter.js', JEST_RESULTS_REPORTER),
-    jestVerdictRunner: write('aca-verdict-runner.js', JEST_VERDICT_RUNNER),
-    jestVerdictEnvironment: write('aca-verdict-environment.js', JEST_VERDICT_ENVIRONMENT),
-    jestVerdictGuard: write('aca-verdict-guard.js', JEST_VERDICT_GUARD),
+    pytestPlugin: write('aca_results.py', shippedFile('pytestResultsPlugin')),
+    jestReporter: write('aca-results-reporter.js', shippedFile('jestResultsReporter')),
+    jestVerdictRunner: write('aca-verdict-runner.js', shippedFile('jestVerdictRunner')),
+    jestVerdictEnvironment: write('aca-verdict-environment.js', shippedFile('jestVerdictEnvironment')),
+    jestVerdictGuard: write('aca-verdict-guard.js', shippedFile('jestVerdictGuard')),
     pytestIni: write('pytest.ini', '[pytest]\n'),
     etc: {
       passwd: write(

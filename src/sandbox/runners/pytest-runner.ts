@@ -12,8 +12,7 @@ import {
 } from './runner';
 import { readJunitCases } from '../verdicts/junit-xml';
 import { junitCaseResult } from '../verdicts/junit-cases';
-import { PYTEST_LAUNCHER } from '../verdicts/results-plugin-sources';
-import { PYTEST_VERDICT_LAUNCHER } from '../verdicts/pytest-verdict-source';
+import { shippedFile } from '../shipped-files';
 import { readVerdictStream } from '../verdicts/pytest-verdict-stream';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
@@ -76,7 +75,7 @@ function exitContradiction(exitCode: number, stream: StreamResult): string | nul
 }
 
 /**
- * pytest on the acceptance test files alone (pytest-verdict-source.ts): no conftest.py but the ones
+ * pytest on the acceptance test files alone (verdicts/python/pytest_verdict.py): no conftest.py but the ones
  * given with them, no configuration file but aca's, no `addopts`, no plugin the run could have
  * written; Python isolated (`-I`: no working folder, `PYTHONPATH` or user site on `sys.path`, so no
  * sitecustomize or `.pth` of the workspace), its records signed.
@@ -98,7 +97,7 @@ function makeVerdictRunner(
         '-B',
         '-u',
         '-c',
-        PYTEST_VERDICT_LAUNCHER,
+        shippedFile('pytestVerdictLauncher'),
         JSON.stringify(setup),
         '-q',
         '--color=no',
@@ -147,9 +146,9 @@ function pytestCommand(
   const argv = [
     python,
     // Not `-m pytest`: nothing is imported from the workspace until pytest and aca's plugin have
-    // loaded (PYTEST_LAUNCHER); then the workspace goes first on sys.path, as with `-m`.
+    // loaded (verdicts/python/pytest_launcher.py); then the workspace goes first on sys.path, as with `-m`.
     '-c',
-    PYTEST_LAUNCHER,
+    shippedFile('pytestLauncher'),
     '-q',
     '--color=no',
     // aca's configuration, not the workspace's: nothing written there can add -k, --deselect
@@ -178,7 +177,8 @@ function pytestCommand(
       // Where the launcher finds aca's plugin (module `aca_results`). Read-only in the sandbox.
       PYTHONPATH: paths.runnerDir,
       // The acceptance test files, which the plugin compiles as it loads: their test functions
-      // must be seen to run (results-plugin-sources.ts). Workspace-relative as in node ids, and full.
+      // must be seen to run (verdicts/python/aca_results.py). Workspace-relative as in node ids,
+      // and full.
       ACA_ACCEPTANCE_TESTS: JSON.stringify(
         acceptanceTests.map((file) => [file, path.posix.join(paths.workspace, file)]),
       ),

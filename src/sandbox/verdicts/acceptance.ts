@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { Language, TestCaseResult } from '../../shared/types';
 import { PYTHON } from '../runners/pytest-runner';
 import { HOST_TOOL_ENV } from '../launch/availability';
+import { shippedFile } from '../shipped-files';
 
 /**
  * The user's acceptance tests (`--tests DIR`). The workspace holds copies at the same relative
@@ -127,47 +128,12 @@ export async function expectedPythonTests(
   testFiles: string[],
 ): Promise<PythonAcceptanceTests | undefined> {
   if (testFiles.length === 0) return { ids: [], maySkip: [] };
-  const script = String.raw`
-import ast, json, re, sys
-asks = re.compile(r"skip|xfail|marks\s*=", re.I)
-ids = []
-may = []
-functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-for rel, full in zip(sys.argv[1::2], sys.argv[2::2]):
-    with open(full, "rb") as f:
-        source = f.read()
-    tree = ast.parse(source, full)
-    text = source.decode("utf-8", "replace")
-    def segment(node):
-        return ast.get_source_segment(text, node) or ""
-    def marked(node):
-        return any(asks.search(segment(d)) for d in getattr(node, "decorator_list", []))
-    def pytestmark(body):
-        return any(isinstance(n, (ast.Assign, ast.AnnAssign)) and "pytestmark" in segment(n) and asks.search(segment(n)) for n in body)
-    helpers = [n for n in ast.walk(tree) if isinstance(n, functions) and not n.name.startswith("test")]
-    whole = pytestmark(tree.body) or any(asks.search(segment(n)) for n in helpers) or any(
-        isinstance(n, ast.Expr) and asks.search(segment(n)) for n in tree.body)
-    for node in tree.body:
-        if isinstance(node, functions) and node.name.startswith("test"):
-            ids.append(rel + "::" + node.name)
-            if whole or marked(node) or asks.search(segment(node)):
-                may.append(ids[-1])
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test") or isinstance(node, ast.ClassDef) and any(
-                isinstance(b, functions) and b.name.startswith("test") for b in node.body):
-            if any(isinstance(b, functions) and b.name == "__init__" for b in node.body):
-                continue
-            visible = node.name.startswith("Test")
-            cls = whole or marked(node) or pytestmark(node.body)
-            for b in node.body:
-                if isinstance(b, functions) and b.name.startswith("test"):
-                    test_id = rel + "::" + node.name + "::" + b.name
-                    if visible:
-                        ids.append(test_id)
-                    if cls or marked(b) or asks.search(segment(b)):
-                        may.append(test_id)
-print(json.dumps({"ids": ids, "maySkip": may}))
-`;
-  const args = ['-I', '-c', script, ...testFiles.flatMap((f) => [f, path.join(acceptance.sourceDir, f)])];
+  const args = [
+    '-I',
+    '-c',
+    shippedFile('pythonAcceptanceTests'),
+    ...testFiles.flatMap((f) => [f, path.join(acceptance.sourceDir, f)]),
+  ];
   return new Promise((resolve) => {
     execFile(PYTHON, args, { env: HOST_TOOL_ENV, timeout: 20_000 }, (err, stdout) => {
       if (err) return resolve(undefined);

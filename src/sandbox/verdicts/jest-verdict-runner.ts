@@ -10,7 +10,7 @@ import { baseEnv, type StreamingRunner } from '../runners/runner';
  * reporter from the workspace is loaded), the tests in a worker process of their own and aca's
  * reporter with the results channel in Jest's main process, aca's test environment watching Jest's
  * record of each test from outside the tests' context, and aca's guard fixing the framework's globals
- * and the intrinsics the assertions use before the code under test loads (jest-verdict-sources.ts).
+ * and the intrinsics the assertions use before the code under test loads (js/verdict-*.cjs).
  */
 export const jestVerdictRunner: StreamingRunner = {
   ...jestReading,

@@ -12,7 +12,7 @@ function baseId(nodeId: string): string {
 }
 
 /**
- * Reads the verdict process's channel (pytest-verdict-source.ts). Only lines its audit hook signed
+ * Reads the verdict process's channel (python/pytest_verdict.py). Only lines its audit hook signed
  * count; what the hook saw (tampering, a test body that never returned, a skip raised by the code
  * under test) is evidence against the run, whatever pytest reported.
  */

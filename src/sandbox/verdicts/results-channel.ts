@@ -96,7 +96,7 @@ export function parseRecords<T>(text: string, schema: z.ZodType<T>): ParsedRecor
 }
 
 /**
- * The pytest verdict process's records (pytest-verdict-source.ts), each written and signed by its
+ * The pytest verdict process's records (python/pytest_verdict.py), each written and signed by its
  * audit hook. `n` numbers them from 0, so none can be dropped, repeated or reordered unseen.
  */
 const VerdictCase = PytestCase.extend({

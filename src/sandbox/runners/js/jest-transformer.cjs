@@ -1,13 +1,10 @@
-/**
- * Source of the Jest transformer used inside the sandbox. It is written out as a
- * plain .js file at run time (see runner-files.ts) because Jest loads
- * transformers with require() and the build does not copy .js files to dist.
- *
- * It uses typescript's transpileModule: per-file, no type checking, no tsconfig
- * lookup, no network. That turns both TypeScript and ES-module JavaScript into
- * CommonJS, which is what Jest runs without experimental flags.
- */
-export const JEST_TRANSFORMER_SOURCE = String.raw`'use strict';
+// The Jest transformer used inside the sandbox, written into the runner folder as transform.js
+// (launch/runner-files.ts) beside a node_modules link to aca's, and mounted read-only there.
+//
+// It uses typescript's transpileModule: per-file, no type checking, no tsconfig
+// lookup, no network. That turns both TypeScript and ES-module JavaScript into
+// CommonJS, which is what Jest runs without experimental flags.
+'use strict';
 const crypto = require('crypto');
 const path = require('path');
 // Resolved next to this file: the runner folder holds node_modules beside it.
@@ -25,7 +22,11 @@ const compilerOptions = {
 
 module.exports = {
   process(sourceText, sourcePath) {
-    const out = ts.transpileModule(sourceText, { fileName: sourcePath, compilerOptions, reportDiagnostics: true });
+    const out = ts.transpileModule(sourceText, {
+      fileName: sourcePath,
+      compilerOptions,
+      reportDiagnostics: true,
+    });
     // transpileModule only reports syntax errors; without this a broken file would run as mangled code.
     const errors = (out.diagnostics || []).filter((d) => d.category === ts.DiagnosticCategory.Error);
     if (errors.length > 0) {
@@ -42,7 +43,9 @@ module.exports = {
     return { code: out.outputText };
   },
   getCacheKey(sourceText, sourcePath) {
-    return crypto.createHash('sha256').update('aca-ts-1\0' + ts.version + '\0' + sourcePath + '\0' + sourceText).digest('hex');
+    return crypto
+      .createHash('sha256')
+      .update('aca-ts-1\0' + ts.version + '\0' + sourcePath + '\0' + sourceText)
+      .digest('hex');
   },
 };
-`;

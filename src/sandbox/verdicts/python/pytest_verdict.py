@@ -1,32 +1,30 @@
-/**
- * The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c PYTEST_VERDICT_LAUNCHER
- * <setup JSON> <pytest's arguments>`, run on the acceptance test files alone, with `--noconftest`
- * and aca's configuration, so that nothing written during the run configures it.
- *
- * Before anything of the workspace is imported, the launcher makes the process non-dumpable (its
- * /proc files closed to other processes), reads and removes the key file the worker left in the
- * fresh output folder, takes the results channel off fd 3, makes modules outside the
- * interpreter's own folders load from source only (no planted `.pyc` runs), and installs an audit
- * hook (`sys.addaudithook`, which cannot be removed). The hook holds the key, the channel and what
- * it saw in its closure, which nothing but the interpreter's list of hooks refers to. It:
- * - signs every record it writes (HMAC-SHA256 with a sequence number), so a line written to the
- *   channel by anything else is seen as such;
- * - marks the run as tampered (a signed record, written at once) on walks of the object graph
- *   (`gc.get_objects`, `get_referrers`, `get_referents`), trace or profile functions set by
- *   anything but itself, any `ctypes` call, opening or listing the process's `/proc` descriptors,
- *   memory or environment, code swapped on a function, frames changed, pytest's or pluggy's classes
- *   patched, and a second audit hook;
- * - watches, for the length of each test's call phase, for the test's own code (which must equal
- *   what the read-only original compiles to, checked as the interpreter executes the module) to
- *   return rather than raise, in a frame whose imported names still refer to what their modules
- *   hold; the call record says whether it did (`body`);
- * - says who raised a skip or an expected failure: pytest (a mark), the acceptance tests' own code
- *   (`test`), or other code (`other`, the code under test).
- * The pytest plugin it returns only tells the hook which test is running and what pytest reported;
- * whatever code under test does to that plugin cannot make the hook say a test body returned.
- * Written for any Python 3.8+ interpreter (a project's venv): no newer syntax.
- */
-export const PYTEST_VERDICT_LAUNCHER = String.raw`
+# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <this file's text>
+# <setup JSON> <pytest's arguments>`, run on the acceptance test files alone, with `--noconftest`
+# and aca's configuration, so that nothing written during the run configures it.
+#
+# Before anything of the workspace is imported, the launcher makes the process non-dumpable (its
+# /proc files closed to other processes), reads and removes the key file the worker left in the
+# fresh output folder, takes the results channel off fd 3, makes modules outside the
+# interpreter's own folders load from source only (no planted `.pyc` runs), and installs an audit
+# hook (`sys.addaudithook`, which cannot be removed). The hook holds the key, the channel and what
+# it saw in its closure, which nothing but the interpreter's list of hooks refers to. It:
+# - signs every record it writes (HMAC-SHA256 with a sequence number), so a line written to the
+#   channel by anything else is seen as such;
+# - marks the run as tampered (a signed record, written at once) on walks of the object graph
+#   (`gc.get_objects`, `get_referrers`, `get_referents`), trace or profile functions set by
+#   anything but itself, any `ctypes` call, opening or listing the process's `/proc` descriptors,
+#   memory or environment, code swapped on a function, frames changed, pytest's or pluggy's classes
+#   patched, and a second audit hook;
+# - watches, for the length of each test's call phase, for the test's own code (which must equal
+#   what the read-only original compiles to, checked as the interpreter executes the module) to
+#   return rather than raise, in a frame whose imported names still refer to what their modules
+#   hold; the call record says whether it did (`body`);
+# - says who raised a skip or an expected failure: pytest (a mark), the acceptance tests' own code
+#   (`test`), or other code (`other`, the code under test).
+# The pytest plugin it returns only tells the hook which test is running and what pytest reported;
+# whatever code under test does to that plugin cannot make the hook say a test body returned.
+# Written for any Python 3.8+ interpreter (a project's venv): no newer syntax.
+
 import sys
 
 
@@ -582,4 +580,3 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
 
 raise SystemExit(_aca_verdict())
-`;

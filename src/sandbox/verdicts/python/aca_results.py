@@ -1,28 +1,22 @@
-/**
- * aca's reporters inside the test process, written out as plain files at run time (see
- * runner-files.ts), because pytest imports plugins by module name and Jest loads reporters
- * with require(), and the build does not copy .py or .js files to dist. Inside the sandbox
- * they are mounted read-only, next to nothing the tests can write.
- *
- * Both write to fd 3, the results channel (results-channel.ts), one JSON line per event.
- */
+# aca's pytest plugin (module `aca_results`), written into the runner folder (launch/runner-files.ts),
+# mounted read-only in the sandbox, and imported and registered by pytest_launcher.py before any
+# conftest.py. It writes to fd 3, the results channel (verdicts/results-channel.ts), one JSON line
+# per event.
+#
+# Per test phase it
+# sends pytest's final outcome and, separately, what the phase itself raised: the latter is
+# read from the call information that pytest's runner hands to `pytest_runtest_makereport`,
+# beneath every hook that may rewrite the report, so a conftest that flips a failure into a
+# pass shows up as a phase that raised yet was reported passed.
+#
+# For the call phase of an acceptance test (the files named in `ACA_ACCEPTANCE_TESTS`) it also
+# sends whether the test's own function ran to its end: a profile function, set for the length
+# of the call phase, watches for a frame running the test's code to return rather than raise.
+# That code must equal what the plugin compiled from the read-only original while it loaded,
+# before any conftest.py could patch pytest. A test whose call hooks, `runtest`, `pytest_pyfunc_call`
+# or function object were replaced, or whose failure a wrapper swallowed, is thereby reported
+# as a body that did not run or that raised.
 
-/**
- * The pytest plugin, imported and registered by PYTEST_LAUNCHER before any conftest.py. Per test phase it
- * sends pytest's final outcome and, separately, what the phase itself raised: the latter is
- * read from the call information that pytest's runner hands to `pytest_runtest_makereport`,
- * beneath every hook that may rewrite the report, so a conftest that flips a failure into a
- * pass shows up as a phase that raised yet was reported passed.
- *
- * For the call phase of an acceptance test (the files named in `ACA_ACCEPTANCE_TESTS`) it also
- * sends whether the test's own function ran to its end: a profile function, set for the length
- * of the call phase, watches for a frame running the test's code to return rather than raise.
- * That code must equal what the plugin compiled from the read-only original while it loaded,
- * before any conftest.py could patch pytest. A test whose call hooks, `runtest`, `pytest_pyfunc_call`
- * or function object were replaced, or whose failure a wrapper swallowed, is thereby reported
- * as a body that did not run or that raised.
- */
-export const PYTEST_RESULTS_PLUGIN = String.raw`
 import dis
 import json
 import os
@@ -201,102 +195,3 @@ def _install():
 
 globals().update(_install())
 del _install
-`;
-
-/**
- * How aca starts pytest: `python -c PYTEST_LAUNCHER <pytest's arguments>`, in place of
- * `python -m pytest`. Both put the working folder first on `sys.path`, and the working folder is the
- * workspace, which the code under test writes: a `pytest.py`, `pytest/`, `_pytest/`, `aca_results.py`
- * or `json.py` there would be imported in place of pytest, aca's plugin or a module the plugin binds,
- * and could forge the channel and the report before the plugin ever loaded. `-P` is no answer for
- * every interpreter (a project's venv may predate 3.11); instead the launcher, which `-c` runs before
- * anything is imported from that first entry, drops it, imports pytest, its built-in plugins and
- * aca's from the interpreter's own paths (Debian's, or the venv's site-packages, read-only in the
- * sandbox) and `PYTHONPATH` (aca's runner folder, read-only), registers aca's plugin ahead of every
- * other (so neither a module nor an installed entry point by the name `aca_results` can stand in for
- * it), and only then puts the working folder first on `sys.path`, as `-m` does, for the project's
- * tests to import its modules. What the workspace supplies from then on is imported after the plugin
- * has bound what it uses, like a conftest.py. Written for any Python 3: no newer syntax.
- */
-export const PYTEST_LAUNCHER = String.raw`
-import sys
-
-if sys.path and sys.path[0] == "":
-    del sys.path[0]
-
-import importlib
-import os
-
-import pytest
-import _pytest.config
-
-for name in _pytest.config.default_plugins:
-    try:
-        importlib.import_module("_pytest." + name)
-    except ImportError:
-        pass
-
-import aca_results
-
-sys.path.insert(0, os.getcwd())
-try:
-    code = pytest.main(sys.argv[1:], plugins=[aca_results])
-    sys.stdout.flush()
-except BrokenPipeError:
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    code = 1
-raise SystemExit(int(code))
-`;
-
-/**
- * The Jest reporter, added after Jest's default one. Jest calls it in its main process as
- * each test case ends and once at the end of the run. Jest reports a case as it ends only when
- * the case ran (or is a todo): a skipped case, or one left out by a `.only` beside it, appears
- * only in its file's result, so those are sent when the file ends, each name as often as the file
- * lists it beyond what was already sent.
- */
-export const JEST_RESULTS_REPORTER = String.raw`'use strict';
-const fs = require('fs');
-
-function send(record) {
-  try {
-    fs.writeSync(3, JSON.stringify(record) + '\n');
-  } catch (err) {
-    // The channel is gone: nothing more can be reported, and the worker reads silence as such.
-  }
-}
-
-class AcaResultsReporter {
-  constructor() {
-    this.sent = new Map();
-  }
-
-  onTestCaseResult(test, result) {
-    const names = this.sent.get(test.path) || new Map();
-    this.sent.set(test.path, names);
-    names.set(result.fullName, (names.get(result.fullName) || 0) + 1);
-    send({ t: 'case', file: test.path, name: result.fullName, status: result.status });
-  }
-
-  onTestFileResult(test, result) {
-    const names = this.sent.get(test.path) || new Map();
-    this.sent.delete(test.path);
-    for (const assertion of result.testResults || []) {
-      const already = names.get(assertion.fullName) || 0;
-      if (already > 0) names.set(assertion.fullName, already - 1);
-      else send({ t: 'case', file: test.path, name: assertion.fullName, status: assertion.status });
-    }
-    if (result.testExecError) send({ t: 'file_error', file: test.path });
-  }
-
-  onRunComplete(_contexts, results) {
-    send({ t: 'done', success: Boolean(results.success) });
-  }
-
-  getLastError() {
-    return undefined;
-  }
-}
-
-module.exports = AcaResultsReporter;
-`;
