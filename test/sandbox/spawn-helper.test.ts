@@ -110,7 +110,7 @@ describe.each([
 describe('the spawn helper when the worker dies', () => {
   test('a SIGKILLed worker takes the test processes it started with it', async () => {
     // A stand-in worker: starts a long test process through the helper, prints its pid, waits.
-    const helperModule = path.resolve(__dirname, '..', '..', 'dist', 'sandbox', 'spawn-helper.js');
+    const helperModule = path.resolve(__dirname, '..', '..', 'dist', 'sandbox', 'index.js');
     const worker = spawn(
       process.execPath,
       [
