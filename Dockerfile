@@ -7,6 +7,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
+COPY scripts ./scripts
 COPY scenarios ./scenarios
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 ENV ACA_HOME=/var/lib/aca \

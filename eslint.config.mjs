@@ -1,8 +1,14 @@
+import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 // Relative paths from anywhere under src/ to the top-level bench/ folder.
 const BENCH_IMPORTS = ['**/bench', '**/bench/**'];
+
+// What Node gives a CommonJS module and the JavaScript under src/ uses.
+const NODE_COMMONJS_GLOBALS = ['require', 'module', 'exports', '__dirname', '__filename', 'process', 'console', 'globalThis'];
+
+const SANDBOX_INDEX = 'Import src/sandbox through its index.ts.';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -18,11 +24,50 @@ export default tseslint.config(
     },
   },
   {
+    // The JavaScript aca runs inside the test process (src/sandbox/shipped-files.ts): CommonJS,
+    // loaded by Jest with require() from the runner folder.
+    files: ['src/**/*.cjs'],
+    ...js.configs.recommended,
+    languageOptions: {
+      sourceType: 'commonjs',
+      ecmaVersion: 2022,
+      globals: Object.fromEntries(NODE_COMMONJS_GLOBALS.map((name) => [name, 'readonly'])),
+    },
+    rules: {
+      ...js.configs.recommended.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/no-unused-vars': 'off',
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
     // The benchmarks import the product, never the other way round: bench/ is not shipped.
     files: ['src/**/*.ts'],
     ignores: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: BENCH_IMPORTS, message: 'src/ never imports bench/.' }] }],
+    },
+  },
+  {
+    // src/sandbox has one way in, its index.ts: the files behind it move between its folders.
+    files: ['src/**/*.ts'],
+    ignores: ['src/workflows/**/*.ts', 'src/sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: BENCH_IMPORTS, message: 'src/ never imports bench/.' },
+            { group: ['**/sandbox/*'], message: SANDBOX_INDEX },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/sandbox/*'], message: SANDBOX_INDEX }] }],
     },
   },
   {

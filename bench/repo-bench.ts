@@ -20,9 +20,7 @@ import { prepareRun, type PreparedRun } from '../src/activities/repo-activities'
 import { HostRuns } from '../src/repo/host-runs';
 import { resolveRepository } from '../src/repo/run-repository';
 import { removeRunWorktree } from '../src/repo/run-worktree';
-import { runTestSuite } from '../src/sandbox';
-import { checkSandboxAvailable } from '../src/sandbox/availability';
-import { PYTHON } from '../src/sandbox/pytest-runner';
+import { checkSandboxAvailable, PYTHON, runTestSuite } from '../src/sandbox';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 const run = promisify(execFile);

@@ -13,12 +13,16 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTestSuite } from '../src/sandbox';
-import { bwrapTools, checkSandboxAvailable, HOST_TOOL_ENV } from '../src/sandbox/availability';
-import { bwrapCommand } from '../src/sandbox/bwrap-launch';
-import { DEFAULT_SANDBOX_LIMITS } from '../src/sandbox/limits';
-import { pickSandboxUid } from '../src/sandbox/sandbox-user';
-import { isRoot } from '../src/sandbox/tools';
+import {
+  bwrapCommand,
+  bwrapTools,
+  checkSandboxAvailable,
+  DEFAULT_SANDBOX_LIMITS,
+  HOST_TOOL_ENV,
+  isRoot,
+  pickSandboxUid,
+  runTestSuite,
+} from '../src/sandbox';
 import type { SandboxMode } from '../src/shared/types';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import type { SandboxMode } from './shared/types';
-import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './sandbox/limits';
+import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './sandbox';
 import { UserInputError } from './shared/errors';
 import { ModelOptionsFileError, parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
 import {

@@ -17,8 +17,7 @@ import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
 import { writeLogLine } from './temporal/log-lines';
 import { registerSearchAttributes } from './temporal/search-attributes';
-import { startSpawnHelper } from './sandbox/spawn-helper';
-import { DEFAULT_SANDBOX_LIMITS } from './sandbox/limits';
+import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
 import type { GitStoreLocation } from './repo/git-store-location';
 import { HostRuns } from './repo/host-runs';
@@ -74,7 +73,7 @@ export function createAcaActivities(
   options: { openaiBaseUrl?: string } = {},
 ): { activities: Activities; close(): Promise<void> } {
   // Before anything large is loaded: test runs start from this small helper process, whose
-  // forks stay cheap however big the worker grows (see sandbox/spawn-helper.ts).
+  // forks stay cheap however big the worker grows (see sandbox/launch/spawn-helper.ts).
   startSpawnHelper();
   const runStores = createRunStores(config);
   // Opened on first use, so a worker starts even while the database is down. PGlite lives under

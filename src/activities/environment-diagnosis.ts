@@ -1,4 +1,4 @@
-import type { SandboxLimits } from '../sandbox/limits';
+import type { SandboxLimits } from '../sandbox';
 import type { TestRunReport } from '../shared/types';
 
 const MiB = 1024 * 1024;

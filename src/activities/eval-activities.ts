@@ -11,7 +11,7 @@ import {
 } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git } from '../repo/git';
-import type { LimitMaximums } from '../sandbox/limits';
+import type { LimitMaximums } from '../sandbox';
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';

@@ -15,13 +15,11 @@ import {
   runBranch,
 } from '../repo/run-repository';
 import { createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
-import { detectTestCommand, findDependencyFolders } from '../sandbox/detect-test-command';
+import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
 import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
-import { lendWorkspaceContents } from '../sandbox';
-import { isRoot } from '../sandbox/tools';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
 import { atRecordedCommit, commitStep } from './host-steps';

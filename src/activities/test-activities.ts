@@ -4,13 +4,20 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
-import { checkSandboxAvailable, releaseWorkspace, runTestSuite } from '../sandbox';
-import { isRoot } from '../sandbox/tools';
+import {
+  checkSandboxAvailable,
+  DEFAULT_LIMIT_MAXIMUMS,
+  isRoot,
+  type LimitMaximums,
+  releaseWorkspace,
+  resolveLimits,
+  runTestSuite,
+  type SandboxLimits,
+  withinMaximums,
+} from '../sandbox';
 import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
-import type { SandboxLimits } from '../sandbox';
-import { DEFAULT_LIMIT_MAXIMUMS, resolveLimits, withinMaximums, type LimitMaximums } from '../sandbox/limits';
 import { clampProjectLimits } from '../repo/project-config';
 import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';

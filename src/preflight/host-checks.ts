@@ -9,9 +9,14 @@ import * as path from 'node:path';
 import type { AcaConfig } from '../config';
 import { lockDataDir } from '../memory/data-dir-lock';
 import { embeddedDataDir } from '../memory/open-memory';
-import { BARE_WARNING, HOST_TOOL_ENV, checkSandboxAvailable } from '../sandbox/availability';
-import { PYTHON } from '../sandbox/pytest-runner';
-import { findExecutable, isRoot } from '../sandbox/tools';
+import {
+  BARE_WARNING,
+  checkSandboxAvailable,
+  findExecutable,
+  HOST_TOOL_ENV,
+  isRoot,
+  PYTHON,
+} from '../sandbox';
 import { isTemporalReachable } from '../temporal/dev-server';
 import { findTemporalCli, TEMPORAL_CLI_MODULE, TEMPORAL_CLI_VERSION } from '../temporal/temporal-cli';
 import { aptInstallCommand, type CheckResult } from './check-result';

@@ -3,8 +3,7 @@
  * fail at its first test because bubblewrap is missing should fail here, in one line, instead.
  */
 import type { AcaConfig } from '../config';
-import { forgetSandboxProbe } from '../sandbox/availability';
-import { findExecutable } from '../sandbox/tools';
+import { findExecutable, forgetSandboxProbe } from '../sandbox';
 import { EXIT, type CliIO } from '../cli/cli-context';
 import { aptInstall } from './apt-install';
 import { formatCheck, isBlocking, type CheckResult } from './check-result';

@@ -9,27 +9,37 @@ import {
   expectedPythonTests,
   restoreAcceptanceCopies,
   type AcceptanceFiles,
-} from './acceptance';
-import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './availability';
-import { bareRunnerPaths } from './bare-launch';
-import { bwrapCommand, SANDBOX_PATHS } from './bwrap-launch';
-import { hostDependencies, mountedDependencies } from './dependency-env';
-import { checkDependencyFolders, prepareMountPoints, prepareScratchFolders } from './dependency-folders';
-import { resolveLimits, type SandboxLimits } from './limits';
-import { runProcessTree, type ProcessRunResult } from './process-tree';
-import { acquireCgroupLauncher } from './cgroup-launchers';
-import { withRlimits } from './rlimits';
-import type { RunnerContext, RunnerPaths, TestRunner } from './runner';
-import { killUidProcesses } from './sandbox-user';
-import { endLease, lendWorkspace, workspaceUsage, type Lease, type Usage } from './workspace-ownership';
-import { isRoot } from './tools';
-import { failureReport } from './report';
-import { mayHoldOtherTests, mergeReports } from './verdict-run';
-import { judgeRun, throwIfAborted } from './run-verdict';
-import { selectRunner, type RunnerChoice } from './select-runner';
-import { declaredJestSkips, type HonestSkip } from './jest-declared-skips';
-import { withJestAcceptanceVerdict } from './jest-acceptance-verdict';
-import { jestVerdictRunner } from './jest-verdict-runner';
+} from './verdicts/acceptance';
+import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './launch/availability';
+import { bareRunnerPaths } from './launch/bare-launch';
+import { bwrapCommand, SANDBOX_PATHS } from './launch/bwrap-launch';
+import { hostDependencies, mountedDependencies } from './launch/dependency-env';
+import {
+  checkDependencyFolders,
+  prepareMountPoints,
+  prepareScratchFolders,
+} from './workspace/dependency-folders';
+import { resolveLimits, type SandboxLimits } from './launch/limits';
+import { runProcessTree, type ProcessRunResult } from './launch/process-tree';
+import { acquireCgroupLauncher } from './launch/cgroup-launchers';
+import { withRlimits } from './launch/rlimits';
+import type { RunnerContext, RunnerPaths, TestRunner } from './runners/runner';
+import { killUidProcesses } from './launch/sandbox-user';
+import {
+  endLease,
+  lendWorkspace,
+  workspaceUsage,
+  type Lease,
+  type Usage,
+} from './workspace/workspace-ownership';
+import { isRoot } from './launch/tools';
+import { failureReport } from './verdicts/report';
+import { mayHoldOtherTests, mergeReports } from './verdicts/verdict-run';
+import { judgeRun, throwIfAborted } from './verdicts/run-verdict';
+import { selectRunner, type RunnerChoice } from './runners/select-runner';
+import { declaredJestSkips, type HonestSkip } from './verdicts/jest-declared-skips';
+import { withJestAcceptanceVerdict } from './verdicts/jest-acceptance-verdict';
+import { jestVerdictRunner } from './verdicts/jest-verdict-runner';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */

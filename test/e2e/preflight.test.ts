@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { preflight } from '../../src/preflight/preflight';
 import { defaultHostCheckEnv } from '../../src/preflight/host-checks';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot } from '../../src/sandbox';
 import { getFreePort, isTemporalReachable } from '../../src/temporal/dev-server';
 import { runCli } from '../helpers/run-cli';
 

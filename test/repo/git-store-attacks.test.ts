@@ -15,7 +15,7 @@ import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import { WorkTreeTooLargeError } from '../../src/repo/commit-size';
 import { commitAll } from '../../src/repo/run-worktree';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot } from '../../src/sandbox';
 import type { RunGit } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
 import { unblockFifos, within } from '../helpers/fifo-guards';

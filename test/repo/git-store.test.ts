@@ -24,7 +24,7 @@ import {
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { createFreshRunRepository } from '../../src/repo/run-repository';
 import { commitAll } from '../../src/repo/run-worktree';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot } from '../../src/sandbox';
 import { SystemError } from '../../src/shared/errors';
 import type { RunGit } from '../../src/shared/run-types';
 import { getFreePort } from '../../src/temporal/dev-server';

@@ -12,16 +12,21 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
+import {
+  acquireCgroupLauncher,
+  bwrapCommand,
+  bwrapTools,
+  DEFAULT_SANDBOX_LIMITS,
+  DENIED_SYSCALLS,
+  HOST_TOOL_ENV,
+  isRoot,
+  pickSandboxUid,
+  projectRoot,
+  releaseWorkspace,
+  runTestSuite,
+  seccompArchOf,
+} from '../../src/sandbox';
 import { executeFileTool } from '../../src/tools/file-tools';
-import { bwrapTools, HOST_TOOL_ENV } from '../../src/sandbox/availability';
-import { bwrapCommand } from '../../src/sandbox/bwrap-launch';
-import { acquireCgroupLauncher } from '../../src/sandbox/cgroup-launchers';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/limits';
-import { projectRoot } from '../../src/sandbox/project-root';
-import { DENIED_SYSCALLS, seccompArchOf } from '../../src/sandbox/seccomp-filter';
-import { pickSandboxUid } from '../../src/sandbox/sandbox-user';
-import { isRoot } from '../../src/sandbox/tools';
 import type { TestRunReport } from '../../src/shared/types';
 import { canConnect, ensureListening, pidsWithMarker, sandboxUidPids, waitFor } from './host-probes';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { isSandboxUid } from '../../src/sandbox/sandbox-user';
+import { isSandboxUid } from '../../src/sandbox';
 
 /**
  * Live host pids running as one of the sandbox's dedicated uids. Zombies are

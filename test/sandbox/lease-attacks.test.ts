@@ -9,8 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { HostRuns } from '../../src/repo/host-runs';
 import { prepareRun } from '../../src/activities/repo-activities';
-import { lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot, lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import { sandboxUidPids } from './host-probes';
 import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
 

@@ -4,10 +4,7 @@
  * no per-process address-space limit is set, since that one counts reserved memory and breaks
  * threads long before memory runs out. Without a cgroup the address-space limit is the bound.
  */
-import { runTestSuite } from '../../src/sandbox';
-import { withRlimits } from '../../src/sandbox/rlimits';
-import { resolveLimits } from '../../src/sandbox/limits';
-import { isRoot } from '../../src/sandbox/tools';
+import { isRoot, resolveLimits, runTestSuite, withRlimits } from '../../src/sandbox';
 import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
 import { THREAD_SUITE } from '../helpers/thread-suite';
 

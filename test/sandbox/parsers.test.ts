@@ -1,9 +1,11 @@
-import { parseJestReport } from '../../src/sandbox/jest-runner';
-import { parseJunitReport } from '../../src/sandbox/junit-cases';
-import { mochaCaseId } from '../../src/sandbox/mocha-runner';
-import { nodeTestCaseId } from '../../src/sandbox/node-test-runner';
-import { OutputTail } from '../../src/sandbox/output-tail';
-import { parseJunit } from '../../src/sandbox/pytest-runner';
+import {
+  mochaCaseId,
+  nodeTestCaseId,
+  OutputTail,
+  parseJestReport,
+  parseJunit,
+  parseJunitReport,
+} from '../../src/sandbox';
 
 describe('OutputTail', () => {
   test('keeps exactly the last bytes across wraps and oversized chunks', () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { projectRoot } from '../../src/sandbox/project-root';
+import { projectRoot } from '../../src/sandbox';
 import type { DependencyFolder } from '../../src/shared/test-command';
 
 /**
@@ -43,7 +43,8 @@ export function makeVenv(repo: string, modules: Record<string, string>): Depende
  */
 export function linkNodeModules(repo: string): DependencyFolder {
   const target = path.join(repo, 'node_modules');
-  execFileSync('cp', ['-al', path.join(projectRoot(), 'node_modules'), target]);
+  // Resolved first: in a git worktree sharing a checkout's packages, node_modules is a link to them.
+  execFileSync('cp', ['-al', fs.realpathSync(path.join(projectRoot(), 'node_modules')), target]);
   return { relative: 'node_modules', hostPath: target };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Test processes are started by a small helper process (src/sandbox/spawn-helper.ts). What the
+ * Test processes are started by a small helper process (src/sandbox/launch/spawn-helper.ts). What the
  * sandbox relies on must hold through it exactly as with a direct spawn: output, exit codes,
  * start errors, process groups that can be killed, bounded output, nothing lost when a process
  * ends at once.
@@ -7,8 +7,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runProcessTree, type ProcessRunOptions } from '../../src/sandbox/process-tree';
-import { spawnDirect, spawnViaHelper } from '../../src/sandbox/spawn-helper';
+import { type ProcessRunOptions, runProcessTree, spawnDirect, spawnViaHelper } from '../../src/sandbox';
 import { until } from '../helpers/until';
 
 const base = (command: string, args: string[]): ProcessRunOptions => ({
@@ -111,7 +110,7 @@ describe.each([
 describe('the spawn helper when the worker dies', () => {
   test('a SIGKILLed worker takes the test processes it started with it', async () => {
     // A stand-in worker: starts a long test process through the helper, prints its pid, waits.
-    const helperModule = path.resolve(__dirname, '..', '..', 'dist', 'sandbox', 'spawn-helper.js');
+    const helperModule = path.resolve(__dirname, '..', '..', 'dist', 'sandbox', 'index.js');
     const worker = spawn(
       process.execPath,
       [

@@ -1,5 +1,5 @@
 import { baselineDiagnosis, limitHit } from '../../src/activities/environment-diagnosis';
-import { resolveLimits } from '../../src/sandbox/limits';
+import { resolveLimits } from '../../src/sandbox';
 import type { TestRunReport } from '../../src/shared/types';
 
 const limits = resolveLimits({});

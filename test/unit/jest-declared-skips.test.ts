@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { declaredJestSkips } from '../../src/sandbox/jest-declared-skips';
+import { declaredJestSkips } from '../../src/sandbox';
 
 /** The honest-skip predicate of one acceptance file, asked about `file::fullName` case names. */
 async function skipsOf(text: string, file = 'a.test.ts'): Promise<(fullName: string) => boolean> {

@@ -6,7 +6,7 @@ import {
   evaluateFilter,
   SECCOMP_RESULT,
   type SeccompArch,
-} from '../../src/sandbox/seccomp-filter';
+} from '../../src/sandbox';
 
 describe.each<SeccompArch>(['x64', 'arm64'])('the seccomp filter for %s', (arch) => {
   const filter = compileDenyFilter(arch);

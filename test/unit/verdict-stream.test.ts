@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { readVerdictStream } from '../../src/sandbox/pytest-verdict-stream';
+import { readVerdictStream } from '../../src/sandbox';
 
 const key = randomBytes(32);
 

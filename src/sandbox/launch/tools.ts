@@ -1,0 +1,5 @@
+export { findExecutable } from '../../shared/executables';
+
+export function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
