@@ -8,7 +8,7 @@ import {
   toChatMessages,
   type OpenTurnInput,
 } from '../agents/agent-turn';
-import type { ConversationStore, StepDecision } from '../agents/conversation-store';
+import type { ConversationStore, StepDecision } from '../store/conversation-store';
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import type { StreamProgress } from '../llm/stream-answer';
@@ -24,7 +24,7 @@ import {
   type TurnMapRequest,
 } from '../repo-map/turn-map';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
-import type { ReportStore } from '../agents/report-store';
+import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';

@@ -9,7 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
 import type { AgentStepOutcome } from '../../src/activities/agent-activities';
-import { reportRef } from '../../src/agents/report-store';
+import { reportRef } from '../../src/store/report-store';
 import { loadConfig, type AcaConfig } from '../../src/config';
 import type { Scenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
