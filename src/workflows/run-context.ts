@@ -2,6 +2,7 @@ import { ActivityFailure, condition, log, TimeoutFailure, workflowInfo } from '@
 import { TimeoutType } from '@temporalio/common';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
+import { AcaError } from '../shared/errors';
 import { safeKey } from '../shared/safe-key';
 import { mergeTargets } from '../shared/targets';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
@@ -84,7 +85,7 @@ function carriedRecord(carried: CarriedState | undefined): RunRecord | undefined
 }
 
 /** Ends the run early with a reason; caught at the top of the workflow. */
-export class RunStopped extends Error {
+export class RunStopped extends AcaError {
   constructor(
     readonly reason: Exclude<FailureReason, 'max_iterations'>,
     message: string,
