@@ -175,6 +175,9 @@ const environmentSchema = z.object({
 
 type Environment = z.infer<typeof environmentSchema>;
 
+/** The names of the variables aca reads itself (Temporal's: TEMPORAL_ENV_VARIABLES). */
+export const ACA_ENV_VARIABLES = Object.keys(environmentSchema.shape) as ReadonlyArray<keyof Environment>;
+
 /** The environment with every empty variable dropped (but the git identity's, see above). */
 function setVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   const keepEmpty = new Set(['ACA_GIT_AUTHOR_NAME', 'ACA_GIT_AUTHOR_EMAIL']);
