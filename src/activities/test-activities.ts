@@ -341,6 +341,9 @@ async function loadBaseline(
   const baseline = await reports.loadReport(ref);
   // Without its report the run could only guess which failures are old: fail loudly instead.
   if (!baseline)
-    throw ApplicationFailure.nonRetryable(`the baseline report ${ref} is missing from the report store`);
+    throw ApplicationFailure.nonRetryable(
+      `the baseline report ${ref} is missing from the report store`,
+      FAILURE_TYPES.reportMissing,
+    );
   return baseline;
 }

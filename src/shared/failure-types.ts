@@ -26,6 +26,10 @@ export const FAILURE_TYPES = {
   workerDiskFull: 'WorkerDiskFull',
   /** The worker cannot sandbox test runs (no bubblewrap, no user namespaces). */
   sandboxUnavailable: 'SandboxUnavailable',
+  /** A stored report the run needs (its baseline's) is not in the report store. */
+  reportMissing: 'ReportMissing',
+  /** The workflow found its own state impossible (a phase entered without what it needs). */
+  runStateBroken: 'RunStateBroken',
   /** A signal or update asked for a move the state table forbids, or a move after the run ended. */
   forbiddenStateMove: 'ForbiddenStateMove',
 } as const;
