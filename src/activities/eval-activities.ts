@@ -11,11 +11,7 @@ import {
 } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git } from '../repo/git';
-<<<<<<< HEAD
-import type { LimitMaximums } from '../sandbox';
-=======
 import type { LimitMaximums } from '../shared/limit-maximums';
->>>>>>> 3223422 (One registry of failure types (src/shared/failure-types.ts): every ApplicationFailure type thrown and every nonRetryableErrorTypes list names its type through FAILURE_TYPES, so a misspelt type fails to compile instead of turning a permanent failure into a retried one)
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
