@@ -17,7 +17,7 @@ import {
   Runtime,
   type Worker,
 } from '@temporalio/worker';
-import { reportRef, type ReportStore } from '../src/agents/report-store';
+import { reportRef, type ReportStore } from '../src/store/report-store';
 import { startRunWorkflow } from '../src/api/aca-client';
 import { loadConfig, type AcaConfig } from '../src/config';
 import { ScriptedLlmServer } from '../src/llm/scripted-server';

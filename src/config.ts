@@ -2,15 +2,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
+import { z } from 'zod';
 import type { SandboxMode } from './shared/types';
-import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './sandbox';
+import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './shared/limit-maximums';
 import { UserInputError } from './shared/errors';
-import { ModelOptionsFileError, parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
-import {
-  GitStoreLocationError,
-  parseGitStoreLocation,
-  type GitStoreLocation,
-} from './repo/git-store-location';
+import { parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
+import { parseGitStoreLocation, type GitStoreLocation } from './repo/git-store-location';
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AcaLogLevel = (typeof LOG_LEVELS)[number];
@@ -24,8 +21,9 @@ export interface TemporalConnectionOptions {
 }
 
 /**
- * Everything `aca` reads from the environment (docs/contract.md, section 2), validated once; no
- * other module reads a setting from the environment. Holds secrets (API keys): never log it.
+ * Everything `aca` reads from the environment (docs/contract.md, section 2), validated once with
+ * zod; no other module reads the environment (programLookup and userEnvironment below are the
+ * two reads made at call time). Holds secrets (API keys): never log it.
  */
 export interface AcaConfig {
   temporalAddress: string;
@@ -77,58 +75,129 @@ export interface AcaConfig {
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 
+/**
+ * A whole number in [low, high] written as digits (surrounding spaces allowed); `what` is how the
+ * error describes the range.
+ */
+function wholeNumber(
+  variable: string,
+  low: number,
+  high: number,
+  what = `a whole number from ${low} to ${high}`,
+) {
+  return z.string().transform((text, ctx) => {
+    const value = Number(text.trim());
+    if (!/^\d+$/.test(text.trim()) || value < low || value > high) {
+      ctx.addIssue({ code: 'custom', message: `${variable} must be ${what}, got "${text}"` });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+/** One of `values` once `normalize`d; `what` is how the error lists them. */
+function oneOf<const T extends string>(
+  variable: string,
+  values: readonly T[],
+  normalize: (text: string) => string,
+  what: string,
+) {
+  return z.string().transform((text, ctx) => {
+    const value = values.find((candidate) => candidate === normalize(text));
+    if (value === undefined) {
+      ctx.addIssue({ code: 'custom', message: `${variable} must be ${what}, got "${text}"` });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+/** A name git takes in an identity: git refuses these, and better at start than at the first commit. */
+function identityPart(variable: string) {
+  return z
+    .string()
+    .transform((text) => text.trim())
+    .refine((text) => text !== '' && !/[<>\n\0]/.test(text), {
+      error: (issue) =>
+        `${variable} must be non-empty and free of <, > and line breaks, got "${String(issue.input)}"`,
+    });
+}
+
+const [WALL_LOW, WALL_HIGH] = LIMIT_MAXIMUM_RANGES.wallSeconds;
+const [CPU_LOW, CPU_HIGH] = LIMIT_MAXIMUM_RANGES.cpuSeconds;
+const [MEMORY_LOW, MEMORY_HIGH] = LIMIT_MAXIMUM_RANGES.memoryMiB;
+
+/**
+ * The variables aca reads itself, each optional: an empty variable counts as unset, except the git
+ * identity, where an empty name is an error. Temporal's own variables go to @temporalio/envconfig.
+ */
+const environmentSchema = z.object({
+  ACA_HOME: z.string().optional(),
+  ACA_WORKSPACES: z.string().optional(),
+  ACA_SANDBOX: oneOf(
+    'ACA_SANDBOX',
+    ['bwrap', 'none'] as const,
+    (text) => text.trim(),
+    '"bwrap" or "none"',
+  ).optional(),
+  ACA_METRICS_PORT: wholeNumber('ACA_METRICS_PORT', 0, 65535, 'a port number').optional(),
+  ACA_TEST_SLOTS: wholeNumber('ACA_TEST_SLOTS', 1, 256).optional(),
+  ACA_HOST_START_TIMEOUT: wholeNumber(
+    'ACA_HOST_START_TIMEOUT',
+    1,
+    86_400,
+    'a whole number of seconds from 1 to 86400',
+  ).optional(),
+  ACA_CACHED_RUNS: wholeNumber('ACA_CACHED_RUNS', 0, 100_000).optional(),
+  ACA_LOG_LEVEL: oneOf(
+    'ACA_LOG_LEVEL',
+    LOG_LEVELS,
+    (text) => text.trim().toUpperCase(),
+    `one of ${LOG_LEVELS.join(', ')}`,
+  ).optional(),
+  ACA_MAX_WALL_SECONDS: wholeNumber('ACA_MAX_WALL_SECONDS', WALL_LOW, WALL_HIGH).optional(),
+  ACA_MAX_CPU_SECONDS: wholeNumber('ACA_MAX_CPU_SECONDS', CPU_LOW, CPU_HIGH).optional(),
+  ACA_MAX_MEMORY_MIB: wholeNumber('ACA_MAX_MEMORY_MIB', MEMORY_LOW, MEMORY_HIGH).optional(),
+  ACA_TASK_QUEUE: z.string().optional(),
+  DATABASE_URL: z.string().optional(),
+  OPENAI_BASE_URL: z.string().optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  ACA_MODEL: z.string().optional(),
+  ACA_MODEL_OPTIONS: z.string().optional(),
+  ACA_LOG_PROMPTS: z.string().optional(),
+  ACA_UI_URL: z.string().optional(),
+  ACA_PRICES: z.string().optional(),
+  ACA_GIT_STORE: z.string().optional(),
+  ACA_GIT_AUTHOR_NAME: identityPart('ACA_GIT_AUTHOR_NAME').optional(),
+  ACA_GIT_AUTHOR_EMAIL: identityPart('ACA_GIT_AUTHOR_EMAIL').optional(),
+  SSH_AUTH_SOCK: z.string().optional(),
+});
+
+type Environment = z.infer<typeof environmentSchema>;
+
+/** The names of the variables aca reads itself (Temporal's: TEMPORAL_ENV_VARIABLES). */
+export const ACA_ENV_VARIABLES = Object.keys(environmentSchema.shape) as ReadonlyArray<keyof Environment>;
+
+/** The environment with every empty variable dropped (but the git identity's, see above). */
+function setVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  const keepEmpty = new Set(['ACA_GIT_AUTHOR_NAME', 'ACA_GIT_AUTHOR_EMAIL']);
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] =>
+        typeof entry[1] === 'string' && (entry[1].trim() !== '' || keepEmpty.has(entry[0])),
+    ),
+  );
+}
+
 /** `machine` is what the defaults depend on besides the environment (tests pass fixed values). */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   machine: { cpuCount: number } = { cpuCount: os.availableParallelism() },
 ): AcaConfig {
-  const home = path.resolve(env.ACA_HOME || path.join(os.homedir(), '.aca'));
-  const sandbox = (env.ACA_SANDBOX || 'bwrap').trim();
-  if (sandbox !== 'bwrap' && sandbox !== 'none') {
-    throw new UserInputError(`ACA_SANDBOX must be "bwrap" or "none", got "${sandbox}"`);
-  }
-  let metricsPort: number | null = null;
-  if (env.ACA_METRICS_PORT) {
-    metricsPort = Number(env.ACA_METRICS_PORT);
-    if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) {
-      throw new UserInputError(`ACA_METRICS_PORT must be a port number, got "${env.ACA_METRICS_PORT}"`);
-    }
-  }
-  let testSlots = Math.max(2, machine.cpuCount);
-  if (env.ACA_TEST_SLOTS) {
-    testSlots = Number(env.ACA_TEST_SLOTS);
-    if (!Number.isInteger(testSlots) || testSlots < 1 || testSlots > 256) {
-      throw new UserInputError(
-        `ACA_TEST_SLOTS must be a whole number from 1 to 256, got "${env.ACA_TEST_SLOTS}"`,
-      );
-    }
-  }
-  let hostStartTimeoutMs = 60_000;
-  if (env.ACA_HOST_START_TIMEOUT) {
-    const seconds = Number(env.ACA_HOST_START_TIMEOUT);
-    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400) {
-      throw new UserInputError(
-        `ACA_HOST_START_TIMEOUT must be a whole number of seconds from 1 to 86400, got "${env.ACA_HOST_START_TIMEOUT}"`,
-      );
-    }
-    hostStartTimeoutMs = seconds * 1000;
-  }
-  let cachedRuns: number | null = null;
-  if (env.ACA_CACHED_RUNS) {
-    cachedRuns = Number(env.ACA_CACHED_RUNS);
-    if (!Number.isInteger(cachedRuns) || cachedRuns < 0 || cachedRuns > 100_000) {
-      throw new UserInputError(
-        `ACA_CACHED_RUNS must be a whole number from 0 to 100000, got "${env.ACA_CACHED_RUNS}"`,
-      );
-    }
-  }
-  const logLevelText = env.ACA_LOG_LEVEL?.trim().toUpperCase();
-  const logLevel = LOG_LEVELS.find((level) => level === logLevelText);
-  if (logLevelText && !logLevel) {
-    throw new UserInputError(
-      `ACA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.ACA_LOG_LEVEL}"`,
-    );
-  }
+  const parsed = environmentSchema.safeParse(setVariables(env));
+  if (!parsed.success) throw new UserInputError(parsed.error.issues[0].message);
+  const vars = parsed.data;
+  const home = path.resolve(vars.ACA_HOME ?? path.join(os.homedir(), '.aca'));
   const temporal = loadTemporalSettings(env);
   const temporalAddress = temporal.connectionOptions.address || '127.0.0.1:7233';
   const temporalHost = temporalAddress.replace(/:\d+$/, '');
@@ -144,86 +213,72 @@ export function loadConfig(
         ? { metadata: temporal.connectionOptions.metadata as Record<string, string> }
         : {}),
     },
-    taskQueue: env.ACA_TASK_QUEUE || 'coding-agent',
-    databaseUrl: env.DATABASE_URL || null,
-    openaiBaseUrl: env.OPENAI_BASE_URL || undefined,
-    openaiApiKey: env.OPENAI_API_KEY || undefined,
-    model: env.ACA_MODEL || DEFAULT_MODEL,
-    modelOptions: modelOptionsOf(env),
-    logLevel,
+    taskQueue: vars.ACA_TASK_QUEUE ?? 'coding-agent',
+    databaseUrl: vars.DATABASE_URL ?? null,
+    openaiBaseUrl: vars.OPENAI_BASE_URL,
+    openaiApiKey: vars.OPENAI_API_KEY,
+    model: vars.ACA_MODEL ?? DEFAULT_MODEL,
+    modelOptions: vars.ACA_MODEL_OPTIONS
+      ? parseModelOptionsFile(path.resolve(vars.ACA_MODEL_OPTIONS.trim()))
+      : {},
+    logLevel: vars.ACA_LOG_LEVEL,
     home,
-    workspacesRoot: path.resolve(env.ACA_WORKSPACES || path.join(home, 'workspaces')),
-    sandbox,
-    metricsPort,
-    testSlots,
-    hostStartTimeoutMs,
-    cachedRuns,
-    logPrompts: env.ACA_LOG_PROMPTS === '1' || env.ACA_LOG_PROMPTS === 'true',
-    uiUrl: (env.ACA_UI_URL || `http://${temporalHost}:8233`).replace(/\/$/, ''),
-    gitAuthor: gitAuthorOf(env),
-    pricesFile: env.ACA_PRICES ? path.resolve(env.ACA_PRICES) : null,
-    gitStore: gitStoreOf(env, home),
-    limitMaximums: limitMaximumsOf(env),
+    workspacesRoot: path.resolve(vars.ACA_WORKSPACES ?? path.join(home, 'workspaces')),
+    sandbox: vars.ACA_SANDBOX ?? 'bwrap',
+    metricsPort: vars.ACA_METRICS_PORT ?? null,
+    testSlots: vars.ACA_TEST_SLOTS ?? Math.max(2, machine.cpuCount),
+    hostStartTimeoutMs: (vars.ACA_HOST_START_TIMEOUT ?? 60) * 1000,
+    cachedRuns: vars.ACA_CACHED_RUNS ?? null,
+    logPrompts: vars.ACA_LOG_PROMPTS === '1' || vars.ACA_LOG_PROMPTS === 'true',
+    uiUrl: (vars.ACA_UI_URL ?? `http://${temporalHost}:8233`).replace(/\/$/, ''),
+    gitAuthor: {
+      name: vars.ACA_GIT_AUTHOR_NAME ?? 'aca',
+      email: vars.ACA_GIT_AUTHOR_EMAIL ?? 'aca@localhost',
+    },
+    pricesFile: vars.ACA_PRICES ? path.resolve(vars.ACA_PRICES) : null,
+    gitStore: gitStoreOf(vars, home),
+    limitMaximums: {
+      wallSeconds: vars.ACA_MAX_WALL_SECONDS ?? DEFAULT_LIMIT_MAXIMUMS.wallSeconds,
+      cpuSeconds: vars.ACA_MAX_CPU_SECONDS ?? DEFAULT_LIMIT_MAXIMUMS.cpuSeconds,
+      memoryMiB: vars.ACA_MAX_MEMORY_MIB ?? DEFAULT_LIMIT_MAXIMUMS.memoryMiB,
+    },
   };
 }
 
-function limitMaximumsOf(env: NodeJS.ProcessEnv): LimitMaximums {
-  const variables = {
-    wallSeconds: 'ACA_MAX_WALL_SECONDS',
-    cpuSeconds: 'ACA_MAX_CPU_SECONDS',
-    memoryMiB: 'ACA_MAX_MEMORY_MIB',
-  } as const;
-  const maximums: LimitMaximums = { ...DEFAULT_LIMIT_MAXIMUMS };
-  for (const key of Object.keys(variables) as (keyof LimitMaximums)[]) {
-    const text = env[variables[key]]?.trim();
-    if (!text) continue;
-    const [low, high] = LIMIT_MAXIMUM_RANGES[key];
-    const value = Number(text);
-    if (!/^\d+$/.test(text) || value < low || value > high) {
-      throw new UserInputError(
-        `${variables[key]} must be a whole number from ${low} to ${high}, got "${env[variables[key]]}"`,
-      );
-    }
-    maximums[key] = value;
-  }
-  return maximums;
+function gitStoreOf(vars: Environment, home: string): GitStoreLocation {
+  const store = parseGitStoreLocation(vars.ACA_GIT_STORE, home);
+  return store.scheme === 'ssh' && vars.SSH_AUTH_SOCK
+    ? { ...store, sshAgentSocket: vars.SSH_AUTH_SOCK }
+    : store;
 }
 
-function gitStoreOf(env: NodeJS.ProcessEnv, home: string): GitStoreLocation {
-  try {
-    return parseGitStoreLocation(env.ACA_GIT_STORE, home);
-  } catch (err) {
-    if (err instanceof GitStoreLocationError) throw new UserInputError(err.message);
-    throw err;
-  }
+/**
+ * What finding a host program reads from the environment. Read at each call, not once: an install
+ * (aca demo's apt-get) or a test may change PATH while the process runs.
+ */
+export interface ProgramLookup {
+  /** PATH. */
+  searchPath: string;
+  /** TEMPORAL_CLI: the Temporal CLI binary to use, if set. */
+  temporalCli: string | undefined;
+  /** Where user caches live (XDG_CACHE_HOME, default ~/.cache). */
+  cacheHome: string;
 }
 
-function modelOptionsOf(env: NodeJS.ProcessEnv): ModelOptionsTable {
-  const file = env.ACA_MODEL_OPTIONS?.trim();
-  if (!file) return {};
-  try {
-    return parseModelOptionsFile(path.resolve(file));
-  } catch (err) {
-    if (err instanceof ModelOptionsFileError) throw new UserInputError(err.message);
-    throw err;
-  }
+export function programLookup(env: NodeJS.ProcessEnv = process.env): ProgramLookup {
+  return {
+    searchPath: env.PATH ?? '',
+    temporalCli: env.TEMPORAL_CLI || undefined,
+    cacheHome: env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'),
+  };
 }
 
-function gitAuthorOf(env: NodeJS.ProcessEnv): { name: string; email: string } {
-  const name = (env.ACA_GIT_AUTHOR_NAME ?? 'aca').trim();
-  const email = (env.ACA_GIT_AUTHOR_EMAIL ?? 'aca@localhost').trim();
-  // git refuses these in an identity; better said at start than at the first commit.
-  for (const [variable, value] of [
-    ['ACA_GIT_AUTHOR_NAME', name],
-    ['ACA_GIT_AUTHOR_EMAIL', email],
-  ]) {
-    if (value === '' || /[<>\n\0]/.test(value)) {
-      throw new UserInputError(
-        `${variable} must be non-empty and free of <, > and line breaks, got "${value}"`,
-      );
-    }
-  }
-  return { name, email };
+/**
+ * The environment for a child process that works for the user rather than for a run (`go install`
+ * of the Temporal CLI): the user's own, with `extra` on top. A run's processes never get it.
+ */
+export function userEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...extra };
 }
 
 /** The variables @temporalio/envconfig reads (TEMPORAL_GRPC_META_* adds gRPC headers too). */

@@ -10,15 +10,15 @@ import {
 } from '@temporalio/worker';
 import { createActivities, type Activities } from './activities';
 import { lazyMemory } from './activities/memory-activities';
-import { FileConversationStore } from './agents/conversation-store';
-import { FileReportStore } from './agents/report-store';
+import { FileConversationStore } from './store/conversation-store';
+import { FileReportStore } from './store/report-store';
 import { loadConfig, type AcaConfig } from './config';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
 import { writeLogLine } from './temporal/log-lines';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
-import { openPostgresRunStores, type RunStores } from './memory/run-store-repository';
+import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
 import type { GitStoreLocation } from './repo/git-store-location';
 import { HostRuns } from './repo/host-runs';
 

@@ -8,7 +8,7 @@ import {
   toChatMessages,
   type OpenTurnInput,
 } from '../agents/agent-turn';
-import type { ConversationStore, StepDecision } from '../agents/conversation-store';
+import type { ConversationStore, StepDecision } from '../store/conversation-store';
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
 import type { StreamProgress } from '../llm/stream-answer';
@@ -24,7 +24,7 @@ import {
   type TurnMapRequest,
 } from '../repo-map/turn-map';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
-import type { ReportStore } from '../agents/report-store';
+import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
@@ -51,7 +51,10 @@ export interface AgentActivityDeps {
   prices: PriceTable;
   /** ACA_MODEL_OPTIONS: per-model options, of which the context window sizes each request. */
   modelOptions?: ModelOptionsTable;
-  /** The runs whose files are on this host; absent (a library's own worker): calls without a place only. */
+  /**
+   * The runs whose files are on this host, which turn openings and file tool calls need; absent
+   * where only model steps are taken (a test of them).
+   */
   host?: HostRuns;
   /**
    * Token budgets of the repository map in each turn's first message (the Planner's, the others');
@@ -68,11 +71,6 @@ export interface AgentStepInput {
   model: string;
   stepIndex: number;
   timeoutMs: number;
-  /**
-   * Opens the conversation first (idempotent), in the workspace it names, for a caller whose
-   * model steps and files are on one machine; the workflow opens turns on the run's host instead.
-   */
-  open?: OpenTurnInput;
 }
 
 export interface OpenTurnStepInput {
@@ -88,11 +86,8 @@ export type AgentStepOutcome = StepDecision & { usd: number | null };
 export interface ToolCallInput {
   ref: string;
   toolCallId: string;
-  /**
-   * The run's work tree as recorded: the call starts from its commit. Absent (a caller without
-   * hosts): the call runs in the workspace its turn was opened with, and commits nothing.
-   */
-  place?: RunPlace;
+  /** The run's work tree as recorded: the call starts from its commit. */
+  place: RunPlace;
   /** The workflow execution the call belongs to (see HostRuns.commit). */
   execution?: string;
 }
@@ -101,11 +96,45 @@ const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
 const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
+/** What an opening turn reads besides its input: reports, lessons, and the repository map. */
+export function turnSources(deps: AgentActivityDeps): TurnSources {
+  const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
+  return {
+    loadReport: (ref) => deps.reports.loadReport(ref),
+    recallLessons: deps.recallLessons,
+    ...(mapBudgets
+      ? {
+          async repositoryMap(request: TurnMapRequest) {
+            const started = performance.now();
+            try {
+              const map = await buildTurnMap(request, mapBudgets);
+              log.info('repository map', {
+                role: request.role,
+                ms: Math.round(performance.now() - started),
+                tokens: map ? estimateTokens(map) : 0,
+              });
+              return map;
+            } catch (err) {
+              // A hint, not a requirement: the turn opens without it rather than fail.
+              log.warn('repository map failed; the turn opens without one', { error: String(err) });
+              return null;
+            }
+          },
+        }
+      : {}),
+  };
+}
+
+function hostOf(deps: AgentActivityDeps): HostRuns {
+  if (!deps.host)
+    throw new Error('turn openings and file tools run on a worker with hosts (see createAcaActivities)');
+  return deps.host;
+}
+
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
     const { place } = input;
-    const host = deps.host;
-    if (!place || !host) return executeTurnToolCall(deps.store, input.ref, input.toolCallId);
+    const host = hostOf(deps);
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       atRecordedCommit(host, place, async (runGit) => {
@@ -135,36 +164,11 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       }),
     );
   };
-  const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
-  const sources: TurnSources = {
-    loadReport: (ref) => deps.reports.loadReport(ref),
-    recallLessons: deps.recallLessons,
-    ...(mapBudgets
-      ? {
-          async repositoryMap(request: TurnMapRequest) {
-            const started = performance.now();
-            try {
-              const map = await buildTurnMap(request, mapBudgets);
-              log.info('repository map', {
-                role: request.role,
-                ms: Math.round(performance.now() - started),
-                tokens: map ? estimateTokens(map) : 0,
-              });
-              return map;
-            } catch (err) {
-              // A hint, not a requirement: the turn opens without it rather than fail.
-              log.warn('repository map failed; the turn opens without one', { error: String(err) });
-              return null;
-            }
-          },
-        }
-      : {}),
-  };
+  const sources = turnSources(deps);
   return {
     /** Runs on the run's host: the repository map reads its work tree. */
     async openTurn(input: OpenTurnStepInput): Promise<string> {
-      const host = deps.host;
-      if (!host) throw new Error('openTurn runs on a worker with hosts (see createAcaActivities)');
+      const host = hostOf(deps);
       return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
         atRecordedCommit(host, input.place, (runGit) =>
           openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
@@ -198,7 +202,6 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         decision = await withHeartbeats(
           HEARTBEAT_EVERY_MS,
           async () => {
-            if (input.open) await openTurn(deps.store, input.open, sources);
             return runAgentStep(
               deps.store,
               model,

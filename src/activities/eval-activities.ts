@@ -11,12 +11,13 @@ import {
 } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git } from '../repo/git';
-import type { LimitMaximums } from '../sandbox';
+import type { LimitMaximums } from '../shared/limit-maximums';
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface EvalActivityDeps {
   sandboxMode: SandboxMode;
@@ -173,7 +174,10 @@ async function patchOf(
       return Buffer.byteLength(diff) > MAX_PATCH_BYTES ? null : diff;
     }
     default:
-      throw ApplicationFailure.nonRetryable(`unknown patch source ${String(request.source)}`, 'BadEvalInput');
+      throw ApplicationFailure.nonRetryable(
+        `unknown patch source ${String(request.source)}`,
+        FAILURE_TYPES.badEvalInput,
+      );
   }
 }
 

@@ -8,6 +8,7 @@ import { WorkTreeTooLargeError } from '../repo/commit-size';
 import type { CommitRequest, HostRuns } from '../repo/host-runs';
 import type { RunGit, RunPlace } from '../shared/run-types';
 import { asStoreFailure } from './store-failures';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 /** Runs `work` in the run's work tree, brought to the recorded commit first when it is elsewhere. */
 export async function atRecordedCommit<T>(
@@ -54,7 +55,7 @@ export function asCommitFailure(err: unknown): unknown {
   if (err instanceof WorkTreeTooLargeError) {
     return ApplicationFailure.create({
       message: err.message,
-      type: 'WorkTreeTooLarge',
+      type: FAILURE_TYPES.workTreeTooLarge,
       nonRetryable: true,
       details: [{ path: err.largestPath, bytes: err.largestBytes, totalBytes: err.totalBytes }],
     });

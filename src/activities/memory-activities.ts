@@ -7,7 +7,8 @@ import { isRetryableMemoryError, MemoryLockedError } from '../memory/memory-erro
 import type { Analysis, Language, Lesson } from '../shared/types';
 import { describeTestReport } from '../agents/user-message';
 import { withHeartbeats } from './heartbeats';
-import type { ReportStore } from '../agents/report-store';
+import type { ReportStore } from '../store/report-store';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface MemoryActivityDeps {
   reports: ReportStore;
@@ -56,8 +57,8 @@ export interface RememberOutcomeInput {
 function asActivityFailure(err: unknown, action: string): ApplicationFailure {
   const message = `failure memory: ${action}: ${err instanceof Error ? err.message : String(err)}`;
   return isRetryableMemoryError(err)
-    ? ApplicationFailure.retryable(message, 'MemoryUnavailable')
-    : ApplicationFailure.nonRetryable(message, 'MemoryQueryError');
+    ? ApplicationFailure.retryable(message, FAILURE_TYPES.memoryUnavailable)
+    : ApplicationFailure.nonRetryable(message, FAILURE_TYPES.memoryQueryError);
 }
 
 /** Lessons for the Planner: bounded in number and size, the run's own failures excluded. */

@@ -23,6 +23,7 @@ import type { Language, SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
 import { atRecordedCommit, commitStep } from './host-steps';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface RepoActivityDeps {
   /** The identity of the run's commits. */
@@ -93,7 +94,7 @@ export interface AdoptedRun {
 }
 
 function badInput(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, 'BadRunInput');
+  return ApplicationFailure.nonRetryable(message, FAILURE_TYPES.badRunInput);
 }
 
 export function createRepoActivities(deps: RepoActivityDeps) {
@@ -187,7 +188,7 @@ export async function prepareRun(
         // Workflow ids are unique among running runs: the branch is an ended run's of this id.
         throw ApplicationFailure.create({
           message: `branch ${err.branch} is already in the git store ${err.store} (at ${err.actual}), left by an earlier run of this id: pick another --id or aca discard that run`,
-          type: 'GitStorePushRejected',
+          type: FAILURE_TYPES.gitStorePushRejected,
           nonRetryable: true,
           details: [{ store: err.store, branch: err.branch, expected: null, actual: err.actual }],
         });

@@ -12,12 +12,13 @@ import {
   isDiskFull,
   WorkerDiskFullError,
 } from '../repo/git-store-errors';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export function asStoreFailure(err: unknown): unknown {
   if (err instanceof GitStorePushRejectedError) {
     return ApplicationFailure.create({
       message: err.message,
-      type: 'GitStorePushRejected',
+      type: FAILURE_TYPES.gitStorePushRejected,
       nonRetryable: true,
       details: [{ store: err.store, branch: err.branch, expected: err.expected, actual: err.actual ?? null }],
     });
@@ -25,7 +26,7 @@ export function asStoreFailure(err: unknown): unknown {
   if (err instanceof GitStoreMissingCommitError) {
     return ApplicationFailure.create({
       message: err.message,
-      type: 'GitStoreMissingCommit',
+      type: FAILURE_TYPES.gitStoreMissingCommit,
       nonRetryable: true,
       details: [{ store: err.store, branch: err.branch, commit: err.commit }],
     });
@@ -33,7 +34,7 @@ export function asStoreFailure(err: unknown): unknown {
   if (err instanceof GitStoreUnreachableError) {
     return ApplicationFailure.create({
       message: err.message,
-      type: 'GitStoreUnreachable',
+      type: FAILURE_TYPES.gitStoreUnreachable,
       nonRetryable: false,
       details: [{ store: err.store, operation: err.operation }],
     });
@@ -41,7 +42,7 @@ export function asStoreFailure(err: unknown): unknown {
   if (err instanceof WorkerDiskFullError) {
     return ApplicationFailure.create({
       message: err.message,
-      type: 'WorkerDiskFull',
+      type: FAILURE_TYPES.workerDiskFull,
       nonRetryable: false,
       details: [{ where: err.where }],
     });
@@ -50,7 +51,7 @@ export function asStoreFailure(err: unknown): unknown {
   if (err instanceof GitError && isDiskFull(err.stderr)) {
     return ApplicationFailure.create({
       message: `no space left on this worker's disk: ${err.message}`,
-      type: 'WorkerDiskFull',
+      type: FAILURE_TYPES.workerDiskFull,
       nonRetryable: false,
     });
   }

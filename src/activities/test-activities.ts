@@ -6,9 +6,7 @@ import * as path from 'node:path';
 import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
 import {
   checkSandboxAvailable,
-  DEFAULT_LIMIT_MAXIMUMS,
   isRoot,
-  type LimitMaximums,
   releaseWorkspace,
   resolveLimits,
   runTestSuite,
@@ -18,15 +16,17 @@ import {
 import type { RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
+import { DEFAULT_LIMIT_MAXIMUMS, type LimitMaximums } from '../shared/limit-maximums';
 import { clampProjectLimits } from '../repo/project-config';
 import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { withHeartbeats } from './heartbeats';
-import { reportRef, type ReportStore } from '../agents/report-store';
+import { reportRef, type ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
 import { atRecordedCommit, commitStep } from './host-steps';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface TestActivityDeps {
   reports: ReportStore;
@@ -177,7 +177,8 @@ export function createTestActivities(deps: TestActivityDeps) {
      */
     async runSetup(input: RunSetupInput): Promise<SetupResult> {
       const available = checkSandboxAvailable(deps.sandboxMode);
-      if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
+      if (!available.ok)
+        throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
       return atRecordedCommit(deps.host, input.place, async (runGit) => {
         const result = await setupIn(runGit.workTree, input);
         if (!result.ok || !input.commitMessage) return result;
@@ -195,7 +196,8 @@ export function createTestActivities(deps: TestActivityDeps) {
     /** Runs on the host's test queue, whose slots are the test runs this host takes at once. */
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
       const available = checkSandboxAvailable(deps.sandboxMode);
-      if (!available.ok) throw ApplicationFailure.nonRetryable(available.message, 'SandboxUnavailable');
+      if (!available.ok)
+        throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
       return atRecordedCommit(deps.host, input.place, async (runGit) => {
@@ -339,6 +341,9 @@ async function loadBaseline(
   const baseline = await reports.loadReport(ref);
   // Without its report the run could only guess which failures are old: fail loudly instead.
   if (!baseline)
-    throw ApplicationFailure.nonRetryable(`the baseline report ${ref} is missing from the report store`);
+    throw ApplicationFailure.nonRetryable(
+      `the baseline report ${ref} is missing from the report store`,
+      FAILURE_TYPES.reportMissing,
+    );
   return baseline;
 }

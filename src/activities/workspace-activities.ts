@@ -7,6 +7,7 @@ import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
 import { withHeartbeats } from './heartbeats';
 import { atRecordedCommit, commitStep } from './host-steps';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface PrepareWorkspaceInput {
   testsDir: string | null;
@@ -67,11 +68,11 @@ async function copyAcceptanceTests(
   } catch {
     throw ApplicationFailure.nonRetryable(
       `tests folder ${input.testsDir} does not exist on the worker`,
-      'BadRunInput',
+      FAILURE_TYPES.badRunInput,
     );
   }
   if (!stat.isDirectory())
-    throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, 'BadRunInput');
+    throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, FAILURE_TYPES.badRunInput);
   const files = await listWorkspaceFiles(input.testsDir, input.testsDir, 10_000);
   // The workspace may hold what an earlier run's code left (links, swapped folders): the copies
   // go through the same link-refusing writes as the file tools, replacing whatever is there.

@@ -9,23 +9,13 @@ import { isToolName, parseToolArguments, toolDefinition, TOOLS } from '../tools/
 import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
 import { chooseTrimmed, estimateTokens, trimmedResult } from './context-trim';
-import type { Conversation, ConversationStore, StepDecision } from './conversation-store';
+import type { Conversation, ConversationStore, StepDecision } from '../store/conversation-store';
 import type { TurnMapRequest } from '../repo-map/turn-map';
 import { turnMapRequest } from './turn-map-request';
-import type { TurnContext } from './turn-context';
+import type { OpenTurnInput } from './turn-context';
 import { buildUserMessage } from './user-message';
 
-export interface OpenTurnInput {
-  ref: string;
-  model: string;
-  workspace: string;
-  context: TurnContext;
-  /**
-   * The Planner's turn: look up lessons from similar past failures as the turn opens (they
-   * become part of its conversation, so a retried step never looks them up again).
-   */
-  recallLessons?: { workflowId: string; task: string };
-}
+export type { OpenTurnInput } from './turn-context';
 
 /** Where an opening turn reads what its context only refers to. */
 export interface TurnSources {

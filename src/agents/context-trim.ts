@@ -1,6 +1,6 @@
-import { parseModelJson } from '../llm/model-json';
+import { parseModelJson } from '../shared/model-json';
 import type { ToolResult } from '../tools/tool';
-import type { Conversation, ToolCallRecord } from './conversation-store';
+import type { Conversation, ToolCallRecord } from '../store/conversation-store';
 
 /**
  * Characters per token for the estimate. English prose runs near 4, but code and the JSON escaping

@@ -29,3 +29,16 @@ export interface TurnContext {
   /** A continued run: the run it goes on from, that run's task verbatim and what it did. */
   earlier?: { run: string; task: string; done: string | null };
 }
+
+/** What opening a turn takes: the conversation's reference, its model and workspace, its context. */
+export interface OpenTurnInput {
+  ref: string;
+  model: string;
+  workspace: string;
+  context: TurnContext;
+  /**
+   * The Planner's turn: look up lessons from similar past failures as the turn opens (they
+   * become part of its conversation, so a retried step never looks them up again).
+   */
+  recallLessons?: { workflowId: string; task: string };
+}

@@ -1,7 +1,7 @@
 import type { TurnMapRequest } from '../repo-map/turn-map';
 import type { Plan, TestRunReport } from '../shared/types';
-import type { OpenTurnInput } from './agent-turn';
-import type { ConversationStore } from './conversation-store';
+import type { OpenTurnInput } from './turn-context';
+import type { ConversationStore } from '../store/conversation-store';
 
 /** Failing test names beyond these add nothing to the ranking but length. */
 const MAX_FAILING_TESTS = 50;

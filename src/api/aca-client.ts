@@ -504,8 +504,7 @@ export class AcaRun {
     base: string;
     head: string;
   } {
-    // Runs from before aca kept them in git have no `git` in their result at all.
-    const git = snapshot.git ?? null;
+    const git = snapshot.git;
     if (git === null || !snapshot.baseCommit) {
       throw new RunStateError(this.id, `run ${this.id} has no commits yet (its workspace is not prepared)`);
     }

@@ -1,7 +1,18 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RunStateError, UserInputError } from '../shared/errors';
-import type { AcaClient } from './aca-client';
 import { clearDiscarded } from '../repo/discard-guard';
+import type { DiscardRunResult } from '../repo/discard-run';
+import type { RunResult } from '../shared/run-types';
+
+/** What claiming an id needs of AcaClient: its Temporal client, its home, and a run's handle. */
+export interface RunIdClaimer {
+  temporal: Client;
+  config: { home: string };
+  run(workflowId: string): {
+    result(): Promise<Pick<RunResult, 'state' | 'reason'>>;
+    discard(options: { force: boolean }): Promise<DiscardRunResult>;
+  };
+}
 
 /**
  * Makes sure starting a run under `workflowId` replaces nothing by accident. An id nobody used is
@@ -11,7 +22,7 @@ import { clearDiscarded } from '../repo/discard-guard';
  * be said to the user, or null when the id was free.
  */
 export async function claimRunId(
-  aca: AcaClient,
+  aca: RunIdClaimer,
   workflowId: string,
   replace: boolean,
 ): Promise<string | null> {

@@ -240,12 +240,10 @@ function describeDone(result: RunResult): string {
 }
 
 /**
- * The earlier run's input without what named places on its host (its `--workspace`, and the
- * git directory a client chose in runs from before the host decided it): the host that prepares
- * the new run decides.
+ * The earlier run's input without the place it named on its host (its `--workspace`): the host
+ * that prepares the new run decides.
  */
 function hostFree(input: RunInput): RunInput {
-  const { workspace: _workspace, ...rest } = input as RunInput & { gitDir?: unknown };
-  delete (rest as { gitDir?: unknown }).gitDir;
+  const { workspace: _workspace, ...rest } = input;
   return rest;
 }

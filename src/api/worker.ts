@@ -12,6 +12,6 @@ export {
   WORKFLOWS_PATH,
   type AcaWorkerOptions,
 } from '../worker';
-export type { RunStores } from '../memory/run-store-repository';
+export type { RunStores } from '../store/run-store-repository';
 export { createActivities, type Activities, type ActivityDeps } from '../activities';
 export { registerSearchAttributes } from '../temporal/search-attributes';

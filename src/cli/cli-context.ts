@@ -1,6 +1,6 @@
 import { printableOutput } from '../shared/terminal-text';
 
-export const EXIT = { success: 0, failed: 1, badInput: 2, unreachable: 3, cancelled: 4 } as const;
+export { EXIT } from '../shared/exit-codes';
 
 export { UnreachableError } from '../shared/errors';
 

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { ModelStreamIdleError, ModelStreamIncompleteError } from './stream-answer';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 const PERMANENT_STATUSES = new Set([400, 401, 403, 404, 422]);
 
@@ -24,7 +25,7 @@ export function toActivityFailure(err: unknown): Error {
     if (PERMANENT_STATUSES.has(err.status)) {
       return ApplicationFailure.create({
         message: detail,
-        type: 'ModelRequestRejected',
+        type: FAILURE_TYPES.modelRequestRejected,
         nonRetryable: true,
         details: [{ status: err.status }],
       });
@@ -33,26 +34,26 @@ export function toActivityFailure(err: unknown): Error {
       const delay = retryAfterMs(err.headers as Headers | undefined);
       return ApplicationFailure.create({
         message: detail,
-        type: 'ModelRateLimited',
+        type: FAILURE_TYPES.modelRateLimited,
         ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
       });
     }
-    return ApplicationFailure.create({ message: detail, type: 'ModelServerError' });
+    return ApplicationFailure.create({ message: detail, type: FAILURE_TYPES.modelServerError });
   }
   // A silent stream is a timeout of its own kind: retried, as a model that took too long is.
   if (err instanceof ModelStreamIdleError) {
-    return ApplicationFailure.create({ message: err.message, type: 'ModelTimeout' });
+    return ApplicationFailure.create({ message: err.message, type: FAILURE_TYPES.modelTimeout });
   }
   if (err instanceof ModelStreamIncompleteError) {
-    return ApplicationFailure.create({ message: err.message, type: 'ModelStreamIncomplete' });
+    return ApplicationFailure.create({ message: err.message, type: FAILURE_TYPES.modelStreamIncomplete });
   }
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return ApplicationFailure.create({ message: 'model call timed out', type: 'ModelTimeout' });
+    return ApplicationFailure.create({ message: 'model call timed out', type: FAILURE_TYPES.modelTimeout });
   }
   if (err instanceof OpenAI.APIConnectionError) {
     return ApplicationFailure.create({
       message: `model endpoint unreachable: ${err.message}`,
-      type: 'ModelUnreachable',
+      type: FAILURE_TYPES.modelUnreachable,
     });
   }
   return err instanceof Error ? err : new Error(String(err));

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
+import { UserInputError } from '../shared/errors';
 
 /**
  * What a model is asked with besides the conversation, and how much of it fits. Read from the JSON
@@ -36,7 +37,8 @@ const modelOptionsFileSchema = z.record(z.string().min(1), modelOptionsSchema);
 
 export type ModelOptionsTable = Readonly<Record<string, ModelOptions>>;
 
-export class ModelOptionsFileError extends Error {
+/** ACA_MODEL_OPTIONS names a file that cannot be read or does not hold valid options. */
+export class ModelOptionsFileError extends UserInputError {
   constructor(
     readonly file: string,
     /** The key path of the first problem, e.g. `gpt-4o.temperature`; empty for the file as a whole. */
@@ -44,7 +46,6 @@ export class ModelOptionsFileError extends Error {
     readonly problem: string,
   ) {
     super(`ACA_MODEL_OPTIONS file ${file}${key ? `, key "${key}"` : ''}: ${problem}`);
-    this.name = 'ModelOptionsFileError';
   }
 }
 

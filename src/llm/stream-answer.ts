@@ -1,10 +1,10 @@
 import type OpenAI from 'openai';
+import { SystemError } from '../shared/errors';
 
 /** A streamed answer that went silent for longer than the model's stream_idle_seconds. */
-export class ModelStreamIdleError extends Error {
+export class ModelStreamIdleError extends SystemError {
   constructor(readonly idleSeconds: number) {
     super(`the model's stream sent nothing for ${idleSeconds} s`);
-    this.name = 'ModelStreamIdleError';
   }
 }
 
@@ -12,10 +12,9 @@ export class ModelStreamIdleError extends Error {
  * A stream that ended without a finish_reason: the server or the connection gave up mid-answer.
  * What arrived may end inside a tool call, so none of it is used; the step is tried again.
  */
-export class ModelStreamIncompleteError extends Error {
+export class ModelStreamIncompleteError extends SystemError {
   constructor(readonly chunks: number) {
     super(`the model's stream ended after ${chunks} chunks without a finish_reason`);
-    this.name = 'ModelStreamIncompleteError';
   }
 }
 

@@ -1,4 +1,4 @@
-import { parseModelJson, type ModelJsonOptions } from './model-json';
+import { parseModelJson, type ModelJsonOptions } from '../shared/model-json';
 
 export interface TextToolCall {
   name: string;

@@ -3,8 +3,8 @@
  * Temporal activity needs to decide: a lost connection heals when the server returns (retry with
  * backoff), a broken SQL statement or a violated constraint never does (fail now).
  *
- * Temporal records a thrown error's `name` as the failure type, so a workflow can list
- * 'MemoryQueryError' in `nonRetryableErrorTypes`, or an activity can test `retryable`.
+ * The memory activities turn `retryable` into the failure types Temporal acts on
+ * (FAILURE_TYPES.memoryUnavailable and memoryQueryError in src/shared/failure-types.ts).
  */
 import { SystemError } from '../shared/errors';
 

@@ -89,7 +89,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     name: 'run conversations and test reports',
-    // What runs keep outside workflow history, when DATABASE_URL is set (run-store-repository.ts),
+    // What runs keep outside workflow history, when DATABASE_URL is set (src/store/run-store-repository.ts),
     // so that any worker on any host can load what another saved. One row per reference.
     //
     // text, not jsonb: the stores only ever write and read whole documents (a conversation can

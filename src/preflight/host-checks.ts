@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { AcaConfig } from '../config';
+import { programLookup, type AcaConfig } from '../config';
 import { lockDataDir } from '../memory/data-dir-lock';
 import { embeddedDataDir } from '../memory/open-memory';
 import {
@@ -34,7 +34,7 @@ export interface HostCheckEnv {
 
 export function defaultHostCheckEnv(): HostCheckEnv {
   return {
-    searchPath: process.env.PATH ?? '',
+    searchPath: programLookup().searchPath,
     python: PYTHON,
     asRoot: isRoot(),
     resolvePackage: (name) => require.resolve(`${name}/package.json`),
@@ -135,8 +135,9 @@ export async function checkTemporalForLocalStack(config: AcaConfig, env: HostChe
   if (await isTemporalReachable(config.temporalAddress, 2000)) {
     return { name, status: 'ok', detail: `a server answers at ${config.temporalAddress}` };
   }
-  const explicit = process.env.TEMPORAL_CLI;
-  const cli = findTemporalCli({ ...process.env, PATH: env.searchPath });
+  const lookup = { ...programLookup(), searchPath: env.searchPath };
+  const explicit = lookup.temporalCli;
+  const cli = findTemporalCli(lookup);
   if (explicit && cli !== explicit) {
     return {
       name,

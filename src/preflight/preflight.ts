@@ -4,7 +4,7 @@
  */
 import type { AcaConfig } from '../config';
 import { findExecutable, forgetSandboxProbe } from '../sandbox';
-import { EXIT, type CliIO } from '../cli/cli-context';
+import { EXIT } from '../shared/exit-codes';
 import { aptInstall } from './apt-install';
 import { formatCheck, isBlocking, type CheckResult } from './check-result';
 import {
@@ -38,6 +38,11 @@ export async function hostChecks(
   ];
 }
 
+/** Where the checks write what they find: the CLI passes its stderr. */
+export interface PreflightOutput {
+  err(line: string): void;
+}
+
 export interface PreflightOptions {
   env?: HostCheckEnv;
   /** `aca demo` only: install missing Debian packages itself when it can. */
@@ -52,7 +57,7 @@ export interface PreflightOptions {
 export async function preflight(
   command: PreflightCommand,
   config: AcaConfig,
-  io: CliIO,
+  io: PreflightOutput,
   options: PreflightOptions = {},
 ): Promise<number | null> {
   const env = options.env ?? defaultHostCheckEnv();

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { AcaError } from '../shared/errors';
 import { git, type GitTarget } from './git';
 
 const MiB = 1024 * 1024;
@@ -12,7 +13,8 @@ const MiB = 1024 * 1024;
  */
 export const COMMIT_LIMITS = { fileBytes: 100 * MiB, totalBytes: 512 * MiB } as const;
 
-export class WorkTreeTooLargeError extends Error {
+/** A step's changes too large to commit: the run ends, since retrying cannot shrink them. */
+export class WorkTreeTooLargeError extends AcaError {
   constructor(
     readonly largestPath: string,
     readonly largestBytes: number,

@@ -4,6 +4,7 @@
  * uses `display`, which never carries a password or token.
  */
 import * as path from 'node:path';
+import { UserInputError } from '../shared/errors';
 
 export type GitStoreScheme = 'file' | 'ssh' | 'https' | 'http' | 'git';
 
@@ -16,9 +17,26 @@ export interface GitStoreLocation {
   display: string;
   /** The default bare repository under ACA_HOME, which a worker creates on first use. */
   isDefault: boolean;
+  /** For an ssh store: the worker's ssh agent (SSH_AUTH_SOCK), which ssh may ask for keys. */
+  sshAgentSocket?: string;
 }
 
-export class GitStoreLocationError extends Error {}
+/** ACA_GIT_STORE names no store aca can use; `given` has its credentials removed. */
+export class GitStoreLocationError extends UserInputError {
+  readonly given: string;
+
+  constructor(
+    value: string,
+    readonly problem: string,
+  ) {
+    const given = redactUrl(value);
+    super(
+      `ACA_GIT_STORE must be a path or a git URL (file://, ssh://, https://, http://, git://, or user@host:path), ` +
+        `got "${given}": ${problem}`,
+    );
+    this.given = given;
+  }
+}
 
 const SCHEMES: readonly GitStoreScheme[] = ['file', 'ssh', 'https', 'http', 'git'];
 
@@ -39,19 +57,18 @@ export function parseGitStoreLocation(text: string | undefined, home: string): G
     return { url: store, scheme: 'file', display: store, isDefault: true };
   }
   if (/[\0\n\r\s]/.test(value))
-    throw new GitStoreLocationError(invalid(value, 'it holds spaces or control characters'));
+    throw new GitStoreLocationError(value, 'it holds spaces or control characters');
   // `<helper>::<address>` makes git run git-remote-<helper>: never a store.
-  if (value.includes('::'))
-    throw new GitStoreLocationError(invalid(value, 'remote helpers (`::`) are not accepted'));
+  if (value.includes('::')) throw new GitStoreLocationError(value, 'remote helpers (`::`) are not accepted');
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(value)?.[1]?.toLowerCase();
   if (scheme !== undefined) return parseUrl(value, scheme);
   const scp = /^(?:[A-Za-z0-9._~-]+@)?([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\]):(.*)$/.exec(value);
   // git reads `host:path` as ssh when the colon comes before any slash (as it does here).
   if (scp) {
-    if (scp[2] === '') throw new GitStoreLocationError(invalid(value, 'the ssh address has no path'));
+    if (scp[2] === '') throw new GitStoreLocationError(value, 'the ssh address has no path');
     return { url: value, scheme: 'ssh', display: value, isDefault: false };
   }
-  if (value.startsWith('-')) throw new GitStoreLocationError(invalid(value, 'a path may not start with "-"'));
+  if (value.startsWith('-')) throw new GitStoreLocationError(value, 'a path may not start with "-"');
   const store = path.resolve(value);
   return { url: store, scheme: 'file', display: store, isDefault: false };
 }
@@ -59,37 +76,31 @@ export function parseGitStoreLocation(text: string | undefined, home: string): G
 function parseUrl(value: string, scheme: string): GitStoreLocation {
   if (!(SCHEMES as readonly string[]).includes(scheme)) {
     throw new GitStoreLocationError(
-      invalid(value, `the scheme "${scheme}" is not one of ${SCHEMES.map((s) => `${s}://`).join(', ')}`),
+      value,
+      `the scheme "${scheme}" is not one of ${SCHEMES.map((s) => `${s}://`).join(', ')}`,
     );
   }
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    throw new GitStoreLocationError(invalid(value, 'it is not a valid URL'));
+    throw new GitStoreLocationError(value, 'it is not a valid URL');
   }
   if (scheme === 'file') {
     if (parsed.host !== '' && parsed.host !== 'localhost') {
-      throw new GitStoreLocationError(invalid(value, 'a file:// URL must name a path on this machine'));
+      throw new GitStoreLocationError(value, 'a file:// URL must name a path on this machine');
     }
     const store = path.resolve(decodeURIComponent(parsed.pathname));
     return { url: store, scheme: 'file', display: store, isDefault: false };
   }
   // An option-like host would reach ssh as a flag (git refuses these too, as CVE-2017-1000117 taught).
   if (parsed.hostname === '' || parsed.hostname.startsWith('-')) {
-    throw new GitStoreLocationError(invalid(value, 'it names no host'));
+    throw new GitStoreLocationError(value, 'it names no host');
   }
   if (parsed.pathname === '' || parsed.pathname === '/') {
-    throw new GitStoreLocationError(invalid(value, 'it names no repository'));
+    throw new GitStoreLocationError(value, 'it names no repository');
   }
   return { url: value, scheme: scheme as GitStoreScheme, display: redactUrl(value), isDefault: false };
-}
-
-function invalid(value: string, why: string): string {
-  return (
-    `ACA_GIT_STORE must be a path or a git URL (file://, ssh://, https://, http://, git://, or user@host:path), ` +
-    `got "${redactUrl(value)}": ${why}`
-  );
 }
 
 /** The URL without its user information: `https://user:token@host/x` becomes `https://host/x`. */

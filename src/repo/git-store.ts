@@ -50,7 +50,7 @@ export function storeAccess(store: GitStoreLocation, timeoutMs = DEFAULT_STORE_T
     );
     // ssh finds the worker user's keys and known hosts in its home; git's global config stays off.
     env.HOME = os.homedir();
-    if (process.env.SSH_AUTH_SOCK) env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
+    if (store.sshAgentSocket) env.SSH_AUTH_SOCK = store.sshAgentSocket;
   }
   if (store.scheme === 'http' || store.scheme === 'https') {
     // A stalled transfer ends after 30 s even within a long time limit (a first push can be large).

@@ -18,6 +18,7 @@ import { execFile, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findExecutable } from '../shared/executables';
+import { SystemError } from '../shared/errors';
 
 export interface GitTarget {
   /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */
@@ -26,7 +27,8 @@ export interface GitTarget {
   workTree?: string;
 }
 
-export class GitError extends Error {
+/** A git command that failed or hung; callers read the exit code and stderr to say why. */
+export class GitError extends SystemError {
   constructor(
     readonly args: readonly string[],
     readonly exitCode: number | null,

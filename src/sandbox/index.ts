@@ -27,15 +27,7 @@ export {
   forgetSandboxProbe,
   type SandboxAvailability,
 } from './launch/availability';
-export {
-  DEFAULT_LIMIT_MAXIMUMS,
-  DEFAULT_SANDBOX_LIMITS,
-  LIMIT_MAXIMUM_RANGES,
-  resolveLimits,
-  withinMaximums,
-  type LimitMaximums,
-  type SandboxLimits,
-} from './launch/limits';
+export { DEFAULT_SANDBOX_LIMITS, resolveLimits, withinMaximums, type SandboxLimits } from './launch/limits';
 export { startSpawnHelper } from './launch/spawn-helper';
 export { findExecutable, isRoot } from './launch/tools';
 

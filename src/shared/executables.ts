@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/** Environment of the host-side tools: enough to find binaries, nothing secret. */
+export const HOST_TOOL_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+
 /** A regular file this process may execute. */
 export function isExecutable(file: string): boolean {
   try {
@@ -13,7 +16,7 @@ export function isExecutable(file: string): boolean {
 }
 
 /** Finds an executable on a search path the way a shell would, without running one. */
-export function findExecutable(name: string, searchPath = process.env.PATH ?? ''): string | undefined {
+export function findExecutable(name: string, searchPath: string): string | undefined {
   const file = process.platform === 'win32' ? `${name}.exe` : name;
   for (const dir of searchPath.split(path.delimiter)) {
     if (!dir) continue;

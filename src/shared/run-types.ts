@@ -61,7 +61,7 @@ export interface RunInput {
   link: RunLink | null;
   /**
    * Tests that must pass for the run to succeed, whatever the baseline said (`--target` and
-   * `.aca.json`'s `targets`); the Planner may add more. Absent in runs started before targets.
+   * `.aca.json`'s `targets`); the Planner may add more. Absent: none named.
    */
   targets?: string[];
   /**

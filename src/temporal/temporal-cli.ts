@@ -9,11 +9,11 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { tryPidLock } from '../shared/pid-lock';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findExecutable, isExecutable } from '../shared/executables';
+import { programLookup, userEnvironment, type ProgramLookup } from '../config';
 
 /**
  * Newest CLI tag whose go.mod has no `replace` directive; later tags cannot be `go install`ed
@@ -36,40 +36,38 @@ export interface EnsureTemporalCliOptions {
 }
 
 /** Outside the repository so `git clean` or a fresh checkout does not throw away a minutes-long build. */
-export function temporalCliCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const cacheHome = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-  return path.join(cacheHome, 'aca', 'bin');
+export function temporalCliCacheDir(lookup: ProgramLookup = programLookup()): string {
+  return path.join(lookup.cacheHome, 'aca', 'bin');
 }
 
 function exeName(base: string): string {
   return process.platform === 'win32' ? `${base}.exe` : base;
 }
 
-function whichOnPath(command: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return findExecutable(command, env.PATH ?? '');
-}
-
 /** `TEMPORAL_CLI`, then `temporal` on PATH, then the project's build cache. */
-export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.TEMPORAL_CLI && isExecutable(env.TEMPORAL_CLI)) return env.TEMPORAL_CLI;
-  const onPath = whichOnPath('temporal', env);
+export function findTemporalCli(lookup: ProgramLookup = programLookup()): string | undefined {
+  if (lookup.temporalCli && isExecutable(lookup.temporalCli)) return lookup.temporalCli;
+  const onPath = findExecutable('temporal', lookup.searchPath);
   if (onPath) return onPath;
-  const cached = path.join(temporalCliCacheDir(env), exeName('temporal'));
+  const cached = path.join(temporalCliCacheDir(lookup), exeName('temporal'));
   return isExecutable(cached) ? cached : undefined;
 }
 
 export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}): Promise<string> {
   const { onProgress = () => undefined, allowSdkDownload = true } = options;
   // An explicit setting that is wrong should fail loudly, not silently fall back to something else.
-  const explicit = process.env.TEMPORAL_CLI;
+  const lookup = programLookup();
+  const explicit = lookup.temporalCli;
   if (explicit && !isExecutable(explicit)) {
     throw new Error(`TEMPORAL_CLI=${explicit} is not an executable file`);
   }
-  const found = findTemporalCli();
+  const found = findTemporalCli(lookup);
   if (found) return found;
 
-  const cacheDir = temporalCliCacheDir();
-  const go = whichOnPath('go') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  const cacheDir = temporalCliCacheDir(lookup);
+  const go =
+    findExecutable('go', lookup.searchPath) ??
+    (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   if (go) {
     await buildWithGo(go, cacheDir, onProgress, options.progressIntervalMs ?? 5000);
     const built = path.join(cacheDir, exeName('temporal'));
@@ -109,7 +107,7 @@ async function buildWithGo(go: string, cacheDir: string, onProgress: ProgressFn,
     onProgress(`building ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION} with Go (takes a few minutes)`);
     await new Promise<void>((resolve, reject) => {
       const child = spawn(go, ['install', `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`], {
-        env: { ...process.env, GOBIN: cacheDir },
+        env: userEnvironment({ GOBIN: cacheDir }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const tail: string[] = [];

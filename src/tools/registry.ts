@@ -1,4 +1,4 @@
-import type { ModelJsonOptions } from '../llm/model-json';
+import type { ModelJsonOptions } from '../shared/model-json';
 import { FILE_TOOLS } from './file-tools';
 import { finishTool, submitAnalysisTool, submitPlanTool } from './finishing-tools';
 import { functionDefinition, parseArguments, type FunctionToolDefinition, type Tool } from './tool';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseModelJson, type ModelJsonOptions } from '../llm/model-json';
+import { parseModelJson, type ModelJsonOptions } from '../shared/model-json';
 import type { TurnFinish } from '../shared/types';
 
 export interface ToolContext {

@@ -1,6 +1,7 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunOptions } from '../shared/run-types';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 const defaultRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
@@ -14,7 +15,11 @@ export function runActivities(options: RunOptions) {
     agents: proxyActivities<Activities>({
       startToCloseTimeout: options.modelTimeoutMs + 10_000,
       heartbeatTimeout: '20s',
-      retry: { ...defaultRetry, maximumAttempts: 8, nonRetryableErrorTypes: ['ModelRequestRejected'] },
+      retry: {
+        ...defaultRetry,
+        maximumAttempts: 8,
+        nonRetryableErrorTypes: [FAILURE_TYPES.modelRequestRejected],
+      },
     }),
     /**
      * Failure memory writes must not be lost to an outage nor hold up the agents: they run in the
@@ -28,7 +33,7 @@ export function runActivities(options: RunOptions) {
         initialInterval: '1s',
         backoffCoefficient: 2,
         maximumInterval: '30s',
-        nonRetryableErrorTypes: ['MemoryQueryError'],
+        nonRetryableErrorTypes: [FAILURE_TYPES.memoryQueryError],
       },
     }),
     /** Reading a stored report (the baseline's, for the plan's targets). */
@@ -44,7 +49,7 @@ export function runActivities(options: RunOptions) {
     repository: proxyActivities<Activities>({
       startToCloseTimeout: '10m',
       heartbeatTimeout: '30s',
-      retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['BadRunInput'] },
+      retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: [FAILURE_TYPES.badRunInput] },
     }),
   };
 }
@@ -76,10 +81,10 @@ export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | u
         ...defaultRetry,
         maximumAttempts: 5,
         nonRetryableErrorTypes: [
-          'BadRunInput',
-          'WorkTreeTooLarge',
-          'GitStorePushRejected',
-          'GitStoreMissingCommit',
+          FAILURE_TYPES.badRunInput,
+          FAILURE_TYPES.workTreeTooLarge,
+          FAILURE_TYPES.gitStorePushRejected,
+          FAILURE_TYPES.gitStoreMissingCommit,
         ],
       },
     }),
@@ -101,7 +106,11 @@ export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | u
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       startToCloseTimeout: '15m',
       heartbeatTimeout: '30s',
-      retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: ['SandboxUnavailable'] },
+      retry: {
+        ...defaultRetry,
+        maximumAttempts: 3,
+        nonRetryableErrorTypes: [FAILURE_TYPES.sandboxUnavailable],
+      },
     }),
   };
 }

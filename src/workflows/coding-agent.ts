@@ -6,7 +6,8 @@ import { PHASE_HANDLERS } from './phase-handlers';
 import { RunContext, RunStopped, type CarriedState } from './run-context';
 import { endRun } from './run-ending';
 import { handleRunMessages } from './run-messages';
-import { FORBIDDEN_MOVE, isEndState } from './state-machine';
+import { isEndState } from './state-machine';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 export type { CarriedState } from './run-context';
 
@@ -22,7 +23,10 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
     for (;;) {
       const phase = run.machine.phase;
       if (isEndState(phase)) {
-        throw ApplicationFailure.nonRetryable(`the run has already ended ${phase}`, FORBIDDEN_MOVE);
+        throw ApplicationFailure.nonRetryable(
+          `the run has already ended ${phase}`,
+          FAILURE_TYPES.forbiddenStateMove,
+        );
       }
       const outcome = await PHASE_HANDLERS[phase](run);
       if ('end' in outcome) return await endRun(run, outcome.end);
@@ -30,7 +34,7 @@ export async function codingAgentWorkflow(input: RunInput, carried?: CarriedStat
       if (outcome.next === 'CODING') await continueAsNewIfSuggested(run);
     }
   } catch (err) {
-    if (err instanceof ApplicationFailure && err.type === FORBIDDEN_MOVE) throw err;
+    if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.forbiddenStateMove) throw err;
     if (isCancellation(err)) {
       run.record.error = 'the run was cancelled';
       return await endRun(run, { state: 'FAILED', reason: 'cancelled', stopped: true });

@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
-import type { codingAgentWorkflow } from './coding-agent';
-import type { RunContext } from './run-context';
+import type { RunInput, RunResult } from '../shared/run-types';
+import type { CarriedState, RunContext } from './run-context';
 
 /**
  * Between attempts, once the server suggests it (history is getting long), the run carries its
@@ -15,5 +15,8 @@ export async function continueAsNewIfSuggested(run: RunContext): Promise<void> {
     nextIteration: run.record.iterations + 1,
     historyLength: workflowInfo().historyLength,
   });
-  await continueAsNew<typeof codingAgentWorkflow>(run.input, run.carry());
+  await continueAsNew<(input: RunInput, carried?: CarriedState) => Promise<RunResult>>(
+    run.input,
+    run.carry(),
+  );
 }

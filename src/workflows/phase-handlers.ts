@@ -7,6 +7,7 @@ import {
   targetProblem,
   type TargetResult,
 } from '../shared/targets';
+import { FAILURE_TYPES } from '../shared/failure-types';
 import type { Plan, TurnFinish } from '../shared/types';
 import { runAgentTurn, type TurnResult } from './agent-turn';
 import { RunStopped, type RunContext } from './run-context';
@@ -322,7 +323,11 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
 async function reflect(run: RunContext): Promise<PhaseOutcome> {
   const { record, work } = run;
   const failed = work.failedAttempt;
-  if (!failed) throw ApplicationFailure.nonRetryable('REFLECTING without a failed test run to reflect on');
+  if (!failed)
+    throw ApplicationFailure.nonRetryable(
+      'REFLECTING without a failed test run to reflect on',
+      FAILURE_TYPES.runStateBroken,
+    );
   const reflected = await runAgentTurn(run, {
     role: 'reflector',
     turnKey: `reflector-${record.iterations}`,

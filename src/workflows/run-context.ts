@@ -2,6 +2,7 @@ import { ActivityFailure, condition, log, TimeoutFailure, workflowInfo } from '@
 import { TimeoutType } from '@temporalio/common';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
+import { AcaError } from '../shared/errors';
 import { safeKey } from '../shared/safe-key';
 import { mergeTargets } from '../shared/targets';
 import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types';
@@ -72,19 +73,8 @@ export interface CarriedState {
   work: RunWork;
 }
 
-const NO_TARGETS: Pick<RunRecord, 'targets' | 'failingTests' | 'unknownTargets'> = {
-  targets: [],
-  failingTests: [],
-  unknownTargets: [],
-};
-
-/** The record carried over, with the fields a run started before targets were recorded lacks. */
-function carriedRecord(carried: CarriedState | undefined): RunRecord | undefined {
-  return carried && { ...NO_TARGETS, ...carried.record };
-}
-
 /** Ends the run early with a reason; caught at the top of the workflow. */
-export class RunStopped extends Error {
+export class RunStopped extends AcaError {
   constructor(
     readonly reason: Exclude<FailureReason, 'max_iterations'>,
     message: string,
@@ -125,7 +115,7 @@ export class RunContext {
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
     // A retry or a fork also keeps the targets its plan added.
     const targets = mergeTargets(input.targets, link && link.kind !== 'continue' ? link.plan?.targets : []);
-    this.record = carriedRecord(carried) ?? {
+    this.record = carried?.record ?? {
       workflowId: this.workflowId,
       reason: null,
       iterations: link?.attemptsBefore ?? 0,

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import type { AgentState, Transition } from '../shared/types';
+import { FAILURE_TYPES } from '../shared/failure-types';
 
 /** A state the run works in or ends in; PAUSED is not one of them but a flag over them. */
 export type RunPhase = Exclude<AgentState, 'PAUSED'>;
@@ -32,8 +33,6 @@ export interface MachineState {
   paused: boolean;
   transitions: Transition[];
 }
-
-export const FORBIDDEN_MOVE = 'ForbiddenStateMove';
 
 /**
  * Holds the run's phase and whether it is paused, and records every visible move. A paused run
@@ -83,7 +82,7 @@ export class RunStateMachine {
     if (!TRANSITIONS[from].includes(to)) {
       throw ApplicationFailure.nonRetryable(
         `the run cannot move from ${from} to ${to}: the state table does not allow it`,
-        FORBIDDEN_MOVE,
+        FAILURE_TYPES.forbiddenStateMove,
       );
     }
     this.enter(to);
@@ -94,7 +93,7 @@ export class RunStateMachine {
     if (this.ended) {
       throw ApplicationFailure.nonRetryable(
         `the run cannot be stopped: it has already ended ${this.current.phase}`,
-        FORBIDDEN_MOVE,
+        FAILURE_TYPES.forbiddenStateMove,
       );
     }
     this.enter('FAILED');

@@ -6,11 +6,11 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import type { Conversation, ConversationStore } from '../../src/agents/conversation-store';
-import { FileConversationStore } from '../../src/agents/conversation-store';
-import { FileReportStore, reportRef, type ReportStore } from '../../src/agents/report-store';
+import type { Conversation, ConversationStore } from '../../src/store/conversation-store';
+import { FileConversationStore } from '../../src/store/conversation-store';
+import { FileReportStore, reportRef, type ReportStore } from '../../src/store/report-store';
 import { MemoryUnavailableError } from '../../src/memory/memory-errors';
-import { openPostgresRunStores, type RunStores } from '../../src/memory/run-store-repository';
+import { openPostgresRunStores, type RunStores } from '../../src/store/run-store-repository';
 import type { TestRunReport } from '../../src/shared/types';
 import { getFreePort } from '../../src/temporal/dev-server';
 import {

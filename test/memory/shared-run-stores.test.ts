@@ -9,7 +9,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
 import type { AgentStepOutcome } from '../../src/activities/agent-activities';
-import { reportRef } from '../../src/agents/report-store';
+import { executeTurnToolCall, openTurn } from '../../src/agents/agent-turn';
+import { reportRef } from '../../src/store/report-store';
 import { loadConfig, type AcaConfig } from '../../src/config';
 import type { Scenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
@@ -88,38 +89,40 @@ describePostgres('two workers with their own ACA_HOME and one DATABASE_URL', (ur
     const workspace = path.join(root, 'workspace');
     fs.mkdirSync(workspace);
     const ref = `${uniqueId('wf')}/run-1/coder-1`;
+    // The stores each worker uses (one per worker, as createAcaActivities builds them).
+    const storesA = createRunStores(a.config);
+    const storesB = createRunStores(b.config);
+    closers.push(
+      () => storesA.close(),
+      () => storesB.close(),
+    );
     const step = (activities: Activities, stepIndex: number): Promise<AgentStepOutcome> =>
-      env.run(activities.agentStep, {
-        ref,
-        model: 'scripted:two-hosts',
-        stepIndex,
-        timeoutMs: 10_000,
-        ...(stepIndex === 0
-          ? {
-              open: {
-                ref,
-                model: 'scripted:two-hosts',
-                workspace,
-                context: {
-                  role: 'coder' as const,
-                  task: 'Write hello.py',
-                  language: 'python' as const,
-                  attempt: 1,
-                  maxIterations: 3,
-                  protectedPaths: [],
-                },
-              },
-            }
-          : {}),
-      });
+      env.run(activities.agentStep, { ref, model: 'scripted:two-hosts', stepIndex, timeoutMs: 10_000 });
 
     // Host A opens the turn and takes its first step.
+    await openTurn(
+      storesA.conversations,
+      {
+        ref,
+        model: 'scripted:two-hosts',
+        workspace,
+        context: {
+          role: 'coder' as const,
+          task: 'Write hello.py',
+          language: 'python' as const,
+          attempt: 1,
+          maxIterations: 3,
+          protectedPaths: [],
+        },
+      },
+      { loadReport: async () => null, recallLessons: async () => [] },
+    );
     const first = await step(a.activities, 0);
     expect(first.toolCalls.map((c) => c.name)).toEqual(['create_file']);
     const modelCalls = llm.requests.length;
 
     // Host B runs the tool call A's step decided, from the conversation A saved.
-    const outcome = await env.run(b.activities.create_file, { ref, toolCallId: first.toolCalls[0]!.id });
+    const outcome = await executeTurnToolCall(storesB.conversations, ref, first.toolCalls[0]!.id);
     expect(outcome).toMatchObject({ ok: true });
     expect(fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8')).toBe('print("hi")\n');
 
@@ -134,12 +137,6 @@ describePostgres('two workers with their own ACA_HOME and one DATABASE_URL', (ur
     expect(lastRequest.messages.filter((m) => m.role === 'tool')).toHaveLength(1);
 
     // Reports, through the same stores the workers use: saved on one host, loaded on the other.
-    const storesA = createRunStores(a.config);
-    const storesB = createRunStores(b.config);
-    closers.push(
-      () => storesA.close(),
-      () => storesB.close(),
-    );
     const runKey = `${uniqueId('wf')}/run-1`;
     await storesA.reports.saveReport(reportRef(runKey, 1), sampleReport);
     expect(await storesB.reports.loadReport(reportRef(runKey, 1))).toEqual(sampleReport);

@@ -1,9 +1,9 @@
 /**
- * The repository map where it is used: the agentStep activity opens a turn on a generated
- * repository of 20,000 files and the model (the scripted OpenAI-compatible server) receives the
- * map in the first user message. Activity level (MockActivityEnvironment, a real conversation
- * store, a real HTTP model server), not a Temporal run: the map is built entirely inside the
- * activity, which is what is exercised here.
+ * The repository map where it is used: a turn opens, with the sources the openTurn activity gives
+ * it, on a generated repository of 20,000 files, and the model (the scripted OpenAI-compatible
+ * server) receives the map in the first user message. Activity level (MockActivityEnvironment, a
+ * real conversation store, a real HTTP model server), not a Temporal run: the map is built
+ * entirely inside the activity's sources, which is what is exercised here.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,10 +11,10 @@ import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { BUILTIN_PRICES } from '../../src/llm/model-prices';
-import { createAgentActivities } from '../../src/activities/agent-activities';
-import { FileReportStore } from '../../src/agents/report-store';
+import { createAgentActivities, turnSources } from '../../src/activities/agent-activities';
+import { FileReportStore } from '../../src/store/report-store';
 import { openTurn, type OpenTurnInput } from '../../src/agents/agent-turn';
-import { FileConversationStore, type StepDecision } from '../../src/agents/conversation-store';
+import { FileConversationStore, type StepDecision } from '../../src/store/conversation-store';
 import { generateRepository } from '../../bench/search-bench';
 import { createOpenAIChatModel } from '../../src/llm/chat-model';
 import type { Scenario } from '../../src/llm/scenario';
@@ -107,22 +107,24 @@ describe('the repository map in an opening turn, on a repository of 20,000 files
     const logger = new DefaultLogger('INFO', (entry) =>
       lines.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`),
     );
-    const activities = createAgentActivities({
+    const deps = {
       store,
       reports: new FileReportStore(path.join(root, 'runs')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts: false,
       prices: BUILTIN_PRICES,
-    });
+    };
+    const activities = createAgentActivities(deps);
     const env = new MockActivityEnvironment({}, { logger });
     const open = turnInput('run-1/planner', workspace, 'planner');
+    // The turn opens with the sources the openTurn activity gives it, as on a run's host.
+    await env.run(() => openTurn(store, open, turnSources(deps)));
     const decision: StepDecision = await env.run(activities.agentStep, {
       ref: open.ref,
       model: open.model,
       stepIndex: 0,
       timeoutMs: 10_000,
-      open,
     });
     expect(decision.finished?.tool).toBe('submit_plan');
 
@@ -222,23 +224,17 @@ describe('the repository map in an opening turn, on a repository of 20,000 files
     expect(nextMap).toMatch(/\n\s+module_777\.py: def function_0_777/);
     expect(map).not.toContain('module_777.py');
 
-    const activities = createAgentActivities({
+    const deps = {
       store,
       reports: new FileReportStore(path.join(root, 'runs-coder')),
       chatModel: createOpenAIChatModel({ baseURL: llm.url }),
       recallLessons: noSources.recallLessons,
       logPrompts: false,
       prices: BUILTIN_PRICES,
-    });
+    };
     const gone = turnInput('run-4/planner', path.join(root, 'no-such-workspace'), 'planner');
     const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
-    await env.run(activities.agentStep, {
-      ref: gone.ref,
-      model: gone.model,
-      stepIndex: 0,
-      timeoutMs: 10_000,
-      open: gone,
-    });
+    await env.run(() => openTurn(store, gone, turnSources(deps)));
     const opened = (await store.load(gone.ref)).entries[1];
     expect(opened.kind === 'user' && opened.content).toMatch(/^Task:\n/);
     expect(opened.kind === 'user' && opened.content).not.toContain('Repository map');

@@ -115,6 +115,58 @@ describe('Temporal connection settings', () => {
   });
 });
 
+describe('every variable validated in one place', () => {
+  test.each([
+    [
+      'ACA_HOST_START_TIMEOUT',
+      '0',
+      /ACA_HOST_START_TIMEOUT must be a whole number of seconds from 1 to 86400, got "0"/,
+    ],
+    ['ACA_CACHED_RUNS', '-3', /ACA_CACHED_RUNS must be a whole number from 0 to 100000, got "-3"/],
+    ['ACA_METRICS_PORT', '80a', /ACA_METRICS_PORT must be a port number, got "80a"/],
+    ['ACA_GIT_AUTHOR_NAME', '', /ACA_GIT_AUTHOR_NAME must be non-empty/],
+    ['ACA_GIT_AUTHOR_EMAIL', 'a <b@c>', /ACA_GIT_AUTHOR_EMAIL must be non-empty and free of </],
+  ])('%s=%s is refused with a clear message', (variable, value, message) => {
+    const load = () => loadConfig({ [variable]: value, TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' });
+    expect(load).toThrow(UserInputError);
+    expect(load).toThrow(message);
+  });
+
+  test('values are read as documented, an empty variable as unset', () => {
+    const config = loadConfig(
+      {
+        ACA_HOST_START_TIMEOUT: ' 15 ',
+        ACA_CACHED_RUNS: '0',
+        ACA_SANDBOX: 'none',
+        ACA_MODEL: '',
+        ACA_TEST_SLOTS: '',
+        ACA_GIT_AUTHOR_NAME: '  Ada  ',
+        TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+      },
+      { cpuCount: 4 },
+    );
+    expect(config).toMatchObject({
+      hostStartTimeoutMs: 15_000,
+      cachedRuns: 0,
+      sandbox: 'none',
+      model: 'gpt-4o-mini',
+      testSlots: 4,
+      gitAuthor: { name: 'Ada', email: 'aca@localhost' },
+    });
+  });
+
+  test("the worker's ssh agent goes with an ssh store only", () => {
+    const load = (store: string) =>
+      loadConfig({
+        ACA_GIT_STORE: store,
+        SSH_AUTH_SOCK: '/run/agent.sock',
+        TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+      }).gitStore;
+    expect(load('git@git.example.com:aca/store.git').sshAgentSocket).toBe('/run/agent.sock');
+    expect(load('https://git.example.com/aca/store.git').sshAgentSocket).toBeUndefined();
+  });
+});
+
 describe('ACA_GIT_STORE', () => {
   test('defaults to a bare repository under ACA_HOME', () => {
     const config = loadConfig({ ACA_HOME: '/srv/aca', TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' });

@@ -1,6 +1,6 @@
 import { toChatMessages } from '../../src/agents/agent-turn';
 import { chooseTrimmed, estimateTokens } from '../../src/agents/context-trim';
-import type { Conversation } from '../../src/agents/conversation-store';
+import type { Conversation } from '../../src/store/conversation-store';
 import { contextBudgetFor, contextWindowOf, DEFAULT_CONTEXT_TOKENS } from '../../src/llm/context-window';
 
 const bigFile = (lines: number) =>

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import OpenAI from 'openai';
 import { executeTurnToolCall, openTurn, runAgentStep } from '../../src/agents/agent-turn';
 import { AGENT_SPECS } from '../../src/agents/agent-specs';
-import { FileConversationStore } from '../../src/agents/conversation-store';
+import { FileConversationStore } from '../../src/store/conversation-store';
 import { createOpenAIChatModel } from '../../src/llm/chat-model';
 import { toActivityFailure } from '../../src/llm/model-errors';
 import type { Scenario } from '../../src/llm/scenario';

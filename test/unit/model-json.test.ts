@@ -1,4 +1,4 @@
-import { parseModelJson, scanJsonShape } from '../../src/llm/model-json';
+import { parseModelJson, scanJsonShape } from '../../src/shared/model-json';
 import { parseToolArguments } from '../../src/tools/registry';
 
 describe('parsing JSON a model wrote', () => {

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { partlyReadFiles } from '../../src/agents/agent-turn';
-import type { Conversation } from '../../src/agents/conversation-store';
+import type { Conversation } from '../../src/store/conversation-store';
 import { executeFileTool, type FileToolName, type ToolContext } from '../../src/tools/file-tools';
 
 describe('tools for large code', () => {

@@ -1,6 +1,7 @@
 import { sandboxLimitsOf } from '../../src/activities/test-activities';
 import { checkProjectLimits, clampProjectLimits, parseProjectConfig } from '../../src/repo/project-config';
-import { DEFAULT_LIMIT_MAXIMUMS, DEFAULT_SANDBOX_LIMITS, resolveLimits } from '../../src/sandbox';
+import { DEFAULT_SANDBOX_LIMITS, resolveLimits } from '../../src/sandbox';
+import { DEFAULT_LIMIT_MAXIMUMS } from '../../src/shared/limit-maximums';
 import { UserInputError } from '../../src/shared/errors';
 
 const MiB = 1024 * 1024;

@@ -61,7 +61,8 @@ interface RunScript {
 }
 
 interface RunLog {
-  steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput }>;
+  /** Each model step's input; a turn's first step also carries the turn's opening, logged with it. */
+  steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput & { open?: OpenTurnInput } }>;
   tools: string[];
   testRuns: number[];
   /** The targets each test run was asked to judge, by attempt (0: the baseline). */

@@ -5,6 +5,8 @@ import { DEFAULT_SANDBOX_LIMITS } from './limits';
 import { runnerFiles } from './runner-files';
 import { pickSandboxUid } from './sandbox-user';
 import { findExecutable, isRoot } from './tools';
+import { programLookup } from '../../config';
+import { HOST_TOOL_ENV } from '../../shared/executables';
 
 export type SandboxAvailability =
   | { ok: true; warning?: string }
@@ -20,8 +22,7 @@ export const INSTALL_HINT =
 export const BARE_WARNING =
   'ACA_SANDBOX=none: tests run without a sandbox; model-written code can read and write what the worker can and reach the network. Only rlimits and the wall-clock timeout apply.';
 
-/** Environment of the host-side tools: enough to find binaries, nothing secret. */
-export const HOST_TOOL_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+export { HOST_TOOL_ENV };
 
 const cache = new Map<string, { result: SandboxAvailability; tools?: BwrapTools }>();
 
@@ -48,7 +49,7 @@ export function bwrapTools(): BwrapTools | undefined {
 }
 
 function probe(): { result: SandboxAvailability; tools?: BwrapTools } {
-  const searchPath = process.env.PATH ?? '';
+  const { searchPath } = programLookup();
   const key = `${searchPath}\0${isRoot()}`;
   const hit = cache.get(key);
   if (hit) return hit;

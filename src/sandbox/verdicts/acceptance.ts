@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Language, TestCaseResult } from '../../shared/types';
 import { PYTHON } from '../runners/pytest-runner';
-import { HOST_TOOL_ENV } from '../launch/availability';
+import { HOST_TOOL_ENV } from '../../shared/executables';
 import { shippedFile } from '../shipped-files';
 
 /**

@@ -17,14 +17,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, QueryResultRow } from 'pg';
-import type { Conversation, ConversationStore } from '../agents/conversation-store';
-import { conversationNotFound } from '../agents/conversation-store';
-import type { ReportStore } from '../agents/report-store';
+import type { Conversation, ConversationStore } from './conversation-store';
+import { conversationNotFound } from './conversation-store';
+import type { ReportStore } from './report-store';
 import { checkRunRef } from '../shared/run-ref';
 import type { TestRunReport } from '../shared/types';
-import { applyMigrations } from './migrations';
-import { MemoryQueryError, toMemoryError } from './memory-errors';
-import { createPostgresPool, describeUrl } from './postgres-pool';
+import { applyMigrations } from '../memory/migrations';
+import { MemoryQueryError, toMemoryError } from '../memory/memory-errors';
+import { createPostgresPool, describeUrl } from '../memory/postgres-pool';
 
 const SUBJECT = 'the run store';
 

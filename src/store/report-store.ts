@@ -5,7 +5,7 @@ import type { TestRunReport } from '../shared/types';
  * Where full test reports are kept. Like conversations they stay out of workflow history: the
  * workflow holds only a report's reference. Files under the worker's ACA_HOME
  * (FileReportStore), or Postgres when DATABASE_URL is set, so that workers on other hosts see
- * them too (PgReportStore in src/memory/run-store-repository.ts).
+ * them too (PgReportStore in src/store/run-store-repository.ts).
  */
 export interface ReportStore {
   /** Creates or replaces the report under `ref` (a retried test run saves again). */

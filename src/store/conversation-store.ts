@@ -52,7 +52,7 @@ export interface Conversation {
 /**
  * Where conversations are kept: files under the worker's ACA_HOME (FileConversationStore), or
  * Postgres when DATABASE_URL is set, so that workers on other hosts see them too
- * (PgConversationStore in src/memory/run-store-repository.ts).
+ * (PgConversationStore in src/store/run-store-repository.ts).
  */
 export interface ConversationStore {
   exists(ref: string): Promise<boolean>;
