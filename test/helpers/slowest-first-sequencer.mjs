@@ -1,0 +1,37 @@
+/**
+ * Starts the longest suites first, so that with two workers no long suite starts last and runs on
+ * alone. Jest does this from its cache of earlier runs; a fresh clone (CI) has none, so the
+ * durations of a measured run, kept in test/suite-durations.json (rewrite it from the
+ * suite-times reporter's output with `npm run test:durations`), come first, then Jest's cache,
+ * then Jest's own guess (file size). Suites the file does not know yet run first: a new suite may
+ * be a long one.
+ *
+ * Plain JavaScript (an ES module) because Jest loads the sequencer untransformed.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Sequencer from '@jest/test-sequencer';
+
+const DURATIONS_FILE = fileURLToPath(new URL('../suite-durations.json', import.meta.url));
+
+function knownDurations(rootDir) {
+  try {
+    const { suites } = JSON.parse(fs.readFileSync(DURATIONS_FILE, 'utf8'));
+    return new Map(Object.entries(suites).map(([file, seconds]) => [path.resolve(rootDir, file), seconds]));
+  } catch {
+    return new Map();
+  }
+}
+
+export default class SlowestFirstSequencer extends Sequencer {
+  sort(tests) {
+    // Jest's order: failed last time first, then by its cached durations, then by size.
+    const jestOrder = super.sort(tests);
+    if (jestOrder.length === 0) return jestOrder;
+    const known = knownDurations(jestOrder[0].context.config.rootDir);
+    const rank = new Map(jestOrder.map((test, index) => [test, index]));
+    const seconds = (test) => (known.has(test.path) ? known.get(test.path) : Infinity);
+    return [...jestOrder].sort((a, b) => seconds(b) - seconds(a) || rank.get(a) - rank.get(b));
+  }
+}
