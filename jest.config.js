@@ -5,7 +5,8 @@
  * @type {import('jest').Config}
  */
 module.exports = {
-  testEnvironment: 'node',
+  // Jest's node environment, each test process with sandbox uids of its own.
+  testEnvironment: '<rootDir>/test/helpers/node-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/slow/'],

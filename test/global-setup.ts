@@ -3,6 +3,7 @@
  * seconds each on a 2-core machine) and publishes its address through process.env, which the
  * test contexts inherit; see test/helpers/temporal-env.ts.
  */
+import { randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -29,6 +30,8 @@ export default async function globalSetup(): Promise<void> {
   const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-test-bundle-'));
   globalThis.__ACA_TEST_BUNDLE_DIR__ = bundleDir;
   process.env.ACA_TEST_BUNDLE_DIR = bundleDir;
+  // This run's block of sandbox uids, one pool of it per test process (see helpers/node-environment.ts).
+  process.env.ACA_TEST_UID_BLOCK ??= String(randomInt(1_000_000));
 
   if (process.env.ACA_TEST_TEMPORAL === '0') return;
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
