@@ -15,19 +15,18 @@ module.exports = {
   },
   testTimeout: 120000,
   // Two cores: two suites side by side, against the one shared Temporal dev server (each suite
-  // polls task queues of its own). Suites that must have the machine to themselves run first,
-  // alone; see test/helpers/serial-first-runner.ts.
+  // polls task queues of its own) and with sandbox uids of their own (helpers/node-environment.ts).
+  // Suites that must have the machine to themselves run first, alone; see
+  // helpers/serial-first-runner.ts.
   maxWorkers: 2,
   runner: [
     '<rootDir>/test/helpers/serial-first-runner.ts',
     {
       serial: [
-        // Its afterEach fails on any live process of the sandbox's uid range, machine-wide, and it
-        // listens on 5432 and 7233 when nothing does.
+        // Timing-bound limits (fork bomb, CPU seconds, wall timeouts, a run's 2 GiB memory cgroup)
+        // want the cores to themselves, and it listens on 5432 and 7233 when nothing does.
         'test/sandbox/escape.test.ts',
-        // Checks that no process of the sandbox's uid range is left, machine-wide.
-        'test/sandbox/lease-attacks.test.ts',
-        // Needs 127.0.0.1:7233 free, then leaves `aca`'s own dev server on it.
+        // Needs 127.0.0.1:7233 free, and starts `aca`'s own dev server there.
         'test/e2e/local-stack.test.ts',
       ],
     },

@@ -31,7 +31,11 @@ import {
 } from '../src/shared/run-types';
 import { safeKey } from '../src/shared/safe-key';
 import type { Language, TestRunReport } from '../src/shared/types';
-import { isTemporalReachable, startDevServerOnFreePorts, type DevServerHandle } from '../src/temporal/dev-server';
+import {
+  isTemporalReachable,
+  startDevServerOnFreePorts,
+  type DevServerHandle,
+} from '../src/temporal/dev-server';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { ensureTemporalCli } from '../src/temporal/temporal-cli';
 import { createAcaWorker, createRunStores, WORKFLOWS_PATH } from '../src/worker';

@@ -10,7 +10,11 @@ import { Client, Connection } from '@temporalio/client';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
-import { startDevServer, startDevServerOnFreePorts, type DevServerHandle } from '../../src/temporal/dev-server';
+import {
+  startDevServer,
+  startDevServerOnFreePorts,
+  type DevServerHandle,
+} from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { runCli } from '../helpers/run-cli';
