@@ -1,7 +1,7 @@
 /**
  * `npm run test:slow`: the minutes-long end-to-end cases under test/slow, each a longer path to
- * what a faster test in `npm test` already checks (test/slow/README.md names which). Nightly,
- * not in CI.
+ * what faster tests in `npm test` already check (each file names them; docs/testing.md lists
+ * them). Nightly, not in CI.
  *
  * @type {import('jest').Config}
  */

@@ -3,8 +3,8 @@
  * alone. Jest does this from its cache of earlier runs; a fresh clone (CI) has none, so the
  * durations of a measured run, kept in test/suite-durations.json (rewrite it from the
  * suite-times reporter's output with `npm run test:durations`), come first, then Jest's cache,
- * then Jest's own guess (file size). Suites the file does not know yet run first: a new suite may
- * be a long one.
+ * then Jest's own guess (file size). A suite the file does not know yet is placed as if it took the
+ * median time of those it knows.
  *
  * Plain JavaScript (an ES module) because Jest loads the sequencer untransformed.
  */
@@ -31,7 +31,9 @@ export default class SlowestFirstSequencer extends Sequencer {
     if (jestOrder.length === 0) return jestOrder;
     const known = knownDurations(jestOrder[0].context.config.rootDir);
     const rank = new Map(jestOrder.map((test, index) => [test, index]));
-    const seconds = (test) => (known.has(test.path) ? known.get(test.path) : Infinity);
+    const figures = [...known.values()].sort((a, b) => a - b);
+    const median = figures.length > 0 ? figures[Math.floor(figures.length / 2)] : 0;
+    const seconds = (test) => (known.has(test.path) ? known.get(test.path) : median);
     return [...jestOrder].sort((a, b) => seconds(b) - seconds(a) || rank.get(a) - rank.get(b));
   }
 }
