@@ -30,11 +30,13 @@ export async function startGitDaemon(
   ],
   /** A port of the caller's: a daemon started again where the workers expect it. */
   port?: number,
+  /** How ports are chosen when the caller gives none (tests force the race with it). */
+  choosePort: () => Promise<number> = () => getFreePort(),
 ): Promise<GitDaemon> {
   if (port !== undefined) return startOn(port, args);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOn(await getFreePort(), args);
+      return await startOn(await choosePort(), args);
     } catch (err) {
       if (!(err instanceof PortInUseError) || attempt >= ATTEMPTS) throw err;
     }
