@@ -7,7 +7,7 @@
  * that the worker process and everything it starts inherit it.
  */
 import NodeEnvironment from 'jest-environment-node';
-import { SANDBOX_UID_MIN, SANDBOX_UID_SPAN } from '../../src/sandbox/launch/sandbox-user';
+import { SANDBOX_UID_MIN, SANDBOX_UID_SPAN } from '../../src/sandbox';
 
 type EnvironmentArgs = ConstructorParameters<typeof NodeEnvironment>;
 

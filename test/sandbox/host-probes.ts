@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { sandboxUidPool } from '../../src/sandbox/launch/sandbox-user';
+import { sandboxUidPool } from '../../src/sandbox';
 
 /**
  * Live host pids running as one of the sandbox uids this test process gives its runs (its pool,

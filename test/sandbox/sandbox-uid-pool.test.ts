@@ -1,9 +1,4 @@
-import {
-  pickSandboxUid,
-  sandboxUidPool,
-  SANDBOX_UID_MIN,
-  SANDBOX_UID_SPAN,
-} from '../../src/sandbox/launch/sandbox-user';
+import { pickSandboxUid, sandboxUidPool, SANDBOX_UID_MIN, SANDBOX_UID_SPAN } from '../../src/sandbox';
 
 describe('the pool of sandbox uids a process picks from', () => {
   const saved = process.env.ACA_SANDBOX_UIDS;
