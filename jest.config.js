@@ -1,14 +1,39 @@
-/** @type {import('jest').Config} */
+/**
+ * The tests CI runs (`npm test`). The minutes-long end-to-end cases that a faster test already
+ * covers live under test/slow and run with `npm run test:slow` (jest.slow.config.js).
+ *
+ * @type {import('jest').Config}
+ */
 module.exports = {
-  testEnvironment: 'node',
+  // Jest's node environment, each test process with sandbox uids of its own.
+  testEnvironment: '<rootDir>/test/helpers/node-environment.ts',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/slow/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   },
   testTimeout: 120000,
-  // Tests share one Temporal dev server and the machine has two cores.
-  maxWorkers: 1,
+  // Two cores: two suites side by side, against the one shared Temporal dev server (each suite
+  // polls task queues of its own) and with sandbox uids of their own (helpers/node-environment.ts).
+  // Suites that must have the machine to themselves run first, alone; see
+  // helpers/serial-first-runner.ts.
+  maxWorkers: 2,
+  runner: [
+    '<rootDir>/test/helpers/serial-first-runner.ts',
+    {
+      serial: [
+        // Timing-bound limits (fork bomb, CPU seconds, wall timeouts, a run's 2 GiB memory cgroup)
+        // want the cores to themselves, and it listens on 5432 and 7233 when nothing does.
+        'test/sandbox/escape.test.ts',
+        // Needs 127.0.0.1:7233 free, and starts `aca`'s own dev server there.
+        'test/e2e/local-stack.test.ts',
+      ],
+    },
+  ],
+  // A fresh clone has no timings in Jest's cache; the longest suites start first anyway.
+  testSequencer: '<rootDir>/test/helpers/slowest-first-sequencer.mjs',
+  reporters: ['default', '<rootDir>/test/helpers/suite-times-reporter.mjs'],
   // One Temporal dev server for the whole run; tests read it via test/helpers/temporal-env.ts.
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',

@@ -32,9 +32,8 @@ import {
 import { safeKey } from '../src/shared/safe-key';
 import type { Language, TestRunReport } from '../src/shared/types';
 import {
-  getFreePort,
   isTemporalReachable,
-  startDevServer,
+  startDevServerOnFreePorts,
   type DevServerHandle,
 } from '../src/temporal/dev-server';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
@@ -155,10 +154,9 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
     } else {
       if (address) progress(`TEMPORAL_ADDRESS=${address} does not answer; starting a dev server of our own`);
       const cliPath = await ensureTemporalCli({ onProgress: (m) => progress(`temporal cli: ${m}`) });
-      server = await startDevServer({
+      server = await startDevServerOnFreePorts({
         cliPath,
         dbFile: options.temporalDbFile ?? path.join(tmp, 'temporal.db'),
-        port: await getFreePort(),
         headless: true,
         namespace,
         logFile: path.join(tmp, 'temporal.log'),

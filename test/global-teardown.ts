@@ -1,7 +1,10 @@
-/** Stops the dev server test/global-setup.ts started; a reused server is left alone. */
+/** Stops the dev server test/global-setup.ts started (a reused server is left alone) and removes the shared bundle. */
 import * as fs from 'node:fs';
 
 export default async function globalTeardown(): Promise<void> {
+  const bundleDir = globalThis.__ACA_TEST_BUNDLE_DIR__;
+  globalThis.__ACA_TEST_BUNDLE_DIR__ = undefined;
+  if (bundleDir) fs.rmSync(bundleDir, { recursive: true, force: true });
   const state = globalThis.__ACA_TEST_TEMPORAL__;
   if (!state) return;
   globalThis.__ACA_TEST_TEMPORAL__ = undefined;

@@ -38,7 +38,13 @@ export { acquireCgroupLauncher } from './launch/cgroup-launchers';
 export { OutputTail } from './launch/output-tail';
 export { runProcessTree, type ProcessRunOptions } from './launch/process-tree';
 export { withRlimits } from './launch/rlimits';
-export { isSandboxUid, pickSandboxUid } from './launch/sandbox-user';
+export {
+  isSandboxUid,
+  pickSandboxUid,
+  SANDBOX_UID_MIN,
+  SANDBOX_UID_SPAN,
+  sandboxUidPool,
+} from './launch/sandbox-user';
 export {
   AUDIT_ARCH,
   compileDenyFilter,

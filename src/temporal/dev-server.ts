@@ -66,7 +66,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const address = `${ip}:${port}`;
   // Otherwise the readiness probe below could mistake a server already on that port for ours.
   if (await isPortOpen(address, 500))
-    throw new Error(`cannot start temporal dev server: ${address} is in use`);
+    throw new PortInUseError(`cannot start temporal dev server: ${address} is in use`, address);
   fs.mkdirSync(path.dirname(path.resolve(dbFile)), { recursive: true });
   const args = [
     'server',
@@ -105,6 +105,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const started = Date.now();
   const logFd = options.logFile ? fs.openSync(options.logFile, 'a') : undefined;
+  // Where this start's output begins in an appended-to log file, to tell why it failed.
+  const logStart = logFd === undefined ? 0 : fs.fstatSync(logFd).size;
   // A detached server must not hold pipes to us: it would die of SIGPIPE once we are gone.
   const out = logFd ?? (options.detached ? 'ignore' : 'pipe');
   const child: ChildProcess = spawn(cliPath, args, {
@@ -148,15 +150,22 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     clearTimeout(timer);
   };
 
+  const output = () => (options.logFile ? readFrom(options.logFile, logStart) : tail.join('\n'));
   const describeOutput = () => (options.logFile ? `see ${options.logFile}` : tail.join('\n'));
+  // A port taken between choosing and binding (the frontend's, the UI's or one the server picks
+  // for its internal services) is worth another try on other ports; see startDevServerOnFreePorts.
+  const failure = (message: string) =>
+    ADDRESS_IN_USE.test(output())
+      ? new PortInUseError(`${message}: a port is in use:\n${describeOutput()}`, address)
+      : new Error(`${message}:\n${describeOutput()}`);
   try {
     await waitUntilReady(address, namespace, started + readyTimeoutMs, () => alive);
   } catch (err) {
     const why = alive ? String(err) : 'exited early';
     await stop(2000);
-    throw new Error(`temporal dev server on ${address} did not start (${why}):\n${describeOutput()}`);
+    throw failure(`temporal dev server on ${address} did not start (${why})`);
   }
-  if (!alive) throw new Error(`temporal dev server exited right after start:\n${describeOutput()}`);
+  if (!alive) throw failure('temporal dev server exited right after start');
 
   return {
     address,
@@ -169,6 +178,51 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     kill,
     exited,
   };
+}
+
+/** Thrown when a port the server should listen on is taken; nothing was left running. */
+export class PortInUseError extends Error {
+  constructor(
+    message: string,
+    readonly address: string,
+  ) {
+    super(message);
+    this.name = 'PortInUseError';
+  }
+}
+
+const ADDRESS_IN_USE = /address already in use/i;
+
+function readFrom(file: string, offset: number): string {
+  try {
+    return fs.readFileSync(file).subarray(offset).toString();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * startDevServer on ports chosen here, chosen again when one was taken between choosing and
+ * binding (another process on the machine may take a port getFreePort found free): up to
+ * `attempts` tries. `choosePort` is for tests that force the race.
+ */
+export async function startDevServerOnFreePorts(
+  options: Omit<DevServerOptions, 'port' | 'uiPort'>,
+  {
+    attempts = 5,
+    choosePort = getFreePort,
+  }: { attempts?: number; choosePort?: (host: string) => Promise<number> } = {},
+): Promise<DevServerHandle> {
+  const ip = options.ip ?? '127.0.0.1';
+  for (let attempt = 1; ; attempt++) {
+    const port = await choosePort(ip);
+    const uiPort = options.headless ? undefined : await choosePort(ip);
+    try {
+      return await startDevServer({ ...options, port, ...(uiPort === undefined ? {} : { uiPort }) });
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || attempt >= attempts) throw err;
+    }
+  }
 }
 
 /**
@@ -228,8 +282,9 @@ function isPortOpen(address: string, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * A port that was free a moment ago. Racy by nature (someone may grab it before the server binds),
- * which is acceptable for tests; the dev server fails fast with "port in use" if it loses.
+ * A port that was free a moment ago. Racy by nature (someone may grab it before the server binds):
+ * startDevServer fails fast with a PortInUseError if it loses, and startDevServerOnFreePorts
+ * chooses again.
  */
 export function getFreePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,11 @@ import { Client, Connection } from '@temporalio/client';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
-import { getFreePort, startDevServer, type DevServerHandle } from '../../src/temporal/dev-server';
+import {
+  startDevServer,
+  startDevServerOnFreePorts,
+  type DevServerHandle,
+} from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { runCli } from '../helpers/run-cli';
@@ -22,7 +26,7 @@ const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 describe('a run that asks at its iteration limit', () => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-ask-'));
   const dbFile = path.join(home, 'temporal.db');
-  let port: number;
+  let port: number | undefined;
   let server: DevServerHandle;
   let llm: ScriptedLlmServer;
   let worker: WorkerProcess | null = null;
@@ -31,7 +35,11 @@ describe('a run that asks at its iteration limit', () => {
   const startServer = async () => {
     const cliPath = findTemporalCli();
     if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
-    server = await startDevServer({ cliPath, dbFile, port, headless: true });
+    // The first start chooses the port; a restart comes back where the worker looks for it.
+    server = port
+      ? await startDevServer({ cliPath, dbFile, port, headless: true })
+      : await startDevServerOnFreePorts({ cliPath, dbFile, headless: true });
+    port = Number(server.address.split(':').pop());
   };
   const status = async (id: string): Promise<RunSnapshot> => {
     const out = await runCli(['status', id, '--json'], env);
@@ -66,7 +74,6 @@ describe('a run that asks at its iteration limit', () => {
   ];
 
   beforeAll(async () => {
-    port = await getFreePort();
     await startServer();
     const connection = await Connection.connect({ address: server.address });
     await registerSearchAttributes(connection, 'default');

@@ -19,8 +19,6 @@ import {
   writeFiles,
 } from '../helpers/repo-fixtures';
 import { runCli } from '../helpers/run-cli';
-import { isTemporalReachable } from '../../src/temporal/dev-server';
-import { findTemporalCli } from '../../src/temporal/temporal-cli';
 
 type Call = { name: string; arguments: Record<string, unknown> };
 const step = (...calls: Call[]) => ({ tool_calls: calls });
@@ -487,64 +485,5 @@ describe('runs on a repository (--repo)', () => {
     expect(r.stderr).toMatch(message);
     expect(repoDigest(repo)).toEqual(before);
     expect((await runCli(['status', id], env)).code).toBe(2);
-  });
-});
-
-describe('aca run --repo . on a laptop with nothing running', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await createHarness({ scenarios });
-  });
-  afterAll(async () => {
-    await h?.close();
-    removeFixtureRepos();
-  });
-
-  test('brings up the local stack itself, says so in one line, and leaves the dev server up', async () => {
-    // The default address must be free for this test to mean anything; the suite's own servers use other ports.
-    expect(await isTemporalReachable('127.0.0.1:7233', 1000)).toBe(false);
-    const repo = makeRepo({ 'status.txt': 'broken\n' });
-    const home = path.join(h.home, 'laptop');
-    const env: NodeJS.ProcessEnv = {
-      ACA_HOME: home,
-      OPENAI_BASE_URL: h.llm.url,
-      OPENAI_API_KEY: 'sk-scripted',
-      TEMPORAL_CLI: findTemporalCli() ?? '',
-      ACA_UI_URL: 'http://127.0.0.1:8233',
-    };
-    const id = `repo-laptop-${randomBytes(3).toString('hex')}`;
-    let pid: number | null = null;
-    try {
-      const r = await runCli(
-        [
-          'run',
-          'Fix status.txt',
-          '--repo',
-          repo,
-          '--test-cmd',
-          'grep -q fixed status.txt',
-          '--model',
-          'scripted:repo-command',
-          '--id',
-          id,
-        ],
-        { ...env, TEMPORAL_ADDRESS: undefined, TEMPORAL_NAMESPACE: undefined, ACA_TASK_QUEUE: undefined },
-      );
-      pid = Number(/keeps running \(pid (\d+)\)/.exec(r.stderr)?.[1] ?? NaN) || null;
-      expect(r.code).toBe(0);
-      expect(r.stderr.match(/starting the local stack/g)).toHaveLength(1);
-      expect(r.stdout).toContain('SUCCESS');
-      expect(pid).not.toBeNull();
-      expect(await isTemporalReachable('127.0.0.1:7233', 2000)).toBe(true);
-      // With TEMPORAL_ADDRESS set, nothing is started: a closed port is an error (3), not a new server.
-      const closed = await runCli(['run', 'Fix status.txt', '--repo', repo, '--test-cmd', 'true'], {
-        ...env,
-        TEMPORAL_ADDRESS: '127.0.0.1:1',
-      });
-      expect(closed.code).toBe(3);
-      expect(closed.stderr).not.toContain('starting the local stack');
-    } finally {
-      if (pid) process.kill(pid, 'SIGTERM');
-    }
   });
 });

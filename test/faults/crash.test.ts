@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadScenarios } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import type { RunResult } from '../../src/shared/run-types';
-import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
+import { startDevServer, startDevServerOnFreePorts } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { createHarness, type Harness } from '../helpers/agent-harness';
@@ -100,9 +100,10 @@ describe('the Temporal server killed and restarted from its state file', () => {
     if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-restart-'));
     const dbFile = path.join(home, 'temporal.db');
-    const port = await getFreePort();
+    let server = await startDevServerOnFreePorts({ cliPath, dbFile, headless: true });
+    // The restart must come back where the worker and the client look for it.
+    const port = Number(server.address.split(':').pop());
     const start = () => startDevServer({ cliPath, dbFile, port, headless: true });
-    let server = await start();
     const llm = await new ScriptedLlmServer({ scenarios: loadScenarios(TEST_SCENARIOS) }).start();
     const env = {
       TEMPORAL_ADDRESS: server.address,

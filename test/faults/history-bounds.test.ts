@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { loadBuiltinScenario, loadScenarios, type Scenario } from '../../src/llm/scenario';
-import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
+import { startDevServerOnFreePorts } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { extendUpdate } from '../../src/workflows/signals';
@@ -138,10 +138,9 @@ describe('continue-as-new', () => {
     if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-can-'));
     // Suggest continue-as-new after 60 events (the default is thousands) so a short run hits it.
-    const server = await startDevServer({
+    const server = await startDevServerOnFreePorts({
       cliPath,
       dbFile: path.join(dir, 'temporal.db'),
-      port: await getFreePort(),
       headless: true,
       extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=60'],
     });

@@ -34,12 +34,29 @@ try {
   // Already installed by another test file in this process.
 }
 
-let bundlePromise: ReturnType<typeof bundleWorkflowCode> | null = null;
+let bundlePromise: Promise<{ code: string }> | null = null;
 
-/** Webpack takes seconds; one bundle serves every worker of a test file. */
-export function workflowBundle(): ReturnType<typeof bundleWorkflowCode> {
-  bundlePromise ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+/**
+ * Webpack takes seconds: one bundle serves every worker of a test file and, through a file in the
+ * folder the global setup names (ACA_TEST_BUNDLE_DIR), every test file of the run. Test files
+ * running side by side may both build it before either has written it; the rename makes the
+ * file whole for whoever reads it.
+ */
+export function workflowBundle(): Promise<{ code: string }> {
+  bundlePromise ??= sharedBundle(process.env.ACA_TEST_BUNDLE_DIR);
   return bundlePromise;
+}
+
+async function sharedBundle(dir: string | undefined): Promise<{ code: string }> {
+  const file = dir ? path.join(dir, 'workflow-bundle.js') : null;
+  if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8') };
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  if (file) {
+    const partial = `${file}.${process.pid}`;
+    fs.writeFileSync(partial, code);
+    fs.renameSync(partial, file);
+  }
+  return { code };
 }
 
 const noop = (): void => undefined;

@@ -3,8 +3,7 @@
  * allowed: a git store on "another machine" for the tests, started and stopped by them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as net from 'node:net';
-import { getFreePort } from '../../src/temporal/dev-server';
+import { getFreePort, PortInUseError } from '../../src/temporal/dev-server';
 
 export interface GitDaemon {
   port: number;
@@ -12,6 +11,9 @@ export interface GitDaemon {
   url(name: string): string;
   stop(): Promise<void>;
 }
+
+/** Ports chosen here are chosen again this many times when taken before the daemon binds. */
+const ATTEMPTS = 5;
 
 /**
  * `args` replace the daemon's options (but where it listens) and folders; by default every
@@ -28,20 +30,46 @@ export async function startGitDaemon(
   ],
   /** A port of the caller's: a daemon started again where the workers expect it. */
   port?: number,
+  /** How ports are chosen when the caller gives none (tests force the race with it). */
+  choosePort: () => Promise<number> = () => getFreePort(),
 ): Promise<GitDaemon> {
-  port ??= await getFreePort();
-  const child: ChildProcess = spawn('git', ['daemon', '--listen=127.0.0.1', `--port=${port}`, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: '/nonexistent',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
+  if (port !== undefined) return startOn(port, args);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await choosePort(), args);
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || attempt >= ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function startOn(port: number, args: string[]): Promise<GitDaemon> {
+  // --verbose makes the daemon say "Ready to rumble" once it listens: a port probe could not tell
+  // our daemon from whatever took the port after getFreePort chose it.
+  const child: ChildProcess = spawn(
+    'git',
+    ['daemon', '--verbose', '--listen=127.0.0.1', `--port=${port}`, ...args],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        HOME: '/nonexistent',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+      },
     },
-  });
+  );
   let stderr = '';
+  let closed = false;
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  await waitForPort(port, child, () => stderr);
+  // After exit and the end of its stderr, so that the reason is in `stderr`.
+  child.once('close', () => (closed = true));
+  await waitUntilListening(
+    port,
+    child,
+    () => stderr,
+    () => closed,
+  );
   return {
     port,
     url: (name) => `git://127.0.0.1:${port}/${name}`,
@@ -54,20 +82,23 @@ export async function startGitDaemon(
   };
 }
 
-async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+async function waitUntilListening(
+  port: number,
+  child: ChildProcess,
+  stderr: () => string,
+  closed: () => boolean,
+): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`git daemon exited: ${stderr()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (stderr().includes('Ready to rumble')) return;
+    if (closed()) {
+      const message = `git daemon on port ${port} exited: ${stderr()}`;
+      throw /address already in use/i.test(stderr())
+        ? new PortInUseError(message, `127.0.0.1:${port}`)
+        : new Error(message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  child.kill('SIGKILL');
   throw new Error(`git daemon did not listen on ${port}: ${stderr()}`);
 }

@@ -1,19 +1,22 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { isSandboxUid } from '../../src/sandbox';
+import { sandboxUidPool } from '../../src/sandbox';
 
 /**
- * Live host pids running as one of the sandbox's dedicated uids. Zombies are
+ * Live host pids running as one of the sandbox uids this test process gives its runs (its pool,
+ * see test/helpers/node-environment.ts; the whole range where no pool is set). Zombies are
  * left out: bwrap's outer process exits before reaping the namespace's init, so
  * that init is briefly (or, under a container init that never reaps, forever)
  * a zombie of the host's pid 1. A zombie runs nothing and holds no memory.
  */
 export function sandboxUidPids(opts: { includeZombies?: boolean } = {}): number[] {
+  const { min, span } = sandboxUidPool();
+  const ours = (uid: number) => uid >= min && uid < min + span;
   const pids: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (!isSandboxUid(fs.statSync(`/proc/${entry}`).uid)) continue;
+      if (!ours(fs.statSync(`/proc/${entry}`).uid)) continue;
       if (!opts.includeZombies && isZombie(entry)) continue;
       pids.push(Number(entry));
     } catch {

@@ -1,8 +1,15 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { getFreePort, isTemporalReachable, startDevServer } from '../../src/temporal/dev-server';
+import {
+  getFreePort,
+  isTemporalReachable,
+  PortInUseError,
+  startDevServer,
+  startDevServerOnFreePorts,
+} from '../../src/temporal/dev-server';
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { ensureTemporalCli, findTemporalCli } from '../../src/temporal/temporal-cli';
@@ -60,11 +67,10 @@ describe('dev server persistence', () => {
     const namespace = 'aca-persist';
     const workflowId = `persist-${Date.now()}`;
     const start = async () =>
-      startDevServer({
+      startDevServerOnFreePorts({
         cliPath,
         dbFile,
         namespace,
-        port: await getFreePort(),
         headless: true,
         logFile: path.join(tmpDir, 'server.log'),
       });
@@ -122,6 +128,81 @@ describe('dev server persistence', () => {
         headless: true,
         readyTimeoutMs: 20_000,
       }),
-    ).rejects.toThrow(/in use/);
+    ).rejects.toThrow(PortInUseError);
   });
 });
+
+describe('a port taken between choosing and binding', () => {
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-devserver-race-'));
+  const squatters: net.Server[] = [];
+  afterAll(async () => {
+    for (const squatter of squatters) await new Promise((resolve) => squatter.close(resolve));
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  });
+
+  /** Chooses ports like getFreePort, but the calls numbered in `stolen` hand back a port someone else just took. */
+  const racingChooser = (stolen: number[]) => {
+    const chosen: number[] = [];
+    const choosePort = async (host: string): Promise<number> => {
+      const port = await getFreePort(host);
+      chosen.push(port);
+      if (stolen.includes(chosen.length)) squatters.push(await occupy(port, host));
+      return port;
+    };
+    return { chosen, choosePort };
+  };
+
+  it("chooses again when the frontend's port is taken", async () => {
+    const cliPath = await ensureTemporalCli({ allowSdkDownload: false });
+    const { chosen, choosePort } = racingChooser([1]);
+    const server = await startDevServerOnFreePorts(
+      { cliPath, dbFile: path.join(tmpDir, 'frontend.db'), headless: true },
+      { choosePort },
+    );
+    try {
+      expect(chosen).toHaveLength(2);
+      expect(server.address).toBe(`127.0.0.1:${chosen[1]}`);
+      expect(await isTemporalReachable(server.address, 5000)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('chooses again when the server itself fails to bind (its Web UI port taken)', async () => {
+    const cliPath = await ensureTemporalCli({ allowSdkDownload: false });
+    // Calls 1 and 2 choose the frontend and UI ports of the first attempt; the UI's is stolen.
+    const { chosen, choosePort } = racingChooser([2]);
+    const server = await startDevServerOnFreePorts(
+      { cliPath, dbFile: path.join(tmpDir, 'ui.db'), logFile: path.join(tmpDir, 'ui.log') },
+      { choosePort },
+    );
+    try {
+      expect(chosen).toHaveLength(4);
+      expect(server.address).toBe(`127.0.0.1:${chosen[2]}`);
+      expect(server.uiUrl).toBe(`http://localhost:${chosen[3]}`);
+      expect(await isTemporalReachable(server.address, 5000)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('gives up after its attempts with the port-in-use error', async () => {
+    const cliPath = await ensureTemporalCli({ allowSdkDownload: false });
+    const { chosen, choosePort } = racingChooser([1, 2, 3]);
+    await expect(
+      startDevServerOnFreePorts(
+        { cliPath, dbFile: path.join(tmpDir, 'never.db'), headless: true },
+        { choosePort, attempts: 3 },
+      ),
+    ).rejects.toThrow(PortInUseError);
+    expect(chosen).toHaveLength(3);
+  });
+});
+
+function occupy(port: number, host: string): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer((socket) => socket.destroy());
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

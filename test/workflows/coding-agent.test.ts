@@ -29,7 +29,7 @@ import {
   type RunSnapshot,
 } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
-import { getFreePort, startDevServer } from '../../src/temporal/dev-server';
+import { startDevServerOnFreePorts } from '../../src/temporal/dev-server';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { codingAgentWorkflow } from '../../src/workflows';
@@ -1088,10 +1088,9 @@ describe('continue-as-new with stub activities', () => {
     const cliPath = findTemporalCli();
     if (!cliPath) throw new Error('no Temporal CLI: the global setup should have provided one');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-stub-can-'));
-    const server = await startDevServer({
+    const server = await startDevServerOnFreePorts({
       cliPath,
       dbFile: path.join(dir, 'temporal.db'),
-      port: await getFreePort(),
       headless: true,
       extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=40'],
     });

@@ -15,8 +15,28 @@ export function isSandboxUid(uid: number): boolean {
   return uid >= SANDBOX_UID_MIN && uid < SANDBOX_UID_MIN + SANDBOX_UID_SPAN;
 }
 
-/** Picks a uid in the sandbox range that no live process uses, nor any of `avoid`. */
+/**
+ * The uids this process picks from: the whole range, or the part of it ACA_SANDBOX_UIDS names
+ * ("first-last"). Workers (or test processes) sharing a host can each take a part of their own,
+ * so that one checking that nothing of its runs' uids survives is not misled by another's runs.
+ */
+export function sandboxUidPool(env: NodeJS.ProcessEnv = process.env): { min: number; span: number } {
+  const spec = env.ACA_SANDBOX_UIDS;
+  if (!spec) return { min: SANDBOX_UID_MIN, span: SANDBOX_UID_SPAN };
+  const match = /^(\d+)-(\d+)$/.exec(spec.trim());
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2]);
+  if (!match || first > last || !isSandboxUid(first) || !isSandboxUid(last)) {
+    throw new Error(
+      `ACA_SANDBOX_UIDS must be "first-last" within ${SANDBOX_UID_MIN}-${SANDBOX_UID_MIN + SANDBOX_UID_SPAN - 1}, got "${spec}"`,
+    );
+  }
+  return { min: first, span: last - first + 1 };
+}
+
+/** Picks a uid of the pool (see sandboxUidPool) that no live process uses, nor any of `avoid`. */
 export function pickSandboxUid(avoid: Iterable<number> = []): number {
+  const { min, span } = sandboxUidPool();
   const inUse = new Set<number>(avoid);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -26,10 +46,18 @@ export function pickSandboxUid(avoid: Iterable<number> = []): number {
       // Process exited while we looked.
     }
   }
+  const free = span > inUse.size ? undefined : freeUids(min, span, inUse);
+  if (free?.length === 0) throw new Error(`every sandbox uid of ${min}-${min + span - 1} is in use`);
   for (;;) {
-    const uid = SANDBOX_UID_MIN + Math.floor(Math.random() * SANDBOX_UID_SPAN);
+    const uid = free ? free[Math.floor(Math.random() * free.length)] : min + Math.floor(Math.random() * span);
     if (!inUse.has(uid)) return uid;
   }
+}
+
+function freeUids(min: number, span: number, inUse: Set<number>): number[] {
+  const free: number[] = [];
+  for (let uid = min; uid < min + span; uid++) if (!inUse.has(uid)) free.push(uid);
+  return free;
 }
 
 /**

@@ -1,3 +1,10 @@
+/**
+ * 100 concurrent runs of mixed scenarios, model faults among them, on one worker (ACA_LOAD_RUNS
+ * sets how many). Minutes long; in `npm test`, test/e2e/many-hosts.test.ts runs 20 mixed runs at
+ * once (faults among them) across two workers, test/faults/model-faults.test.ts each fault
+ * scenario of the mix (500, a dropped connection, 429, 401, bad tool calls), and
+ * test/e2e/agent-run.test.ts the demo and never-passing runs.
+ */
 import * as path from 'node:path';
 import { loadScenarios } from '../../src/llm/scenario';
 import type { RunOptions, RunResult } from '../../src/shared/run-types';

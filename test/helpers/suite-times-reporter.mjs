@@ -1,0 +1,91 @@
+/**
+ * A Jest reporter, registered beside the default one in jest.config.js: writes every suite's
+ * duration to a JSON file (test-output/suite-times.json unless its `outputFile` option says
+ * otherwise) and prints the slowest suites as a table when the run ends, so that the suites worth
+ * speeding up, or moving to `npm run test:slow`, are named by each CI run.
+ *
+ * Plain JavaScript (an ES module) because Jest loads reporters untransformed.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export default class SuiteTimesReporter {
+  /**
+   * @param {import('@jest/reporters').Config.GlobalConfig} globalConfig
+   * @param {{ outputFile?: string, top?: number }} [options]
+   */
+  constructor(globalConfig, options = {}) {
+    this.rootDir = globalConfig.rootDir;
+    this.maxWorkers = globalConfig.maxWorkers;
+    this.outputFile = path.resolve(
+      this.rootDir,
+      process.env.ACA_SUITE_TIMES_FILE || options.outputFile || 'test-output/suite-times.json',
+    );
+    this.top = options.top ?? 15;
+    /** @type {Array<{ file: string, ms: number, tests: number, failed: number, failedToRun: boolean }>} */
+    this.suites = [];
+    this.startedAt = Date.now();
+  }
+
+  onRunStart() {
+    this.startedAt = Date.now();
+    this.suites = [];
+  }
+
+  /**
+   * @param {unknown} _test
+   * @param {import('@jest/test-result').TestResult} result
+   */
+  onTestResult(_test, result) {
+    const { start, end } = result.perfStats;
+    this.suites.push({
+      file: path.relative(this.rootDir, result.testFilePath),
+      ms: start && end ? end - start : 0,
+      tests: result.numPassingTests + result.numFailingTests + result.numPendingTests + result.numTodoTests,
+      failed: result.numFailingTests,
+      failedToRun: Boolean(result.testExecError),
+    });
+  }
+
+  onRunComplete() {
+    const wallMs = Date.now() - this.startedAt;
+    const suites = [...this.suites].sort((a, b) => b.ms - a.ms);
+    const report = {
+      finishedAt: new Date().toISOString(),
+      wallMs,
+      maxWorkers: this.maxWorkers,
+      suiteMsTotal: suites.reduce((sum, s) => sum + s.ms, 0),
+      suites,
+    };
+    fs.mkdirSync(path.dirname(this.outputFile), { recursive: true });
+    fs.writeFileSync(this.outputFile, JSON.stringify(report, null, 2) + '\n');
+    process.stderr.write(formatTable(report, this.top, path.relative(process.cwd(), this.outputFile)));
+  }
+
+  getLastError() {
+    return undefined;
+  }
+}
+
+/**
+ * @param {{ wallMs: number, maxWorkers: number, suiteMsTotal: number, suites: Array<{ file: string, ms: number, tests: number, failed: number }> }} report
+ * @param {number} top
+ * @param {string} where
+ */
+export function formatTable(report, top, where) {
+  const shown = report.suites.slice(0, top);
+  const seconds = (ms) => (ms / 1000).toFixed(1);
+  const lines = [
+    '',
+    `Slowest ${shown.length} of ${report.suites.length} suites (wall ${seconds(report.wallMs)} s, ` +
+      `suites' own time ${seconds(report.suiteMsTotal)} s, maxWorkers ${report.maxWorkers}; all in ${where}):`,
+    `  ${'s'.padStart(7)}  ${'tests'.padStart(5)}  file`,
+    ...shown.map(
+      (s) =>
+        `  ${seconds(s.ms).padStart(7)}  ${String(s.tests).padStart(5)}  ${s.file}` +
+        (s.failed > 0 ? `  (${s.failed} failed)` : ''),
+    ),
+    '',
+  ];
+  return lines.join('\n') + '\n';
+}
