@@ -147,12 +147,12 @@ async function whereOf(stack: BenchStack, m: MeasuredRun): Promise<Record<string
   };
 }
 
-/** Median ms of 15 `git rev-parse` calls, started with execFile as git.ts starts git. */
+/** Median ms of 15 `git rev-parse` calls, made as aca makes them (git.ts, through the spawn helper). */
 async function gitCallMedian(gitDir: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 15; i++) {
     const started = performance.now();
-    await run('git', ['--git-dir', gitDir, 'rev-parse', '--git-dir']);
+    await git({ gitDir }, ['rev-parse', '--git-dir']);
     times.push(performance.now() - started);
   }
   return median(times);
