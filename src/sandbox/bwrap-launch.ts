@@ -17,7 +17,7 @@ import type { RunnerPaths } from './runner';
 /** Host tools the bubblewrap path needs; resolved once by availability.ts. */
 export interface BwrapTools {
   bwrap: string;
-  /** Only needed when the worker is root (see stagingCommand). */
+  /** Only needed when the worker is root and there is no perl (see bwrapCommand). */
   unshare?: string;
   mount?: string;
   setpriv?: string;
@@ -141,8 +141,9 @@ export interface BwrapLaunchInput {
 }
 
 /**
- * The command that starts the sandbox. As a normal user this is bwrap itself.
- * As root it is a short chain, because bwrap must run as the unprivileged
+ * The command that starts the sandbox: bwrap behind a launcher that opens the seccomp filter on
+ * its fd and joins a new session keyring (perl, PERL_LAUNCH; without perl, sh and the keyring
+ * launcher). As root the launcher does more, because bwrap must run as the unprivileged
  * sandbox uid (RLIMIT_NPROC is not enforced for uid 0) and that uid cannot
  * reach host paths under folders like /root (mode 0700). So root first enters a
  * private mount namespace, bind-mounts the workspace, node_modules, node and the
