@@ -43,7 +43,8 @@ export function makeVenv(repo: string, modules: Record<string, string>): Depende
  */
 export function linkNodeModules(repo: string): DependencyFolder {
   const target = path.join(repo, 'node_modules');
-  execFileSync('cp', ['-al', path.join(projectRoot(), 'node_modules'), target]);
+  // realpath: in a git worktree node_modules may be a link to the main checkout's.
+  execFileSync('cp', ['-al', fs.realpathSync(path.join(projectRoot(), 'node_modules')), target]);
   return { relative: 'node_modules', hostPath: target };
 }
 
