@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, repo, store, history, edit, humaneval, eval; none or `all` runs every one.
+ * concurrency, sandbox, search, git, repo, store, history, edit, humaneval, eval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -27,6 +27,7 @@ import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './hum
 import { overheadReport, runOverheadBench } from './overhead-bench';
 import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
+import { gitReport, runGitBench } from './git-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
 import { DEFAULT_EVAL_INSTANCES, DEFAULT_EVAL_LEVELS, evalBenchReport, runEvalBench } from './eval-bench';
@@ -37,6 +38,7 @@ export const PARTS = [
   'concurrency',
   'sandbox',
   'search',
+  'git',
   'repo',
   'store',
   'history',
@@ -241,6 +243,13 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
             searchReport(r, io);
             goals.push({ part, goal: r.goal });
             save('search.json', r);
+            break;
+          }
+          case 'git': {
+            const r = await runGitBench({ calls: Math.max(31, plan.reps) }, progress);
+            gitReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('git.json', r);
             break;
           }
           case 'repo': {

@@ -29,10 +29,12 @@ Parts:
   concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
   sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
   search       search_files against git grep on a generated repository of 20,000 files; goal <= 1.20
+  git          a git call (rev-parse, status) from a worker-sized process: direct, through the spawn
+               helper, and as git.ts makes it; goal: git() <= 5 ms (median)
   repo         on a generated repository of 20,000 files: preparing a --repo run against git worktree add,
                goal <= 1.20; its baseline test run in bubblewrap against bare pytest, goal <= 1.10
   store        the demo run and the demo as a --repo run on 20,000 files, with ACA_GIT_STORE against one
-               host; a cold worker bringing the last commit from the store; goal: demo <= 1.25x one host
+               host; a cold worker bringing the last commit from the store; goal: demo <= 1.10x one host
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   edit         one fix in a 5,000-line file: edit_file on a window against reading and rewriting the file; tokens
   humaneval    every HumanEval problem as a run with its check() as acceptance test

@@ -41,11 +41,12 @@ export async function checkCommitSize(
   pathspec: string[],
   limits: { fileBytes: number; totalBytes: number } = COMMIT_LIMITS,
 ): Promise<void> {
-  const list = async (which: string) =>
-    (await git(target, ['ls-files', '-z', which, '--exclude-standard', '--', ...pathspec]))
+  // Untracked and modified files in one listing: one git process per commit, not two.
+  const candidates = new Set(
+    (await git(target, ['ls-files', '-z', '--others', '--modified', '--exclude-standard', '--', ...pathspec]))
       .split('\0')
-      .filter(Boolean);
-  const candidates = new Set([...(await list('--others')), ...(await list('--modified'))]);
+      .filter(Boolean),
+  );
   let total = 0;
   let largest = { path: '', bytes: 0 };
   for (const relative of candidates) {

@@ -42,6 +42,9 @@ export function storeAccess(store: GitStoreLocation, timeoutMs = DEFAULT_STORE_T
     'credential.helper=',
     'core.askPass=',
     `protocol.${store.scheme}.allow=always`,
+    // A store on a path gets these settings too: no `gc --auto` started after each push (gc.auto=0
+    // pinned makes it a no-op there anyway).
+    'receive.autogc=false',
   ];
   const env: Record<string, string> = {};
   if (store.scheme === 'ssh') {

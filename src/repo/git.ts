@@ -14,9 +14,11 @@
  *   credential helper or askpass program, never prompts, and is killed, helpers and all, at a
  *   time limit. No other call may reach beyond the machine.
  */
-import { execFile, spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runViaHelper } from '../shared/spawn-helper';
 import { findExecutable } from '../shared/executables';
 import { SystemError } from '../shared/errors';
 
@@ -103,86 +105,104 @@ function baseEnv(target: GitTarget): NodeJS.ProcessEnv {
   };
 }
 
-function exec(
+interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+  timedOut: boolean;
+}
+
+/**
+ * Runs git through the worker's small spawn helper: started from the worker itself, each call
+ * would pay for a fork of the whole worker (tens of ms for a big one, with its event loop
+ * stopped). With a time limit (a network call) git gets a process group of its own, killed with
+ * everything in it at the limit: killing git alone would leave its helpers (ssh, the http
+ * transport) holding the output pipes open.
+ */
+async function execBytes(
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd = '/',
   timeoutMs = 0,
-): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
-  if (timeoutMs <= 0) {
-    return new Promise((resolve, reject) => {
-      execFile(
-        gitBinary(),
-        args,
-        { env, cwd, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
-        (err, stdout, stderr) => {
-          if (err && typeof (err as { code?: unknown }).code !== 'number') return reject(err);
-          resolve({
-            stdout,
-            stderr,
-            code: err ? ((err as { code?: number }).code ?? null) : 0,
-            timedOut: false,
-          });
-        },
-      );
+): Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; timedOut: boolean }> {
+  const result = await runViaHelper({
+    command: gitBinary(),
+    args,
+    cwd,
+    env: env as Record<string, string>,
+    timeoutMs,
+    maxOutputBytes: MAX_OUTPUT_BYTES,
+  });
+  if (result.overflowed) {
+    throw Object.assign(new Error(`git ${args.join(' ')}: output over ${MAX_OUTPUT_BYTES} bytes`), {
+      code: 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
     });
   }
-  return execWithTimeLimit(args, env, cwd, timeoutMs);
+  return { stdout: result.stdout, stderr: result.stderr, code: result.code, timedOut: result.timedOut };
+}
+
+async function exec(args: string[], env: NodeJS.ProcessEnv, cwd = '/', timeoutMs = 0): Promise<ExecResult> {
+  const result = await execBytes(args, env, cwd, timeoutMs);
+  return { ...result, stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') };
 }
 
 /**
- * A network call: git in a process group of its own, killed with everything in it at the time
- * limit. Killing git alone would leave its helpers (ssh, the http transport) running, holding
- * the output pipes open, so the call would still wait for them.
+ * The driver pins of a git directory, kept per directory with the bytes of the config files
+ * they were read from: equal bytes give equal pins, so a call whose config is unchanged runs one
+ * git process instead of two. A config that includes other files is read by git every time.
  */
-function execWithTimeLimit(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  timeoutMs: number,
-): Promise<{ stdout: string; stderr: string; code: number | null; timedOut: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(gitBinary(), args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
-    const collect = (into: Buffer[]) => (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_OUTPUT_BYTES) return killGroup();
-      into.push(chunk);
-    };
-    child.stdout.on('data', collect(out));
-    child.stderr.on('data', collect(err));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        code,
-        timedOut,
-      });
-    });
-  });
+const pinsCache = new Map<string, { key: string; pins: string[] }>();
+const PINS_CACHE_SIZE = 256;
+
+function readOrNull(file: string): Buffer | null {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
+    throw err;
+  }
+}
+
+/** What git reads for the repository's config (no system or global config), or null when not cacheable. */
+function configKey(gitDir: string): string | null {
+  let commonDir = gitDir;
+  let commonFile: Buffer | null;
+  try {
+    commonFile = readOrNull(path.join(gitDir, 'commondir'));
+    if (commonFile) commonDir = path.resolve(gitDir, commonFile.toString('utf8').trim());
+    const hash = crypto.createHash('sha256');
+    for (const part of [
+      commonFile,
+      readOrNull(path.join(commonDir, 'config')),
+      readOrNull(path.join(gitDir, 'config.worktree')),
+    ]) {
+      if (part && /include/i.test(part.toString('latin1'))) return null;
+      hash.update(part === null ? 'absent' : `${part.length}:`);
+      if (part) hash.update(part);
+      hash.update('\0');
+    }
+    return hash.digest('hex');
+  } catch {
+    return null;
+  }
 }
 
 /** `-c` pins for every driver the repository's config defines: none of them may run. */
 async function driverPins(target: GitTarget): Promise<string[]> {
+  const key = configKey(target.gitDir);
+  const cached = pinsCache.get(target.gitDir);
+  if (key !== null && cached?.key === key) return cached.pins;
+  const pins = await readDriverPins(target);
+  if (key !== null) {
+    pinsCache.delete(target.gitDir);
+    pinsCache.set(target.gitDir, { key, pins });
+    if (pinsCache.size > PINS_CACHE_SIZE) pinsCache.delete(pinsCache.keys().next().value!);
+  }
+  return pins;
+}
+
+async function readDriverPins(target: GitTarget): Promise<string[]> {
   const listed = await exec(
     ['config', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'],
     baseEnv({ gitDir: target.gitDir }),
@@ -283,19 +303,7 @@ export async function gitBytes(target: GitTarget, args: string[]): Promise<Buffe
   const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
   const env = { ...baseEnv(target) };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  return new Promise((resolve, reject) => {
-    execFile(
-      gitBinary(),
-      full,
-      { env, cwd: '/', maxBuffer: MAX_OUTPUT_BYTES, encoding: 'buffer' },
-      (err, stdout, stderr) => {
-        if (err) {
-          const code = (err as { code?: unknown }).code;
-          if (typeof code !== 'number') return reject(err);
-          return reject(new GitError(args, code, stderr.toString('utf8')));
-        }
-        resolve(stdout);
-      },
-    );
-  });
+  const result = await execBytes(full, env);
+  if (result.code !== 0) throw new GitError(args, result.code, result.stderr.toString('utf8'));
+  return result.stdout;
 }

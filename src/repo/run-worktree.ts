@@ -271,7 +271,25 @@ export async function commitAll(
   await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text], {
     ...(author ? { author } : {}),
   });
-  return (await git(target, ['rev-parse', 'HEAD'])).trim();
+  return looseHead(worktree) ?? (await git(target, ['rev-parse', 'HEAD'])).trim();
+}
+
+/**
+ * The commit HEAD names, read from the git directory's files when HEAD is a branch with a loose
+ * ref (as right after a commit on it): every file tool call of a run with a git store commits,
+ * and a git process costs more than two small reads. Null where git has to say (a packed ref).
+ */
+function looseHead(worktree: RunWorktree): string | null {
+  try {
+    const head = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(
+      fs.readFileSync(path.join(worktree.gitDir, 'HEAD'), 'utf8'),
+    );
+    if (!head || head[1]!.split('/').includes('..')) return null;
+    const commit = fs.readFileSync(path.join(worktree.commonDir, head[1]!), 'utf8').trim();
+    return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit) ? commit : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The diff between two commits of the run, as text, or as a `--stat` summary. */

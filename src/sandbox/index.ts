@@ -28,12 +28,12 @@ export {
   type SandboxAvailability,
 } from './launch/availability';
 export { DEFAULT_SANDBOX_LIMITS, resolveLimits, withinMaximums, type SandboxLimits } from './launch/limits';
-export { startSpawnHelper } from './launch/spawn-helper';
+export { startSpawnHelper } from '../shared/spawn-helper';
 export { findExecutable, isRoot } from './launch/tools';
 
 // Parts exposed for their own tests (escape, parser and seccomp suites) and the sandbox benchmark.
 export { bwrapTools } from './launch/availability';
-export { bwrapCommand } from './launch/bwrap-launch';
+export { bwrapCommand, type BwrapLaunchInput } from './launch/bwrap-launch';
 export { acquireCgroupLauncher } from './launch/cgroup-launchers';
 export { OutputTail } from './launch/output-tail';
 export { runProcessTree, type ProcessRunOptions } from './launch/process-tree';
@@ -54,7 +54,7 @@ export {
   seccompArchOf,
   type SeccompArch,
 } from './launch/seccomp-filter';
-export { spawnDirect, spawnViaHelper } from './launch/spawn-helper';
+export { spawnDirect, spawnViaHelper } from '../shared/spawn-helper';
 export { parseJestReport } from './runners/jest-runner';
 export { mochaCaseId } from './runners/mocha-runner';
 export { nodeTestCaseId } from './runners/node-test-runner';

@@ -3,6 +3,7 @@ import type { SandboxMode } from '../../shared/types';
 import { bwrapCommand, type BwrapTools } from './bwrap-launch';
 import { DEFAULT_SANDBOX_LIMITS } from './limits';
 import { runnerFiles } from './runner-files';
+import { seccompArchOf } from './seccomp-filter';
 import { pickSandboxUid } from './sandbox-user';
 import { findExecutable, isRoot } from './tools';
 import { programLookup } from '../../config';
@@ -73,7 +74,8 @@ function probeUncached(searchPath: string): { result: SandboxAvailability; tools
   const perl = findExecutable('perl', `${searchPath}:/usr/bin:/bin`);
   if (perl) tools.perl = perl;
   else if (findExecutable('python3', '/usr/bin')) tools.python = '/usr/bin/python3';
-  if (isRoot()) {
+  // The perl launcher stages and drops privileges itself (bwrap-launch.ts).
+  if (isRoot() && !(tools.perl && seccompArchOf())) {
     // util-linux tools, searched also in sbin folders that a worker's PATH may lack.
     const sbinPath = `${searchPath}:/usr/sbin:/usr/bin:/sbin:/bin`;
     for (const name of ['unshare', 'mount', 'setpriv'] as const) {

@@ -10,13 +10,14 @@ import {
 } from './bwrap-profile';
 import type { SandboxLimits } from './limits';
 import { runnerFiles } from './runner-files';
+import { DENIED_SYSCALLS, seccompArchOf, type SeccompArch } from './seccomp-filter';
 import { keyringJoinPrefix } from './session-keyring';
 import type { RunnerPaths } from '../runners/runner';
 
 /** Host tools the bubblewrap path needs; resolved once by availability.ts. */
 export interface BwrapTools {
   bwrap: string;
-  /** Only needed when the worker is root (see stagingCommand). */
+  /** Only needed when the worker is root and there is no perl (see bwrapCommand). */
   unshare?: string;
   mount?: string;
   setpriv?: string;
@@ -27,6 +28,84 @@ export interface BwrapTools {
 
 /** The fd on which bwrap reads the seccomp filter; 3 is the results channel. */
 const SECCOMP_FD = 9;
+
+/** Syscalls the perl launcher makes besides those of seccomp-filter.ts (numbers as there). */
+const LAUNCH_SYSCALLS: Readonly<Record<string, { x64: number; arm64: number }>> = {
+  setgroups: { x64: 116, arm64: 159 },
+  setresuid: { x64: 117, arm64: 147 },
+  setresgid: { x64: 119, arm64: 149 },
+  dup3: { x64: 292, arm64: 24 },
+};
+
+/**
+ * The whole host-side launch chain in one perl process: a private mount namespace, the staging
+ * bind mounts, the seccomp filter opened on its fd, the drop to the sandbox uid (groups cleared),
+ * a new session keyring, then exec of bwrap. The same steps as `unshare`, `sh`, one `mount` per
+ * staged folder, `setpriv` and the keyring launcher, without their five or more program starts
+ * (mount alone reads the host's whole mount table): several milliseconds of every test run.
+ * Arguments: the syscall numbers, uid ('' for none: no namespace, mounts or uid change), filter
+ * ('' for none), the number of staged pairs, the pairs (source, mount point), then bwrap's argv.
+ */
+const PERL_LAUNCH = [
+  'my ($unshare, $mount, $setgroups, $setresgid, $setresuid, $dup3, $keyctl, $uid, $filter, $n) = splice(@ARGV, 0, 10);',
+  'sub ok { $_[0] >= 0 or die "aca: cannot $_[1]: $!\n" }',
+  'if ($uid ne "") {',
+  // CLONE_NEWNS; then MS_REC | MS_PRIVATE on / (what `unshare --mount --propagation private` does).
+  '  ok(syscall($unshare + 0, 0x20000), "enter a mount namespace of its own");',
+  // syscall passes strings by pointer and needs them writable: copies, not literals.
+  '  my ($none, $root) = ("none", "/");',
+  '  ok(syscall($mount + 0, $none, $root, 0, 0x44000, 0), "make its mounts private");',
+  // MS_BIND, not recursive (what `mount --bind` does).
+  '  for (1 .. $n) { my ($src, $dest) = splice(@ARGV, 0, 2); ok(syscall($mount + 0, $src, $dest, 0, 4096, 0), "bind $src to $dest"); }',
+  '}',
+  // dup3 with no flags: the filter stays open across exec, on exactly the fd bwrap is told (F_SETFD
+  // clears close-on-exec where perl happened to open it there).
+  'if ($filter ne "") {',
+  '  open(my $fh, "<", $filter) or die "aca: cannot open $filter: $!\\n";',
+  `  if (fileno($fh) == ${SECCOMP_FD}) { defined(fcntl($fh, 2, 0)) or die "aca: cannot keep the seccomp filter open: $!\\n"; }`,
+  `  else { ok(syscall($dup3 + 0, fileno($fh), ${SECCOMP_FD}, 0), "open the seccomp filter"); }`,
+  '}',
+  'if ($uid ne "") {',
+  '  ok(syscall($setgroups + 0, 0, 0), "clear the supplementary groups");',
+  '  ok(syscall($setresgid + 0, $uid + 0, $uid + 0, $uid + 0), "change group");',
+  '  ok(syscall($setresuid + 0, $uid + 0, $uid + 0, $uid + 0), "change user");',
+  '}',
+  // KEYCTL_JOIN_SESSION_KEYRING with no name, as the sandbox uid (session-keyring.ts).
+  'ok(syscall($keyctl + 0, 1, 0), "join a new session keyring");',
+  'exec { $ARGV[0] } @ARGV or die "aca: cannot start $ARGV[0]: $!\n";',
+].join('\n');
+
+function perlLaunch(
+  perl: string,
+  arch: SeccompArch,
+  uid: number | undefined,
+  filter: string | null,
+  staged: { src: string; via: string }[],
+  sandbox: string[],
+): { command: string; args: string[] } {
+  const numbers = [
+    DENIED_SYSCALLS.unshare,
+    DENIED_SYSCALLS.mount,
+    LAUNCH_SYSCALLS.setgroups,
+    LAUNCH_SYSCALLS.setresgid,
+    LAUNCH_SYSCALLS.setresuid,
+    LAUNCH_SYSCALLS.dup3,
+    DENIED_SYSCALLS.keyctl,
+  ].map((n) => String(n![arch]));
+  return {
+    command: perl,
+    args: [
+      '-e',
+      PERL_LAUNCH,
+      ...numbers,
+      uid === undefined ? '' : String(uid),
+      filter ?? '',
+      String(staged.length),
+      ...staged.flatMap(({ src, via }) => [src, via]),
+      ...sandbox,
+    ],
+  };
+}
 
 export const SANDBOX_PATHS: RunnerPaths = {
   workspace: SANDBOX_WORKSPACE,
@@ -62,8 +141,9 @@ export interface BwrapLaunchInput {
 }
 
 /**
- * The command that starts the sandbox. As a normal user this is bwrap itself.
- * As root it is a short chain, because bwrap must run as the unprivileged
+ * The command that starts the sandbox: bwrap behind a launcher that opens the seccomp filter on
+ * its fd and joins a new session keyring (perl, PERL_LAUNCH; without perl, sh and the keyring
+ * launcher). As root the launcher does more, because bwrap must run as the unprivileged
  * sandbox uid (RLIMIT_NPROC is not enforced for uid 0) and that uid cannot
  * reach host paths under folders like /root (mode 0700). So root first enters a
  * private mount namespace, bind-mounts the workspace, node_modules, node and the
@@ -146,6 +226,15 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
   // bwrap installs the filter right before it execs the test command; the launcher in front of it
   // gives the sandbox an empty session keyring of its own first.
   const filter = files.seccompFilter;
+  const arch = seccompArchOf();
+  if (input.tools.perl && arch) {
+    return perlLaunch(input.tools.perl, arch, input.uid, filter, staged, [
+      input.tools.bwrap,
+      ...(filter ? ['--seccomp', String(SECCOMP_FD)] : []),
+      ...args,
+    ]);
+  }
+  // Without perl: the same steps by separate programs.
   const sandbox = [
     ...keyringJoinPrefix(input.tools),
     input.tools.bwrap,

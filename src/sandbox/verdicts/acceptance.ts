@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Language, TestCaseResult } from '../../shared/types';
 import { PYTHON } from '../runners/pytest-runner';
 import { HOST_TOOL_ENV } from '../../shared/executables';
 import { shippedFile } from '../shipped-files';
+import { runViaHelper } from '../../shared/spawn-helper';
 
 /**
  * The user's acceptance tests (`--tests DIR`). The workspace holds copies at the same relative
@@ -134,20 +134,29 @@ export async function expectedPythonTests(
     shippedFile('pythonAcceptanceTests'),
     ...testFiles.flatMap((f) => [f, path.join(acceptance.sourceDir, f)]),
   ];
-  return new Promise((resolve) => {
-    execFile(PYTHON, args, { env: HOST_TOOL_ENV, timeout: 20_000 }, (err, stdout) => {
-      if (err) return resolve(undefined);
+  // Through the spawn helper: a fork of the worker costs more than this python's start.
+  return runViaHelper({
+    command: PYTHON,
+    args,
+    cwd: '/',
+    env: HOST_TOOL_ENV,
+    timeoutMs: 20_000,
+    maxOutputBytes: 16 * 1024 * 1024,
+  }).then(
+    (result) => {
+      if (result.code !== 0 || result.timedOut || result.overflowed) return undefined;
       try {
-        const parsed: unknown = JSON.parse(stdout);
+        const parsed: unknown = JSON.parse(result.stdout.toString('utf8'));
         const strings = (v: unknown): v is string[] =>
           Array.isArray(v) && v.every((x) => typeof x === 'string');
         const { ids, maySkip } = (parsed ?? {}) as { ids?: unknown; maySkip?: unknown };
-        resolve(strings(ids) && strings(maySkip) ? { ids, maySkip } : undefined);
+        return strings(ids) && strings(maySkip) ? { ids, maySkip } : undefined;
       } catch {
-        resolve(undefined);
+        return undefined;
       }
-    });
-  });
+    },
+    () => undefined,
+  );
 }
 
 /**

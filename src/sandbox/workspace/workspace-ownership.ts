@@ -24,11 +24,10 @@
  * and a synchronous walk stopped the worker's only thread (and the heartbeats of every activity
  * on it) for all of that time. A tree once found large skips the in-process attempt next time.
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
-import { HOST_TOOL_ENV } from '../launch/availability';
+import { HOST_TOOL_ENV } from '../../shared/executables';
+import { runViaHelper } from '../../shared/spawn-helper';
 import {
   hasLiveProcesses,
   isSandboxUid,
@@ -38,10 +37,27 @@ import {
   SANDBOX_UID_SPAN,
 } from '../launch/sandbox-user';
 
-const exec = promisify(execFile);
-
-async function run(command: string, args: string[]): Promise<void> {
-  await exec(command, args, { env: HOST_TOOL_ENV, maxBuffer: 1024 * 1024, timeout: 10 * 60_000 });
+/** A host tool run to its end through the spawn helper (no fork of the worker); its stdout. */
+async function run(command: string, args: string[]): Promise<string> {
+  const result = await runViaHelper({
+    command,
+    args,
+    cwd: '/',
+    env: HOST_TOOL_ENV,
+    timeoutMs: 10 * 60_000,
+    maxOutputBytes: 1024 * 1024,
+  });
+  if (result.code !== 0 || result.timedOut || result.overflowed) {
+    const how = result.timedOut
+      ? 'timed out'
+      : result.overflowed
+        ? 'printed too much'
+        : `failed (exit ${String(result.code ?? result.signal)})`;
+    throw new Error(
+      `${command} ${args.join(' ')} ${how}: ${result.stderr.toString('utf8').trim().slice(-500)}`,
+    );
+  }
+  return result.stdout.toString('utf8');
 }
 
 export interface Owner {
@@ -285,11 +301,8 @@ export async function workspaceUsage(workspace: string): Promise<Usage> {
 
 async function usageByDu(workspace: string): Promise<Usage> {
   const [inodes, bytes] = await Promise.all([
-    exec('du', ['-s', '--inodes', '--', workspace], { env: HOST_TOOL_ENV, timeout: 10 * 60_000 }),
-    exec('du', ['-s', '-b', '--apparent-size', '--', workspace], {
-      env: HOST_TOOL_ENV,
-      timeout: 10 * 60_000,
-    }),
+    run('du', ['-s', '--inodes', '--', workspace]),
+    run('du', ['-s', '-b', '--apparent-size', '--', workspace]),
   ]);
-  return { files: Number(inodes.stdout.split('\t')[0]), bytes: Number(bytes.stdout.split('\t')[0]) };
+  return { files: Number(inodes.split('\t')[0]), bytes: Number(bytes.split('\t')[0]) };
 }

@@ -23,6 +23,30 @@ export interface SpawnRequest {
   env: Record<string, string>;
 }
 
+/** A short command run to its end (git, a host tool): its output comes back whole. */
+export interface RunRequest {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Written to its stdin, which is then closed; without it stdin is /dev/null. */
+  input?: Buffer;
+  /** Its process group is killed after this long (0: no limit). */
+  timeoutMs: number;
+  /** Its process group is killed once stdout and stderr together pass this. */
+  maxOutputBytes: number;
+}
+
+export interface RunResult {
+  stdout: Buffer;
+  stderr: Buffer;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** Killed for passing maxOutputBytes; the output is what came before. */
+  overflowed: boolean;
+}
+
 /**
  * A started process as the caller sees it: its pid (also its group id), output, exit.
  * Besides stdout and stderr it gets a third pipe on fd 3, the results channel: the test
@@ -90,11 +114,61 @@ process.on('message', (msg) => {
       paused.delete(child);
       send({ type: 'close', id });
     });
+  } else if (msg.type === 'run') {
+    run(msg);
   } else if (msg.type === 'destroy-pipes') {
     const child = children.get(msg.id);
     if (child) for (const stream of child.stdio.slice(1)) stream.destroy();
   }
 });
+// A short command run to its end (git): output collected here, sent back in one message.
+const run = (msg) => {
+  const { id } = msg;
+  let child;
+  try {
+    child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: [msg.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
+    return;
+  }
+  const out = [];
+  const errs = [];
+  let size = 0;
+  let timedOut = false;
+  let overflowed = false;
+  const kill = () => {
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { try { child.kill('SIGKILL'); } catch {} }
+  };
+  const collect = (into) => (data) => {
+    if (overflowed) return;
+    size += data.length;
+    if (size > msg.maxOutputBytes) { overflowed = true; kill(); return; }
+    into.push(data);
+  };
+  let started = false;
+  let answered = false;
+  child.once('spawn', () => { started = true; children.set(id, child); });
+  child.stdout.on('data', collect(out));
+  child.stderr.on('data', collect(errs));
+  if (msg.input) {
+    child.stdin.on('error', () => {});
+    child.stdin.end(Buffer.from(msg.input));
+  }
+  const timer = msg.timeoutMs > 0 ? setTimeout(() => { timedOut = true; kill(); }, msg.timeoutMs) : null;
+  child.on('error', (err) => {
+    if (started || answered) return;
+    answered = true;
+    if (timer) clearTimeout(timer);
+    send({ type: 'error', id, message: String(err.message), code: err.code });
+  });
+  child.on('close', (code, signal) => {
+    if (timer) clearTimeout(timer);
+    children.delete(id);
+    if (answered) return;
+    answered = true;
+    send({ type: 'ran', id, stdout: Buffer.concat(out), stderr: Buffer.concat(errs), code, signal, timedOut, overflowed });
+  });
+};
 process.on('disconnect', () => {
   for (const child of children.values()) { try { process.kill(-child.pid, 'SIGKILL'); } catch {} }
   process.exit(0);
@@ -106,6 +180,16 @@ type HelperMessage =
   | { type: 'data' | 'results'; id: number; data: Buffer | Uint8Array }
   | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { type: 'close'; id: number }
+  | {
+      type: 'ran';
+      id: number;
+      stdout: Buffer | Uint8Array;
+      stderr: Buffer | Uint8Array;
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      timedOut: boolean;
+      overflowed: boolean;
+    }
   | { type: 'error' | 'failed'; id: number; message: string; code?: string };
 
 class RelayedProcess extends EventEmitter implements SpawnedProcess {
@@ -150,6 +234,10 @@ export class SpawnHelper {
   private helper: ChildProcess | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly runs = new Map<
+    number,
+    { resolve: (r: RunResult) => void; reject: (err: Error) => void }
+  >();
 
   /** `onStart` runs with the pid of each helper process started, before it is asked for anything. */
   constructor(private readonly onStart?: (pid: number) => void) {}
@@ -172,6 +260,10 @@ export class SpawnHelper {
         if (entry.process) entry.process.deliver('error', err);
         else entry.reject(err);
       }
+      for (const [id, entry] of this.runs) {
+        this.runs.delete(id);
+        entry.reject(Object.assign(new Error('the process helper exited'), { code: 'ACA_HELPER_EXITED' }));
+      }
     });
     helper.on('error', () => undefined);
     if (helper.pid !== undefined) this.onStart?.(helper.pid);
@@ -192,13 +284,58 @@ export class SpawnHelper {
     });
   }
 
+  /**
+   * Runs a command to its end. A helper that dies meanwhile rejects the call (its command may
+   * or may not have run, so it is not repeated); the next call starts a new helper.
+   */
+  run(request: RunRequest): Promise<RunResult> {
+    const helper = this.start();
+    const id = this.nextId++;
+    return new Promise<RunResult>((resolve, reject) => {
+      this.runs.set(id, { resolve, reject });
+      helper.ref();
+      (helper.channel as { ref?: () => void } | undefined)?.ref?.();
+      try {
+        helper.send({ type: 'run', id, ...request });
+      } catch (err) {
+        this.runs.delete(id);
+        reject(err as Error);
+        this.idle();
+      }
+    });
+  }
+
+  /** The helper's pid while one runs. */
+  pid(): number | undefined {
+    return this.helper?.connected ? this.helper.pid : undefined;
+  }
+
   private idle(): void {
-    if (this.pending.size > 0 || !this.helper) return;
+    if (this.pending.size > 0 || this.runs.size > 0 || !this.helper) return;
     this.helper.unref();
     (this.helper.channel as { unref?: () => void } | undefined)?.unref?.();
   }
 
   private onMessage(msg: HelperMessage): void {
+    const ran = this.runs.get(msg.id);
+    if (ran) {
+      if (msg.type !== 'ran' && msg.type !== 'error') return;
+      this.runs.delete(msg.id);
+      if (msg.type === 'ran') {
+        ran.resolve({
+          stdout: Buffer.from(msg.stdout),
+          stderr: Buffer.from(msg.stderr),
+          code: msg.code,
+          signal: msg.signal,
+          timedOut: msg.timedOut,
+          overflowed: msg.overflowed,
+        });
+      } else {
+        ran.reject(spawnError(msg.message, msg.code));
+      }
+      this.idle();
+      return;
+    }
     const entry = this.pending.get(msg.id);
     if (!entry) return;
     switch (msg.type) {
@@ -251,6 +388,92 @@ export function startSpawnHelper(): void {
 /** Starts `command` in a new session (its pid is its process group id) through the helper. */
 export function spawnViaHelper(request: SpawnRequest): Promise<SpawnedProcess> {
   return shared.spawn(request);
+}
+
+/**
+ * Runs a short command to its end through the helper: what the worker runs many times a step
+ * (git) pays for a fork of the small helper, not of the worker.
+ */
+export function runViaHelper(request: RunRequest): Promise<RunResult> {
+  return shared.run(request);
+}
+
+/** The pid of the worker's helper while one runs. */
+export function sharedHelperPid(): number | undefined {
+  return shared.pid();
+}
+
+/** runViaHelper's work done by this process itself (for comparison). */
+export function runDirect(request: RunRequest): Promise<RunResult> {
+  return new Promise<RunResult>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(request.command, request.args, {
+        cwd: request.cwd,
+        env: request.env,
+        detached: true,
+        stdio: [request.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      reject(err as Error);
+      return;
+    }
+    const out: Buffer[] = [];
+    const errs: Buffer[] = [];
+    let size = 0;
+    let timedOut = false;
+    let overflowed = false;
+    let started = false;
+    const kill = (): void => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const collect = (into: Buffer[]) => (data: Buffer) => {
+      if (overflowed) return;
+      size += data.length;
+      if (size > request.maxOutputBytes) {
+        overflowed = true;
+        kill();
+        return;
+      }
+      into.push(data);
+    };
+    child.once('spawn', () => {
+      started = true;
+    });
+    child.stdout!.on('data', collect(out));
+    child.stderr!.on('data', collect(errs));
+    if (request.input) {
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(request.input);
+    }
+    const timer =
+      request.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            kill();
+          }, request.timeoutMs)
+        : null;
+    child.once('error', (err) => {
+      if (timer) clearTimeout(timer);
+      if (!started) reject(err);
+    });
+    child.once('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (!started) return;
+      resolve({
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(errs),
+        code,
+        signal,
+        timedOut,
+        overflowed,
+      });
+    });
+  });
 }
 
 /** The same, started by this process itself (for comparison, and where no helper is wanted). */
