@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, git, repo, store, history, edit, humaneval, eval; none or `all` runs every one.
+ * concurrency, sandbox, search, git, repo, store, memory, history, edit, humaneval, eval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -30,6 +30,7 @@ import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { gitReport, runGitBench } from './git-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
+import { DEFAULT_MEMORY_LEVELS, memoryReport, runMemoryBench } from './memory-bench';
 import { DEFAULT_EVAL_INSTANCES, DEFAULT_EVAL_LEVELS, evalBenchReport, runEvalBench } from './eval-bench';
 import { positiveInteger } from '../src/shared/option-numbers';
 
@@ -41,6 +42,7 @@ export const PARTS = [
   'git',
   'repo',
   'store',
+  'memory',
   'history',
   'edit',
   'humaneval',
@@ -80,6 +82,8 @@ interface BenchPlan {
   delayMs: number;
   overheadRuns: number;
   levels: number[];
+  /** The memory part's numbers of runs at once: --levels, else 50,100,200. */
+  memoryLevels: number[];
   reps: number;
   searchFiles: number;
   /** The repo part's repetitions: --reps, else 5 (each makes a worktree of the whole repository). */
@@ -148,6 +152,7 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
     delayMs: nonNegativeInteger(flags.delayMs, 'delay-ms', 500),
     overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
+    memoryLevels: integerList(flags.levels, 'levels', DEFAULT_MEMORY_LEVELS),
     reps: positiveInteger(flags.reps, 'reps') ?? 9,
     searchFiles: positiveInteger(flags.searchFiles, 'search-files') ?? 20_000,
     repoReps: positiveInteger(flags.reps, 'reps') ?? 5,
@@ -268,6 +273,13 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
             storeReport(r, io);
             goals.push({ part, goal: r.goal });
             save('store.json', r);
+            break;
+          }
+          case 'memory': {
+            const r = await runMemoryBench({ levels: plan.memoryLevels }, progress);
+            memoryReport(r, io);
+            goals.push({ part, goal: r.goal });
+            save('memory.json', r);
             break;
           }
           case 'history': {

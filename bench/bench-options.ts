@@ -35,6 +35,8 @@ Parts:
                goal <= 1.20; its baseline test run in bubblewrap against bare pytest, goal <= 1.10
   store        the demo run and the demo as a --repo run on 20,000 files, with ACA_GIT_STORE against one
                host; a cold worker bringing the last commit from the store; goal: demo <= 1.10x one host
+  memory       embedded failure memory with 2,000 past failures, --levels runs at once (50,100,200) each
+               creating, recalling, storing: recall latency and give-ups; goal: none at 200 distinct tasks
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   edit         one fix in a 5,000-line file: edit_file on a window against reading and rewriting the file; tokens
   humaneval    every HumanEval problem as a run with its check() as acceptance test
@@ -45,7 +47,7 @@ export function addBenchOptions(command: Command): Command {
   return command
     .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
     .option('--runs <n>', 'measured overhead runs, median reported (3)')
-    .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200; eval: 1,8,32)')
+    .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200; eval: 1,8,32; memory: 50,100,200)')
     .option('--reps <n>', 'sandbox and search repetitions each side (9); repo (5); store (3)')
     .option('--search-files <n>', 'files in the generated repository of the search part (20000)')
     .option('--repo-files <n>', 'files in the generated repository of the repo part (20000)')

@@ -45,7 +45,7 @@ const SCORED_FAILURES = `
            f.created_at, t.task, t.language, t.status, x.summary AS fix,
            (0.6 * similarity(t.task, $1)
              + 0.25 * COALESCE(ts_rank(f.search, w.query, 32), 0)
-             + 0.15 * COALESCE(ts_rank(to_tsvector('english', t.task), w.query, 32), 0)
+             + 0.15 * COALESCE(ts_rank(t.task_search, w.query, 32), 0)
            )::float8 AS score
     FROM failures f
     JOIN tasks t ON t.workflow_id = f.workflow_id
@@ -83,6 +83,8 @@ export class PgFailureRepository implements FailureMemory {
   readonly description: string;
   readonly migrationsApplied: readonly number[];
   private closed = false;
+  /** Lesson lookups under way, by question, shared by callers asking the same one at once. */
+  private readonly lookups = new Map<string, Promise<ScoredRow[]>>();
 
   constructor(
     private readonly pool: Pool,
@@ -171,7 +173,32 @@ export class PgFailureRepository implements FailureMemory {
     const limit = clampInt(options.limit ?? 3, 1, 20);
     const maxChars = clampInt(options.maxChars ?? 800, 80, 20_000);
     const words = options.errorText ? `${taskText}\n${options.errorText.slice(-4000)}` : taskText;
-    // Best failure per past run, so one run with many iterations cannot fill every slot.
+    const task = clipEnd(taskText, LIMITS.task);
+    const minScore = options.minScore ?? 0.1;
+    // Runs started together on the same task (a batch, a benchmark, retries) ask the same
+    // question at once: one lookup answers them all. It leaves no run out and takes one row
+    // more; each caller then drops its own run's row, which is at most one since the lookup
+    // keeps the best failure per run, so every caller gets exactly its own top `limit`.
+    const key = JSON.stringify([task, words, minScore, limit]);
+    let shared = this.lookups.get(key);
+    if (!shared) {
+      shared = this.bestPerRun(task, words, minScore, limit + 1).finally(() => this.lookups.delete(key));
+      this.lookups.set(key, shared);
+    }
+    const rows = await shared;
+    return rows
+      .filter((row) => row.workflow_id !== options.excludeWorkflowId)
+      .slice(0, limit)
+      .map((row) => toLesson(row, maxChars));
+  }
+
+  /** Best failure per past run, so one run with many iterations cannot fill every slot. */
+  private async bestPerRun(
+    task: string,
+    words: string,
+    minScore: number,
+    limit: number,
+  ): Promise<ScoredRow[]> {
     const result = await this.run<ScoredRow>(
       'find similar failures',
       `${SCORED_FAILURES},
@@ -182,15 +209,9 @@ export class PgFailureRepository implements FailureMemory {
        SELECT * FROM best WHERE score >= $4
        ORDER BY score DESC, (fix IS NOT NULL) DESC, created_at DESC
        LIMIT $5`,
-      [
-        clipEnd(taskText, LIMITS.task),
-        words,
-        options.excludeWorkflowId ?? null,
-        options.minScore ?? 0.1,
-        limit,
-      ],
+      [task, words, null, minScore, limit],
     );
-    return result.rows.map((row) => toLesson(row, maxChars));
+    return result.rows;
   }
 
   async search(text: string, limit = 10): Promise<PastFailure[]> {

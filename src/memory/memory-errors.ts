@@ -120,6 +120,8 @@ export function isConnectionError(err: unknown): boolean {
   // pg-pool's connect() can reject with an AggregateError when every resolved address failed.
   if (err instanceof AggregateError) return err.errors.some(isConnectionError);
   const code = errorCode(err);
+  // The embedded database's socket file is gone while its thread is down (or not yet up).
+  if (code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return true;
   if (code) {
     if (RETRYABLE_NODE_CODES.has(code) || RETRYABLE_SQLSTATES.has(code) || code.startsWith('08')) return true;
     // Any other SQLSTATE (five characters) is the server refusing our statement.

@@ -111,6 +111,16 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'task words stored',
+    // A lesson lookup ranks every stored failure against the new task's words, its own task's
+    // words included: computed once per task here rather than once per failure on every lookup.
+    sql: `
+      ALTER TABLE tasks ADD COLUMN task_search tsvector
+        GENERATED ALWAYS AS (to_tsvector('english', task)) STORED;
+    `,
+  },
 ];
 
 /** Arbitrary constant shared by every aca process: "the failure-memory migration lock". */

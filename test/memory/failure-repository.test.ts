@@ -130,6 +130,32 @@ function repositorySuite(open: () => Promise<FailureMemory>, cleanup: () => Prom
     expect(lessons.some((l) => l.rootCause.includes('CURRENT RUN'))).toBe(true);
   });
 
+  test('the same question asked at once by two runs: each gets its own top lessons, without its own run', async () => {
+    const [forCurrent, forCsv, alone] = await Promise.all([
+      memory.findSimilarFailures(CURRENT_TASK, { excludeWorkflowId: runs.current, limit: 2 }),
+      memory.findSimilarFailures(CURRENT_TASK, { excludeWorkflowId: runs.csv, limit: 2 }),
+      memory.findSimilarFailures(CURRENT_TASK, { limit: 2 }),
+    ]);
+    expect(forCurrent.length).toBeGreaterThan(0);
+    expect(forCurrent.some((l) => l.rootCause.includes('CURRENT RUN'))).toBe(false);
+    expect(forCurrent[0]!.task).toContain('parse_csv');
+    expect(forCsv.length).toBeGreaterThan(0);
+    expect(forCsv.some((l) => l.task.includes('parse_csv'))).toBe(false);
+    expect(forCsv.some((l) => l.rootCause.includes('CURRENT RUN'))).toBe(true);
+    // Asked alone, each answer is the same.
+    expect(
+      await memory.findSimilarFailures(CURRENT_TASK, { excludeWorkflowId: runs.current, limit: 2 }),
+    ).toEqual(forCurrent);
+    expect(await memory.findSimilarFailures(CURRENT_TASK, { excludeWorkflowId: runs.csv, limit: 2 })).toEqual(
+      forCsv,
+    );
+    // Without exclusion the run itself and the CSV run lead.
+    expect(alone.map((l) => l.rootCause.includes('CURRENT RUN') || l.task.includes('parse_csv'))).toEqual([
+      true,
+      true,
+    ]);
+  });
+
   test('the error text finds the past run that failed the same way', async () => {
     const lessons = await memory.findSimilarFailures('Make the failing tests pass', {
       errorText: 'RecursionError: maximum recursion depth exceeded',
