@@ -8,7 +8,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: [
-    '**/test/unit/workflow-*.test.ts',
+    '**/test/unit/workflow-run-*.test.ts',
     '**/test/unit/activity-errors.test.ts',
     '**/test/unit/run-details.test.ts',
     '**/test/unit/environment-diagnosis.test.ts',

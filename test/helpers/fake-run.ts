@@ -106,7 +106,9 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
         usage: { prompt: 10, completion: 5 },
         note: null,
         usd: 0.25,
-        ...('finished' in answer || 'toolCalls' in answer ? answer : { ...answer, finished: FINISHES[role]! }),
+        ...('finished' in answer || 'toolCalls' in answer
+          ? answer
+          : { ...answer, finished: FINISHES[role]! }),
       };
     },
     create_file: tool,

@@ -17,13 +17,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/common';
 
-export {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  CancelledFailure,
-  TimeoutFailure,
-};
+export { ActivityCancellationType, ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure };
 
 // Activity stubs answer with whatever the test needs.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -110,8 +104,19 @@ export function query(name: string): unknown {
 function asActivityFailure(name: string, err: unknown): unknown {
   if (err instanceof ActivityFailure || err instanceof CancelledFailure) return err;
   const cause = err instanceof Error ? err : new Error(String(err));
-  return new ActivityFailure('Activity task failed', name, '1', RetryState.NON_RETRYABLE_FAILURE, 'stub', cause);
+  return new ActivityFailure(
+    'Activity task failed',
+    name,
+    '1',
+    RetryState.NON_RETRYABLE_FAILURE,
+    'stub',
+    cause,
+  );
 }
+
+const MAX_CALLS = 500;
+/** Longest a condition without a timeout may wait before the test is taken to hang. */
+const MAX_WAIT_MS = 5_000;
 
 async function callActivity(
   name: string,
@@ -120,6 +125,9 @@ async function callActivity(
   taskQueue: string | undefined,
 ): Promise<unknown> {
   fake.calls.push({ name, summary, args, taskQueue });
+  // A workflow gone round in circles (a mutant's endless loop) fails its test instead of hanging it.
+  if (fake.calls.length > MAX_CALLS)
+    throw new Error(`more than ${MAX_CALLS} activity calls: a runaway workflow`);
   const stub = fake.activities[name];
   if (!stub) throw asActivityFailure(name, new Error(`no stub for activity ${name}`));
   await Promise.resolve();
@@ -162,6 +170,8 @@ export async function condition(fn: () => boolean, timeout?: number | string): P
     if (fake.generation !== generation) throw new Error('the test that started this workflow is over');
     if (fn()) return limit === undefined ? undefined : true;
     if (limit !== undefined && Date.now() - start >= limit) return false;
+    if (limit === undefined && Date.now() - start >= MAX_WAIT_MS)
+      throw new Error('a condition waited too long');
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }

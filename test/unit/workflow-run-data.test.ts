@@ -8,7 +8,7 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { RunResult } from '../../src/shared/run-types';
-import type { Transition } from '../../src/shared/types';
+import type { AgentState, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import {
   FORBIDDEN_MOVE,
@@ -88,9 +88,8 @@ describe('the state machine', () => {
 
   test('pause and resume record one move each; moves made while paused are not recorded twice', () => {
     const changes: string[] = [];
-    const machine = new RunStateMachine(
-      { phase: 'CODING', paused: false, transitions: [] },
-      () => changes.push(machine.state),
+    const machine = new RunStateMachine({ phase: 'CODING', paused: false, transitions: [] }, () =>
+      changes.push(machine.state),
     );
     expect(machine.pause()).toBe(true);
     expect(machine.pause()).toBe(false);
@@ -105,7 +104,10 @@ describe('the state machine', () => {
   });
 
   test('an ending clears the pause and is recorded from PAUSED; an ended run cannot pause or stop', () => {
-    const machine = new RunStateMachine({ phase: 'REFLECTING', paused: false, transitions: [] }, () => undefined);
+    const machine = new RunStateMachine(
+      { phase: 'REFLECTING', paused: false, transitions: [] },
+      () => undefined,
+    );
     machine.pause();
     machine.move('FAILED');
     expect([machine.state, machine.paused, machine.ended]).toEqual(['FAILED', false, true]);
@@ -154,7 +156,7 @@ function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunI
 }
 
 const at = expect.any(String);
-const t = (from: string, to: string) => ({ from, to, at });
+const t = (from: AgentState, to: AgentState) => ({ from, to, at });
 
 describe('a run, pinned whole', () => {
   test('success at the first attempt: the full result, every activity call and memory write', async () => {
@@ -170,7 +172,12 @@ describe('a run, pinned whole', () => {
       workspace: '/nonexistent/stub-workspace',
       files: ['a.py'],
       tokens: { prompt: 30, completion: 15, cached: 0, reasoning: 0 },
-      transitions: [t('INIT', 'PLANNING'), t('PLANNING', 'CODING'), t('CODING', 'TESTING'), t('TESTING', 'SUCCESS')],
+      transitions: [
+        t('INIT', 'PLANNING'),
+        t('PLANNING', 'CODING'),
+        t('CODING', 'TESTING'),
+        t('TESTING', 'SUCCESS'),
+      ],
       warning: null,
       lastAnalysis: null,
       error: null,
@@ -274,11 +281,21 @@ describe('a run, pinned whole', () => {
       maxIterations: 3,
       protectedPaths: [],
       plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] },
-      analysis: { rootCause: 'off by one', fixHypothesis: 'add one', filesToChange: ['a.py'], testsWrong: false },
+      analysis: {
+        rootCause: 'off by one',
+        fixHypothesis: 'add one',
+        filesToChange: ['a.py'],
+        testsWrong: false,
+      },
       feedback: [],
       regressions: [],
     });
-    const analysis = { rootCause: 'off by one', fixHypothesis: 'add one', filesToChange: ['a.py'], testsWrong: false };
+    const analysis = {
+      rootCause: 'off by one',
+      fixHypothesis: 'add one',
+      filesToChange: ['a.py'],
+      testsWrong: false,
+    };
     expect(log.memory.map((m) => m.input)).toEqual([
       { workflowId: 'wf-1', task: 'Write a.py', language: 'python' },
       {
@@ -349,7 +366,12 @@ describe('a run, pinned whole', () => {
         passed: 1,
         failed: 1,
         reportRef: 'report-2',
-        analysis: { rootCause: 'off by one', fixHypothesis: 'add one', filesToChange: ['a.py'], testsWrong: false },
+        analysis: {
+          rootCause: 'off by one',
+          fixHypothesis: 'add one',
+          filesToChange: ['a.py'],
+          testsWrong: false,
+        },
         analysisError: null,
       },
     });
@@ -407,7 +429,10 @@ describe('a run, pinned whole', () => {
     await eventually('the Coder commit', () => fake.calls.some((c) => c.name === 'commitWork'));
     signal('pause');
     held.open();
-    await eventually('the move to TESTING', () => (query('state') as { transitions: Transition[] }).transitions.length === 3);
+    await eventually(
+      'the move to TESTING',
+      () => (query('state') as { transitions: Transition[] }).transitions.length === 3,
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(query('state')).toMatchObject({ state: 'PAUSED', paused: true });
     expect(fake.calls.filter((c) => c.name === 'openTurn').length).toBe(2);
@@ -448,7 +473,12 @@ describe('a run, pinned whole', () => {
       const { feedback, analysis } = log.opens.get(key)!.context as { feedback: string[]; analysis: unknown };
       return { feedback, analysis };
     };
-    const analysis = { rootCause: 'off by one', fixHypothesis: 'add one', filesToChange: ['a.py'], testsWrong: false };
+    const analysis = {
+      rootCause: 'off by one',
+      fixHypothesis: 'add one',
+      filesToChange: ['a.py'],
+      testsWrong: false,
+    };
     expect(['coder-1', 'coder-2', 'coder-3'].map(coderContext)).toEqual([
       { feedback: ['use integers'], analysis: null },
       { feedback: [], analysis },
@@ -485,7 +515,12 @@ describe('a run stopped early', () => {
       },
     });
     const done = await result;
-    expect(moves(done.transitions)).toEqual(['INIT>PLANNING', 'PLANNING>CODING', 'CODING>TESTING', 'TESTING>FAILED']);
+    expect(moves(done.transitions)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>FAILED',
+    ]);
     expect(done).toMatchObject({ state: 'FAILED', reason: 'error', error: 'sandbox broke' });
     expect(log.memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
     expect(fake.logs.find((l) => l.level === 'error')).toEqual({
