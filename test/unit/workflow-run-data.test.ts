@@ -221,24 +221,183 @@ describe('a run, pinned whole', () => {
         },
       },
     ]);
-    expect(fake.calls.map((c) => `${c.name}: ${c.summary}`)).toEqual([
-      'prepareRun: git · repository of the run',
-      'prepareWorkspace: prepare workspace',
-      'openTurn: planner · recall similar failures, open the turn',
-      'agentStep: planner · model step 1',
-      'rememberRun: memory · store task',
-      'openTurn: coder · open the turn',
-      'agentStep: coder · model step 1',
-      'commitWork: git · aca: attempt 1, coder: wrote a.py',
-      'openTurn: tester · open the turn',
-      'agentStep: tester · model step 1',
-      'commitWork: git · aca: attempt 1, tester: wrote tests',
-      'runTests: tester · run tests (attempt 1)',
-      'listRunFiles: list workspace files',
-      'describeChanges: git · changed files',
-      'releaseWorkspace: give the workspace back from the sandbox user',
+    const git = { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' };
+    const place = (commit: string) => ({
+      workflowId: 'wf-1',
+      branch: 'aca/wf-1',
+      commit,
+      git,
+      disk: 'disk-1',
+    });
+    const base = { task: 'Write a.py', language: 'python', attempt: 1, maxIterations: 3, protectedPaths: [] };
+    const ref = (turn: string) => `wf-1/first-run/run-1/${turn}`;
+    const step = (turn: string) => ({ ref: ref(turn), model: 'stub', stepIndex: 0, timeoutMs: 120_000 });
+    const host = 'host-1';
+    expect(fake.calls).toEqual([
+      {
+        name: 'prepareRun',
+        summary: 'git · repository of the run',
+        args: [
+          {
+            workflowId: 'wf-1',
+            workspace: '/nonexistent/stub-workspace',
+            language: 'python',
+            repo: null,
+            testCommand: null,
+            setupCommand: null,
+            start: null,
+          },
+        ],
+        taskQueue: undefined,
+      },
+      {
+        name: 'prepareWorkspace',
+        summary: 'prepare workspace',
+        args: [
+          {
+            testsDir: null,
+            place: place('base'),
+            commitMessage: 'aca: acceptance tests given with --tests',
+            execution: 'run-1',
+          },
+        ],
+        taskQueue: host,
+      },
+      {
+        name: 'openTurn',
+        summary: 'planner · recall similar failures, open the turn',
+        args: [
+          {
+            open: {
+              ref: ref('planner'),
+              model: 'stub',
+              context: { role: 'planner', ...base },
+              recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
+            },
+            place: place('base'),
+          },
+        ],
+        taskQueue: host,
+      },
+      { name: 'agentStep', summary: 'planner · model step 1', args: [step('planner')], taskQueue: undefined },
+      {
+        name: 'rememberRun',
+        summary: 'memory · store task',
+        args: [{ workflowId: 'wf-1', task: 'Write a.py', language: 'python' }],
+        taskQueue: undefined,
+      },
+      {
+        name: 'openTurn',
+        summary: 'coder · open the turn',
+        args: [
+          {
+            open: {
+              ref: ref('coder-1'),
+              model: 'stub',
+              context: {
+                role: 'coder',
+                ...base,
+                plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] },
+                analysis: null,
+                feedback: [],
+                regressions: [],
+              },
+            },
+            place: place('base'),
+          },
+        ],
+        taskQueue: host,
+      },
+      { name: 'agentStep', summary: 'coder · model step 1', args: [step('coder-1')], taskQueue: undefined },
+      {
+        name: 'commitWork',
+        summary: 'git · aca: attempt 1, coder: wrote a.py',
+        args: [
+          {
+            message: 'aca: attempt 1, coder: wrote a.py',
+            place: place('base'),
+            step: 'commit-1',
+            execution: 'run-1',
+          },
+        ],
+        taskQueue: host,
+      },
+      {
+        name: 'openTurn',
+        summary: 'tester · open the turn',
+        args: [
+          {
+            open: {
+              ref: ref('tester-1'),
+              model: 'stub',
+              context: { role: 'tester', ...base, testPass: 1, analysis: null },
+            },
+            place: place('c-commit-1'),
+          },
+        ],
+        taskQueue: host,
+      },
+      { name: 'agentStep', summary: 'tester · model step 1', args: [step('tester-1')], taskQueue: undefined },
+      {
+        name: 'commitWork',
+        summary: 'git · aca: attempt 1, tester: wrote tests',
+        args: [
+          {
+            message: 'aca: attempt 1, tester: wrote tests',
+            place: place('c-commit-1'),
+            step: 'commit-2',
+            execution: 'run-1',
+          },
+        ],
+        taskQueue: host,
+      },
+      {
+        name: 'runTests',
+        summary: 'tester · run tests (attempt 1)',
+        args: [
+          {
+            runKey: 'wf-1/first-run',
+            attempt: 1,
+            language: 'python',
+            testsDir: null,
+            protectedPaths: [],
+            setup: {
+              command: { kind: 'pytest', command: null, source: 'detected', label: 'pytest' },
+              dependencies: [],
+              limits: {},
+            },
+            baselineRef: null,
+            place: place('c-commit-2'),
+            acceptanceCommit: null,
+          },
+        ],
+        taskQueue: 'tests-1',
+      },
+      {
+        name: 'listRunFiles',
+        summary: 'list workspace files',
+        args: [{ place: place('c-commit-2') }],
+        taskQueue: host,
+      },
+      {
+        name: 'describeChanges',
+        summary: 'git · changed files',
+        args: [{ place: place('c-commit-2'), from: 'base', to: 'c-commit-2' }],
+        taskQueue: host,
+      },
+      {
+        name: 'releaseWorkspace',
+        summary: 'give the workspace back from the sandbox user',
+        args: [{ place: place('c-commit-2') }],
+        taskQueue: host,
+      },
       // Memory writes are queued behind each other and run while the run goes on.
-      'rememberOutcome: memory · store attempt 1 and outcome',
+      {
+        name: 'rememberOutcome',
+        summary: 'memory · store attempt 1 and outcome',
+        args: [log.memory[1]!.input],
+        taskQueue: undefined,
+      },
     ]);
     expect(fake.metrics).toEqual([
       { name: 'aca_iterations', value: 1, attributes: { language: 'python' } },
