@@ -47,6 +47,8 @@ export const fake = {
   details: [] as string[],
   searchAttributes: [] as Array<Array<{ key: { name: string }; value: unknown }>>,
   metrics: [] as Array<{ name: string; value: number; attributes: unknown }>,
+  /** Each counter the code created: name, unit and description. */
+  counters: [] as Array<[string, string | undefined, string | undefined]>,
   logs: [] as Array<{ level: string; message: string; attrs: unknown }>,
   info: {
     workflowId: 'wf-1',
@@ -68,6 +70,7 @@ export function resetWorkflowFake(activities: Record<string, Stub>): void {
   fake.details = [];
   fake.searchAttributes = [];
   fake.metrics = [];
+  fake.counters = [];
   fake.logs = [];
   fake.info = {
     workflowId: 'wf-1',
@@ -221,9 +224,10 @@ export const log = {
 };
 
 export const metricMeter = {
-  createCounter: (name: string) => ({
-    add: (value: number, attributes?: unknown) => fake.metrics.push({ name, value, attributes }),
-  }),
+  createCounter: (name: string, unit?: string, description?: string) => {
+    if (!fake.counters.some(([n]) => n === name)) fake.counters.push([name, unit, description]);
+    return { add: (value: number, attributes?: unknown) => fake.metrics.push({ name, value, attributes }) };
+  },
 };
 
 export function setCurrentDetails(details: string): void {
