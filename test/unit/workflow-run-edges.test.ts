@@ -340,3 +340,46 @@ describe('the steps of a turn', () => {
     });
   });
 });
+
+describe('the end of a run', () => {
+  test('a run paused during its last Reflector step at the limit ends only once resumed', async () => {
+    const held = gate();
+    const { log, result } = runWorkflow(
+      {
+        tests: () => failingTests,
+        step: async (turnKey) => {
+          if (turnKey === 'reflector-1') await held.promise;
+          return {};
+        },
+      },
+      { maxIterations: 1 },
+    );
+    await eventually('the Reflector step', () => log.steps.includes('reflector-1#0'));
+    signal('pause');
+    held.open();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(query('state')).toMatchObject({ state: 'PAUSED' });
+    signal('resume');
+    const done = await result;
+    expect(moves(done.transitions).slice(-3)).toEqual([
+      'REFLECTING>PAUSED',
+      'PAUSED>REFLECTING',
+      'REFLECTING>FAILED',
+    ]);
+  });
+
+  test('success after an attempt without an analysis or a Coder summary; no error logged when nothing was lost', async () => {
+    const { log, result } = runWorkflow({
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      step: (turnKey) =>
+        turnKey.startsWith('coder') || turnKey === 'reflector-1' ? { progress: false, toolCalls: [] } : {},
+    });
+    const done = await result;
+    expect(done).toMatchObject({ state: 'SUCCESS', iterations: 2, lastAnalysis: null });
+    expect((log.memory.at(-1)!.input as { fix: unknown }).fix).toEqual({
+      iteration: 2,
+      summary: 'Attempt 2 passed.',
+    });
+    expect(fake.logs.filter((l) => l.level === 'error')).toEqual([]);
+  });
+});
