@@ -1,4 +1,4 @@
-import { baselineDiagnosis, limitHit } from '../../src/activities/environment-diagnosis';
+import { baselineDiagnosis, limitHit, outputTail } from '../../src/activities/environment-diagnosis';
 import { resolveLimits } from '../../src/sandbox';
 import type { TestRunReport } from '../../src/shared/types';
 
@@ -77,5 +77,47 @@ describe('what a test run says of the environment it ran in', () => {
     expect(
       baselineDiagnosis(report({ outcome: 'sandbox_error', message: 'bubblewrap failed' }), 'pytest', null),
     ).toMatch(/^the tests cannot run on the base commit: bubblewrap failed/);
+  });
+});
+
+describe('which outcomes of a baseline say it cannot run', () => {
+  test('a timeout or a limit always; a collection error only with a limit hit; a completed run or no tests never', () => {
+    const says = (over: Partial<TestRunReport>, limit: string | null) =>
+      baselineDiagnosis(report(over), 'pytest', limit);
+    expect(says({ outcome: 'timeout' }, null)).toBe(
+      'the tests cannot run on the base commit: timeout\ncommand: pytest',
+    );
+    expect(says({ outcome: 'limit_exceeded', message: 'report too large' }, null)).toBe(
+      'the tests cannot run on the base commit: report too large\ncommand: pytest',
+    );
+    expect(says({ outcome: 'collection_error' }, 'the memory limit was hit')).toBe(
+      'the tests cannot run on the base commit: collection_error\nlimit: the memory limit was hit\ncommand: pytest',
+    );
+    expect(says({ outcome: 'collection_error' }, null)).toBeNull();
+    expect(says({ outcome: 'no_tests' }, null)).toBeNull();
+    expect(says({ outcome: 'tampered' }, null)).toBeNull();
+  });
+
+  test('the limits named from the message as well as the output, with their sizes', () => {
+    const small = {
+      ...limits,
+      memoryBytes: 256 * 1024 * 1024,
+      maxFileBytes: 8 * 1024 * 1024,
+      maxProcesses: 64,
+    };
+    expect(limitHit(report({ message: 'MemoryError in worker' }), small)).toMatch(
+      /^the memory limit was hit \(256 MiB/,
+    );
+    expect(limitHit(report({ output: 'fork: retry: Resource temporarily unavailable' }), small)).toBe(
+      'a limit on threads, processes or memory was hit (64 processes, 256 MiB; --memory raises the memory)',
+    );
+    expect(limitHit(report({ output: 'File size limit exceeded (core dumped)' }), small)).toBe(
+      'the file size limit of 8 MiB was hit',
+    );
+  });
+
+  test('the tail of the output is its last lines, cut to the last characters', () => {
+    expect(outputTail('a\nb\nc\n', 2)).toBe('b\nc');
+    expect(outputTail('abcdef', 15, 3)).toBe('def');
   });
 });

@@ -1,0 +1,936 @@
+/**
+ * The run's other paths through the workflow fake (see workflow-run-data.test.ts): waiting at
+ * the limit, continue-as-new, `--repo` runs and their baseline, the setup command, a host that
+ * is gone, the Planner's targets, linked runs and turns that end badly, each pinned on the data
+ * it leaves.
+ */
+jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-fake'));
+
+import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import type { RunInput, RunResult } from '../../src/shared/run-types';
+import type { Transition } from '../../src/shared/types';
+import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
+import { describeFailure } from '../../src/workflows/describe-failure';
+import { MemoryQueue } from '../../src/workflows/memory-queue';
+import {
+  eventually,
+  failingTests,
+  fakeRunInput,
+  FINISHES,
+  gate,
+  setUpFakeRun,
+  type FakeRunScript,
+} from '../helpers/fake-run';
+import { ContinuedAsNew, fake, query, update } from '../helpers/workflow-fake';
+
+const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
+
+function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
+  const log = setUpFakeRun(script);
+  const result = codingAgentWorkflow(fakeRunInput(...input));
+  return { log, result };
+}
+
+const analysis = FINISHES.reflector!.tool === 'submit_analysis' ? FINISHES.reflector!.analysis : null;
+const repo = { path: '/home/u/project', baseCommit: 'base' };
+
+describe('--on-limit ask', () => {
+  test('the run waits at its limit, listed WAITING; extend gives it more attempts and feedback for the next Coder', async () => {
+    const { log, result } = runWorkflow(
+      { tests: (attempt) => (attempt === 1 ? failingTests : {}) },
+      { maxIterations: 1, warnAt: 1, onLimit: 'ask' },
+    );
+    await eventually(
+      'the wait at the limit',
+      () => (query('state') as RunResult & { waiting: string }).waiting === 'limit',
+    );
+    expect(fake.searchAttributes.at(-1)!.map((a) => [a.key.name, a.value])).toEqual([
+      ['AgentState', 'WAITING'],
+      ['AgentIteration', 1],
+      ['AgentPassRate', 0.5],
+      ['AgentLanguage', 'python'],
+    ]);
+    expect(fake.details.at(-1)).toContain(
+      '_Waiting at the iteration limit: `aca extend wf-1 --iterations N` gives it N more attempts._',
+    );
+    expect(() => update('extend', { iterations: 0 })).toThrow(
+      'iterations must be a whole number from 1 to 1000',
+    );
+    expect(() => update('extend', { iterations: 1001 })).toThrow(
+      'iterations must be a whole number from 1 to 1000',
+    );
+    expect(() => update('extend', { iterations: 1.5 })).toThrow(
+      'iterations must be a whole number from 1 to 1000',
+    );
+    expect(() => update('extend', { iterations: '2' })).toThrow(
+      'iterations must be a whole number from 1 to 1000',
+    );
+    expect(() => update('extend', { iterations: 2, feedback: ' ' })).toThrow('feedback text is empty');
+    expect(update('extend', { iterations: 1000, feedback: ' use ints ' })).toEqual({ maxIterations: 1001 });
+    expect(() => update('extend', { iterations: 1 })).toThrow(
+      'the run is not waiting at its iteration limit',
+    );
+    const done = await result;
+    expect(done).toMatchObject({ state: 'SUCCESS', iterations: 2, maxIterations: 1001, warning: null });
+    expect((log.opens.get('coder-2')!.context as { feedback: string[] }).feedback).toEqual(['use ints']);
+    expect(moves(done.transitions)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>CODING',
+      'CODING>TESTING',
+      'TESTING>SUCCESS',
+    ]);
+    expect(log.memory.map((m) => m.kind)).toEqual(['run', 'attempt', 'outcome']);
+  });
+
+  test('an extend of exactly one attempt, and one without feedback, is taken', async () => {
+    const { result } = runWorkflow(
+      { tests: (attempt) => (attempt === 1 ? failingTests : {}) },
+      { maxIterations: 1, onLimit: 'ask' },
+    );
+    await eventually('the wait', () => (query('state') as { waiting: string }).waiting === 'limit');
+    expect(update('extend', { iterations: 1 })).toEqual({ maxIterations: 2 });
+    expect(await result).toMatchObject({ state: 'SUCCESS', maxIterations: 2 });
+  });
+
+  test('a wait nobody answers ends FAILED max_iterations when its timer fires', async () => {
+    const { result } = runWorkflow(
+      { tests: () => failingTests },
+      { maxIterations: 1, onLimit: 'ask', askTimeoutMs: 30 },
+    );
+    const done = await result;
+    expect(done).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 1 });
+    expect(moves(done.transitions).at(-1)).toBe('REFLECTING>FAILED');
+    expect(fake.searchAttributes.at(-1)![0]!.value).toBe('FAILED');
+  });
+
+  test('extend is refused by a run that is not waiting', async () => {
+    const held = gate();
+    const { log, result } = runWorkflow({
+      step: async () => {
+        await held.promise;
+        return {};
+      },
+    });
+    await eventually('the Planner', () => log.steps.length === 1);
+    expect(() => update('extend', { iterations: 2 })).toThrow(
+      'the run is not waiting at its iteration limit',
+    );
+    expect(() => update('feedback', '')).toThrow('feedback text is empty');
+    expect(() => update('feedback', 5)).toThrow('feedback text is empty');
+    expect(() => update('feedback', 'x'.repeat(4001))).toThrow('feedback is longer than 4000 characters');
+    expect(update('feedback', 'x'.repeat(4000))).toEqual({ accepted: true, pending: 1 });
+    held.open();
+    await result;
+  });
+});
+
+describe('continue-as-new', () => {
+  test('between attempts, when suggested: the state carried whole, then picked up where it was', async () => {
+    const { result } = runWorkflow(
+      {
+        tests: (attempt) => {
+          // The server suggests it once the first attempt has run.
+          fake.info.continueAsNewSuggested = true;
+          return attempt === 1 ? failingTests : {};
+        },
+      },
+      {},
+      {},
+    );
+    let carried: CarriedState | undefined;
+    let input: RunInput | undefined;
+    try {
+      await result;
+      throw new Error('the run did not continue as new');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ContinuedAsNew);
+      [input, carried] = (err as ContinuedAsNew).args as [RunInput, CarriedState];
+    }
+    expect(input).toEqual(fakeRunInput());
+    expect(moves(carried!.machine.transitions)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>CODING',
+    ]);
+    expect(carried!.machine).toMatchObject({ phase: 'CODING', paused: false });
+    expect(carried!.record).toMatchObject({ iterations: 1, lastAnalysis: analysis });
+    expect(fake.logs.find((l) => l.message === 'continuing as new')!.attrs).toEqual({
+      nextIteration: 2,
+      historyLength: 10,
+    });
+    const log = setUpFakeRun({});
+    const done = await codingAgentWorkflow(input!, carried);
+    expect(moves(done.transitions)).toEqual([
+      'INIT>PLANNING',
+      'PLANNING>CODING',
+      'CODING>TESTING',
+      'TESTING>REFLECTING',
+      'REFLECTING>CODING',
+      'CODING>TESTING',
+      'TESTING>SUCCESS',
+    ]);
+    expect(done).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    expect(log.steps).toEqual(['coder-2#0']);
+  });
+
+  test('an execution makes one attempt before it may continue as new', async () => {
+    const { result } = runWorkflow({}, {}, {});
+    fake.info.continueAsNewSuggested = true;
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+  });
+
+  test('a carried record without the target fields gets them empty', async () => {
+    const log = setUpFakeRun({});
+    const { targets: _t, failingTests: _f, unknownTargets: _u, ...older } = baseRecord();
+    const carried = {
+      machine: { phase: 'CODING', paused: false, transitions: [] },
+      record: older,
+      work: baseWork(),
+    } as unknown as CarriedState;
+    const done = await codingAgentWorkflow(fakeRunInput(), carried);
+    expect(done).toMatchObject({ state: 'SUCCESS', targets: [], failingTests: [], unknownTargets: [] });
+    expect(log.steps).toEqual(['coder-1#0', 'tester-1#0']);
+  });
+
+  test('a run handed an ended state refuses to run it', async () => {
+    setUpFakeRun({});
+    const carried = {
+      machine: { phase: 'SUCCESS', paused: false, transitions: [] },
+      record: baseRecord(),
+      work: baseWork(),
+    } as unknown as CarriedState;
+    await expect(codingAgentWorkflow(fakeRunInput(), carried)).rejects.toMatchObject({
+      type: 'ForbiddenStateMove',
+      message: 'the run has already ended SUCCESS',
+    });
+  });
+});
+
+function baseRecord() {
+  return {
+    workflowId: 'wf-1',
+    reason: null,
+    iterations: 0,
+    maxIterations: 3,
+    passRate: null,
+    tests: { passed: 0, failed: 0, errors: 0 },
+    workspace: '/w',
+    files: [],
+    tokens: { prompt: 0, completion: 0 },
+    waiting: null,
+    warning: null,
+    lastAnalysis: null,
+    error: null,
+    repo: null,
+    branch: 'aca/wf-1',
+    baseCommit: 'base',
+    headCommit: 'base',
+    changedFiles: [],
+    baseline: null,
+    regressions: [],
+    targets: [],
+    failingTests: [],
+    unknownTargets: [],
+    attempts: [],
+    cost: null,
+    parentRun: null,
+    git: { gitDir: '/g', commonDir: '/g', workTree: '/w' },
+    testCommand: 'pytest',
+  };
+}
+
+function baseWork() {
+  return {
+    plan: null,
+    testsNeeded: true,
+    testPass: 0,
+    protectedPaths: [],
+    pendingFeedback: [],
+    lastCoderSummary: null,
+    failedAttempt: null,
+    testSetup: null,
+    baselineRef: null,
+    taskRemembered: true,
+    extension: null,
+    host: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
+    preparedOn: 'disk-1',
+    movable: false,
+    acceptanceCommit: null,
+    setupCommand: null,
+    commitSteps: 0,
+  };
+}
+
+describe('a --repo run and its baseline', () => {
+  test('the baseline is run at attempt 0 and recorded; regressions and failing tests of each attempt too', async () => {
+    const { log, result } = runWorkflow(
+      {
+        tests: (attempt) =>
+          attempt === 0
+            ? { passed: 3, failed: 1, errors: 1, failingTests: ['t::x'] }
+            : attempt === 1
+              ? {
+                  passed: 3,
+                  failed: 2,
+                  success: false,
+                  regressions: ['t::y'],
+                  failingTests: ['t::x', 't::y'],
+                  sandboxWarning: 'no network isolation',
+                }
+              : { passed: 4, failed: 1, success: true, failingTests: ['t::x'] },
+      },
+      {},
+      { repo, testCommand: 'pytest -q' },
+    );
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'SUCCESS',
+      repo: '/home/u/project',
+      baseline: { passed: 3, failed: 2 },
+      regressions: [],
+      failingTests: ['t::x'],
+      tests: { passed: 4, failed: 1, errors: 0 },
+      passRate: 0.8,
+      warning: 'no network isolation',
+      // A --repo run lists what it changed, not the repository's files.
+      files: ['a.py'],
+    });
+    expect(fake.calls.some((c) => c.name === 'listRunFiles')).toBe(false);
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => [c.summary, (c.args[0] as { attempt: number; baselineRef?: string }).baselineRef]),
+    ).toEqual([
+      ['tester · baseline: pytest', undefined],
+      ['tester · run tests (attempt 1)', 'report-0'],
+      ['tester · run tests (attempt 2)', 'report-0'],
+    ]);
+    expect(log.opens.get('coder-2')!.context).toMatchObject({ regressions: ['t::y'], testCommand: 'pytest' });
+    expect(log.memory[1]!.input).toMatchObject({ iteration: 1, passed: 3, failed: 2, reportRef: 'report-1' });
+    expect(fake.calls[0]!.summary).toBe('git · worktree of /home/u/project');
+  });
+
+  test('a baseline that cannot run stops the run before the Planner, reason environment, nothing remembered', async () => {
+    const { log, result } = runWorkflow(
+      { tests: () => ({ cannotRun: 'pytest is not installed' }) },
+      {},
+      { repo },
+    );
+    const done = await result;
+    expect(done).toMatchObject({ state: 'FAILED', reason: 'environment', error: 'pytest is not installed' });
+    expect(moves(done.transitions)).toEqual(['INIT>FAILED']);
+    expect(log.steps).toEqual([]);
+    expect(log.memory).toEqual([]);
+  });
+
+  test('targets no test of the base commit has end the run before any model call; one that did not complete does not', async () => {
+    const { log, result } = runWorkflow(
+      { tests: () => ({ passed: 2, failed: 1, errors: 1, unknownTargets: ['t::nope', 't::gone'] }) },
+      {},
+      { repo, targets: ['t::nope', 't::gone'] },
+    );
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'FAILED',
+      reason: 'error',
+      unknownTargets: ['t::nope', 't::gone'],
+      error:
+        'no such test: t::nope, t::gone (a target must name a test or test file that exists at the base commit; 4 tests ran there)',
+    });
+    expect(log.steps).toEqual([]);
+    const other = runWorkflow(
+      { tests: (attempt) => (attempt === 0 ? { outcome: 'timeout', unknownTargets: ['t::nope'] } : {}) },
+      {},
+      { repo, targets: ['t::nope'] },
+    );
+    const went = await other.result;
+    expect(went.unknownTargets).toEqual([]);
+    expect(other.log.steps.length).toBeGreaterThan(0);
+  });
+
+  test('targets are judged by every test run, and a passing run with a target failing does not succeed', async () => {
+    const { result } = runWorkflow(
+      {
+        tests: (attempt) => ({
+          targets: [{ id: 't::a', outcome: attempt === 2 ? 'passed' : 'failed' }],
+        }),
+      },
+      {},
+      { repo, targets: ['t::a'] },
+    );
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 2,
+      targets: [{ id: 't::a', outcome: 'passed' }],
+    });
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { targets?: string[] }).targets),
+    ).toEqual([['t::a'], ['t::a'], ['t::a']]);
+  });
+
+  test('a run linked to an earlier one reuses its baseline, plan, analysis and attempts', async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'] };
+    const link = {
+      kind: 'retry' as const,
+      parentRun: 'parent',
+      parentTask: 'old task',
+      startCommit: 'start',
+      parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+      baseCommit: 'base',
+      plan,
+      analysis,
+      attemptsBefore: 2,
+      done: 'did things',
+      baseline: { ref: 'report-old', summary: { passed: 7, failed: 1 } },
+      feedback: 'try harder',
+    };
+    const { log, result } = runWorkflow({}, { maxIterations: 5 }, { repo, link });
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'SUCCESS',
+      iterations: 3,
+      parentRun: 'parent',
+      baseline: { passed: 7, failed: 1 },
+    });
+    // No new plan, no Tester: the retry goes on with the plan and tests it has.
+    expect(log.steps).toEqual(['coder-3#0']);
+    expect(log.opens.get('coder-3')!.context).toMatchObject({
+      plan,
+      analysis,
+      feedback: ['try harder'],
+      attempt: 3,
+    });
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { baselineRef: string }).baselineRef),
+    ).toEqual(['report-old']);
+    expect(fake.calls[0]!.args[0]).toMatchObject({
+      start: { commit: 'start', baseCommit: 'base', parentGit: link.parentGit, parentRun: 'parent' },
+    });
+    expect(log.memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
+    expect(log.memory[1]!.input).toMatchObject({
+      fix: {
+        iteration: 3,
+        summary: 'Attempt 3 passed after: wrote a.py The analysis that led to it: add one',
+      },
+    });
+  });
+
+  test('a continued run plans anew and its agents see the earlier run', async () => {
+    const link = {
+      kind: 'continue' as const,
+      parentRun: 'parent',
+      parentTask: 'old task',
+      startCommit: 'start',
+      parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+      baseCommit: 'base',
+      plan: { summary: 'old plan', steps: ['s'], files: ['b.py'] },
+      analysis: null,
+      attemptsBefore: 0,
+      done: 'did things',
+      baseline: null,
+      feedback: null,
+    };
+    const { log, result } = runWorkflow({}, {}, { link });
+    await result;
+    expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
+    expect(log.opens.get('planner')!.context).toMatchObject({
+      earlier: { run: 'parent', task: 'old task', done: 'did things' },
+    });
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      feedback: [],
+      plan: FINISHES.planner!.tool === 'submit_plan' ? FINISHES.planner!.plan : null,
+    });
+  });
+});
+
+describe('the setup command', () => {
+  test('runs once, before the baseline, and its commit is where the run goes on from', async () => {
+    const { result } = runWorkflow(
+      {
+        activities: {
+          runSetup: async () => ({
+            ok: true,
+            outcome: 'completed',
+            message: null,
+            outputTail: '',
+            commit: 'setup-commit',
+          }),
+        },
+      },
+      {},
+      { repo, setupCommand: 'pip install -e .' },
+    );
+    await result;
+    const setup = fake.calls.find((c) => c.name === 'runSetup')!;
+    expect(setup.summary).toBe('setup · pip install -e .');
+    expect(setup.args[0]).toMatchObject({
+      command: 'pip install -e .',
+      commitMessage: 'aca: setup command output',
+      network: false,
+    });
+    expect(
+      (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { place: { commit: string } }).place.commit,
+    ).toBe('setup-commit');
+  });
+
+  test('a failed setup command ends the run with its outcome and output, before the Planner', async () => {
+    const { log, result } = runWorkflow(
+      {
+        activities: {
+          runSetup: async () => ({
+            ok: false,
+            outcome: 'exit',
+            message: 'exit 1',
+            outputTail: 'no such package',
+          }),
+        },
+      },
+      {},
+      { setupCommand: 'pip install nope' },
+    );
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'FAILED',
+      reason: 'error',
+      error: 'the setup command "pip install nope" failed (exit: exit 1); last output:\nno such package',
+    });
+    expect(log.steps).toEqual([]);
+    expect(log.memory).toEqual([]);
+  });
+});
+
+describe('a host that is gone', () => {
+  const startTimeout = () =>
+    new ActivityFailure(
+      'timed out',
+      'x',
+      '1',
+      RetryState.TIMEOUT,
+      'stub',
+      new TimeoutFailure('start', undefined, TimeoutType.SCHEDULE_TO_START),
+    );
+
+  test('a run that can move is adopted by another host at its recorded commit; its setup runs again there', async () => {
+    let gone = true;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          runSetup: async () => ({
+            ok: true,
+            outcome: 'completed',
+            message: null,
+            outputTail: '',
+            commit: null,
+          }),
+          prepareWorkspace: async () => {
+            if (gone) throw startTimeout();
+            return { protectedPaths: [], commit: null };
+          },
+          adoptRun: async () => {
+            gone = false;
+            return {
+              git: { gitDir: '/g2', commonDir: '/g2', workTree: '/w2' },
+              queues: { disk: 'disk-2', host: 'host-2', tests: 'tests-2' },
+            };
+          },
+        },
+      },
+      { hostStartTimeoutMs: 1234 },
+      { setupCommand: 'make' },
+    );
+    const done = await result;
+    expect(done).toMatchObject({ state: 'SUCCESS', workspace: '/w2', git: { workTree: '/w2' } });
+    expect(fake.calls.map((c) => `${c.name}@${c.taskQueue ?? ''}`).slice(0, 6)).toEqual([
+      'prepareRun@',
+      'runSetup@tests-1',
+      'prepareWorkspace@host-1',
+      'adoptRun@',
+      'runSetup@tests-2',
+      'prepareWorkspace@host-2',
+    ]);
+    expect(fake.calls[3]!.summary).toBe('host · adopt the run from the git store (host-1 took no step)');
+    expect(fake.calls[3]!.args[0]).toEqual({
+      place: {
+        workflowId: 'wf-1',
+        branch: 'aca/wf-1',
+        commit: 'base',
+        git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+        disk: 'disk-1',
+      },
+    });
+    expect(fake.calls[4]!.summary).toBe('setup · make (adopted run)');
+    const hostProxies = fake.proxies.filter((p) => p.taskQueue === 'host-1' || p.taskQueue === 'tests-1');
+    expect(new Set(hostProxies.map((p) => p.scheduleToStartTimeout))).toEqual(new Set([1234]));
+    expect(fake.logs.find((l) => l.message === 'the run moved to another host')!.attrs).toEqual({
+      from: 'host-1',
+      to: 'host-2',
+    });
+    // The acceptance tests are read from their commit on a host other than the one that prepared the run.
+    expect(
+      (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { acceptanceCommit: unknown })
+        .acceptanceCommit,
+    ).toBeNull();
+  });
+
+  test('a busy test queue of a live host is waited for, not moved from', async () => {
+    let tries = 0;
+    const { result } = runWorkflow({
+      prepared: { movable: true, hostStartTimeoutMs: 999 },
+      activities: {
+        runTests: async () => {
+          tries += 1;
+          if (tries === 1) throw startTimeout();
+          return {
+            outcome: 'completed',
+            passed: 1,
+            failed: 0,
+            errors: 0,
+            passRate: 1,
+            reportRef: 'r',
+            success: true,
+            regressions: [],
+          };
+        },
+        hostAlive: async () => 'alive',
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      fake.calls.filter((c) => ['runTests', 'hostAlive', 'adoptRun'].includes(c.name)).map((c) => c.name),
+    ).toEqual(['runTests', 'hostAlive', 'runTests']);
+    expect(
+      fake.proxies.filter((p) => p.taskQueue === 'host-1').map((p) => p.scheduleToStartTimeout),
+    ).toContain(999);
+  });
+
+  test('a run that cannot move takes no start timeout; other failures are not moves', async () => {
+    const { result } = runWorkflow({
+      activities: {
+        prepareWorkspace: async () => {
+          throw new Error('disk on fire');
+        },
+      },
+    });
+    const done = await result;
+    expect(done).toMatchObject({ state: 'FAILED', reason: 'error', error: 'disk on fire' });
+    expect(fake.proxies.filter((p) => p.taskQueue).every((p) => !('scheduleToStartTimeout' in p))).toBe(true);
+    expect(fake.calls.some((c) => c.name === 'adoptRun')).toBe(false);
+  });
+});
+
+describe("the Planner's targets", () => {
+  test('one that exists joins the run; one that does not goes to the Coder as a note; a malformed one is dropped', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: {
+                    summary: 'p',
+                    steps: [],
+                    files: [],
+                    targets: ['t::real', 't::ghost', '/abs', 't::given'],
+                  },
+                },
+              }
+            : {},
+        tests: (attempt) =>
+          attempt === 0
+            ? {}
+            : {
+                targets: [
+                  { id: 't::given', outcome: 'passed' },
+                  { id: 't::real', outcome: 'passed' },
+                ],
+              },
+        activities: {
+          checkTargets: async (input: { targets: string[] }) => ({
+            targets: input.targets.map((id) => ({ id, outcome: 'failed' })),
+            unknown: ['t::ghost'],
+          }),
+        },
+      },
+      {},
+      { repo, targets: ['t::given'] },
+    );
+    const done = await result;
+    expect(fake.calls.find((c) => c.name === 'checkTargets')!.args[0]).toEqual({
+      reportRef: 'report-0',
+      targets: ['t::real', 't::ghost'],
+    });
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      notes: [
+        'The plan named target tests that do not exist: t::ghost, /abs. The run does not require them; the targets it requires are t::given missing, t::real failed.',
+      ],
+      targets: [
+        { id: 't::given', outcome: 'missing' },
+        { id: 't::real', outcome: 'failed' },
+      ],
+      plan: { summary: 'p', steps: [], files: [], targets: ['t::real'] },
+    });
+    expect(done.targets).toEqual([
+      { id: 't::given', outcome: 'passed' },
+      { id: 't::real', outcome: 'passed' },
+    ]);
+  });
+
+  test('without a baseline, a target must be one of the acceptance files', async () => {
+    const { log, result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'planner'
+          ? {
+              finished: {
+                tool: 'submit_plan',
+                plan: {
+                  summary: 'p',
+                  steps: [],
+                  files: [],
+                  targets: ['tests/test_a.py::t', 'tests/other.py'],
+                },
+              },
+            }
+          : {},
+      tests: () => ({ targets: [{ id: 'tests/test_a.py::t', outcome: 'passed' }] }),
+      activities: { prepareWorkspace: async () => ({ protectedPaths: ['tests/test_a.py'], commit: 'acc' }) },
+    });
+    const done = await result;
+    expect(fake.calls.some((c) => c.name === 'checkTargets')).toBe(false);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      notes: [
+        'The plan named a target test that does not exist: tests/other.py. The run does not require it; the targets it requires are tests/test_a.py::t missing.',
+      ],
+      protectedPaths: ['tests/test_a.py'],
+    });
+    expect(done).toMatchObject({
+      state: 'SUCCESS',
+      targets: [{ id: 'tests/test_a.py::t', outcome: 'passed' }],
+    });
+    expect(
+      (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { acceptanceCommit: unknown })
+        .acceptanceCommit,
+    ).toBeNull();
+  });
+
+  test('a plan naming no new target is kept as it is', async () => {
+    const { log, result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'planner'
+          ? { finished: { tool: 'submit_plan', plan: { summary: 'p', steps: [], files: [], targets: [] } } }
+          : {},
+    });
+    await result;
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      plan: { summary: 'p', steps: [], files: [], targets: [] },
+    });
+    expect(log.opens.get('coder-1')!.context).not.toHaveProperty('notes');
+    expect(log.opens.get('coder-1')!.context).not.toHaveProperty('targets');
+  });
+});
+
+describe('turns that end badly', () => {
+  test('a turn without its finishing call is recorded as the error and the run goes on', async () => {
+    const { result } = runWorkflow({
+      step: (turnKey) => (turnKey === 'planner' ? { finished: { tool: 'finish', summary: 'oops' } } : {}),
+    });
+    const done = await result;
+    expect(done).toMatchObject({
+      state: 'SUCCESS',
+      error: 'the turn ended with finish instead of submit_plan',
+    });
+  });
+
+  test('a turn that makes no progress for 3 steps in a row is given up; one that progresses goes on to its limit', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey, stepIndex) => {
+          if (turnKey === 'coder-1') return { progress: false, toolCalls: [] };
+          if (turnKey === 'tester-1') return { progress: true, toolCalls: [] };
+          if (turnKey === 'reflector-1' && stepIndex < 2)
+            return {
+              progress: true,
+              toolCalls: [{ id: `r${stepIndex}`, name: 'read_file', target: 'a.py' }],
+            };
+          return {};
+        },
+        tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      },
+      { maxStepsPerTurn: 4 },
+    );
+    const done = await result;
+    expect(log.steps).toEqual([
+      'planner#0',
+      'coder-1#0',
+      'coder-1#1',
+      'coder-1#2',
+      'tester-1#0',
+      'tester-1#1',
+      'tester-1#2',
+      'tester-1#3',
+      'reflector-1#0',
+      'reflector-1#1',
+      'reflector-1#2',
+      'coder-2#0',
+    ]);
+    expect(fake.calls.filter((c) => c.name === 'read_file').map((c) => c.summary)).toEqual([
+      'reflector · read_file a.py',
+      'reflector · read_file a.py',
+    ]);
+    expect(fake.logs.filter((l) => l.level === 'warn').map((l) => l.attrs)).toEqual([
+      { error: 'coder made no progress in 3 steps in a row (only failing calls or no calls)' },
+      { error: 'tester did not call its finishing tool within 4 steps' },
+    ]);
+    expect(done.state).toBe('SUCCESS');
+    // The commit of a turn without a summary says so.
+    expect(fake.calls.filter((c) => c.name === 'commitWork').map((c) => c.summary)).toEqual([
+      'git · aca: attempt 1, coder: coder turn without a summary',
+      'git · aca: attempt 1, tester: tester turn without a summary',
+      'git · aca: attempt 2, coder: wrote a.py',
+    ]);
+  });
+
+  test('steps whose tool calls all fail are no progress; one that works resets the count', async () => {
+    const { log, result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex < 5
+          ? {
+              progress: true,
+              toolCalls: [
+                { id: `c${stepIndex}`, name: stepIndex === 2 ? 'read_file' : 'edit_file', target: '' },
+              ],
+            }
+          : {},
+      activities: {
+        edit_file: async () => ({ ok: false, commit: null }),
+        read_file: async () => ({ ok: true, commit: 'tool-commit' }),
+      },
+    });
+    await result;
+    expect(log.steps.filter((s) => s.startsWith('coder-1'))).toEqual([
+      'coder-1#0',
+      'coder-1#1',
+      'coder-1#2',
+      'coder-1#3',
+      'coder-1#4',
+      'coder-1#5',
+    ]);
+    expect(fake.calls.filter((c) => c.name === 'edit_file').map((c) => c.summary)).toEqual(
+      Array(4).fill('coder · edit_file'),
+    );
+    expect(
+      (fake.calls.find((c) => c.name === 'commitWork')!.args[0] as { place: { commit: string } }).place
+        .commit,
+    ).toBe('tool-commit');
+  });
+
+  test('an analysis that says the tests are wrong sends the Tester back; the commit message keeps one line', async () => {
+    const { log, result } = runWorkflow({
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      step: (turnKey) => {
+        if (turnKey === 'reflector-1')
+          return { finished: { tool: 'submit_analysis', analysis: { ...analysis!, testsWrong: true } } };
+        if (turnKey === 'coder-2')
+          return { finished: { tool: 'finish', summary: '\n  fixed the tests  \nmore lines' } };
+        return {};
+      },
+    });
+    const done = await result;
+    expect(log.steps).toEqual([
+      'planner#0',
+      'coder-1#0',
+      'tester-1#0',
+      'reflector-1#0',
+      'coder-2#0',
+      'tester-2#0',
+    ]);
+    expect(log.opens.get('tester-2')!.context).toMatchObject({ testPass: 2, analysis: { testsWrong: true } });
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'commitWork')
+        .map((c) => (c.args[0] as { message: string }).message),
+    ).toEqual([
+      'aca: attempt 1, coder: wrote a.py',
+      'aca: attempt 1, tester: wrote tests',
+      'aca: attempt 2, coder: fixed the tests',
+      'aca: attempt 2, tester: wrote tests',
+    ]);
+    expect(log.memory[2]!.input).toMatchObject({
+      fix: { summary: expect.stringContaining('Attempt 2 passed after: fixed the tests  \nmore lines') },
+    });
+    expect(done.state).toBe('SUCCESS');
+  });
+
+  test("a Reflector turn that fails stores the failure with the turn's error", async () => {
+    const { log, result } = runWorkflow(
+      {
+        tests: () => failingTests,
+        step: (turnKey) => (turnKey === 'reflector-1' ? { progress: false, toolCalls: [] } : {}),
+      },
+      { maxIterations: 1 },
+    );
+    const done = await result;
+    expect(done).toMatchObject({ state: 'FAILED', reason: 'max_iterations', lastAnalysis: null });
+    expect((log.memory[1]!.input as { lastAttempt: unknown }).lastAttempt).toMatchObject({
+      analysis: null,
+      analysisError: 'reflector made no progress in 3 steps in a row (only failing calls or no calls)',
+    });
+  });
+});
+
+describe('failure memory queue', () => {
+  test('writes run in order; a write that fails is counted lost and logged, the next still runs', async () => {
+    setUpFakeRun({});
+    const done: string[] = [];
+    const queue = new MemoryQueue();
+    queue.add('a', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      done.push('a');
+    });
+    queue.add('b', () => Promise.reject(new Error('db down')));
+    queue.add('c', async () => {
+      done.push('c');
+    });
+    await queue.drained();
+    expect([done, queue.lost]).toEqual([['a', 'c'], 1]);
+    expect(fake.logs).toEqual([
+      { level: 'error', message: 'failure memory write given up', attrs: { what: 'b', error: 'db down' } },
+    ]);
+    const off = new MemoryQueue(false);
+    off.add('x', async () => {
+      done.push('x');
+    });
+    await off.drained();
+    expect(done).toEqual(['a', 'c']);
+  });
+
+  test('a run whose memory writes were lost still ends, and says so', async () => {
+    const { result } = runWorkflow({ activities: { rememberRun: () => Promise.reject(new Error('gone')) } });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(fake.logs.filter((l) => l.level === 'error').map((l) => [l.message, l.attrs])).toEqual([
+      ['failure memory write given up', { what: 'task', error: 'gone' }],
+      ['failure memory records lost after retrying for an hour', { count: 1 }],
+    ]);
+  });
+
+  test('describeFailure gives the innermost message of a chain', () => {
+    const inner = new Error('inner');
+    const middle = Object.assign(new Error('middle'), { cause: inner });
+    const outer = Object.assign(new Error('outer'), { cause: middle });
+    expect(describeFailure(outer)).toBe('inner');
+    expect(describeFailure(Object.assign(new Error('outer'), { cause: new Error('') }))).toBe('outer');
+    expect(describeFailure('text')).toBe('text');
+    expect(describeFailure(new Error('alone'))).toBe('alone');
+  });
+});
