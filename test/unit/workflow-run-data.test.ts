@@ -7,11 +7,11 @@
 jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-fake'));
 
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../../src/shared/failure-types';
 import type { RunResult } from '../../src/shared/run-types';
 import type { AgentState, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import {
-  FORBIDDEN_MOVE,
   isEndState,
   RunStateMachine,
   TRANSITIONS,
@@ -61,7 +61,7 @@ describe('the transition table', () => {
           }
           expect(thrown).toBeInstanceOf(ApplicationFailure);
           expect(thrown).toMatchObject({
-            type: FORBIDDEN_MOVE,
+            type: FAILURE_TYPES.forbiddenStateMove,
             nonRetryable: true,
             message: `the run cannot move from ${from} to ${to}: the state table does not allow it`,
           });
@@ -116,7 +116,7 @@ describe('the state machine', () => {
     expect(machine.resume()).toBe(false);
     expect(() => machine.stop()).toThrow(
       expect.objectContaining({
-        type: FORBIDDEN_MOVE,
+        type: FAILURE_TYPES.forbiddenStateMove,
         message: 'the run cannot be stopped: it has already ended FAILED',
       }),
     );
