@@ -134,6 +134,8 @@ const [MEMORY_LOW, MEMORY_HIGH] = LIMIT_MAXIMUM_RANGES.memoryMiB;
 const environmentSchema = z.object({
   ACA_HOME: z.string().optional(),
   ACA_WORKSPACES: z.string().optional(),
+  // Checked where it is used (src/sandbox/launch/sandbox-user.ts), against the uid range it lives in.
+  ACA_SANDBOX_UIDS: z.string().optional(),
   ACA_SANDBOX: oneOf(
     'ACA_SANDBOX',
     ['bwrap', 'none'] as const,
@@ -271,6 +273,11 @@ export function programLookup(env: NodeJS.ProcessEnv = process.env): ProgramLook
     temporalCli: env.TEMPORAL_CLI || undefined,
     cacheHome: env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'),
   };
+}
+
+/** ACA_SANDBOX_UIDS ("first-last"): the part of the sandbox uid range this process picks from. */
+export function sandboxUidsSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.ACA_SANDBOX_UIDS?.trim() || undefined;
 }
 
 /**

@@ -43,6 +43,7 @@ export {
   pickSandboxUid,
   SANDBOX_UID_MIN,
   SANDBOX_UID_SPAN,
+  parseSandboxUidPool,
   sandboxUidPool,
 } from './launch/sandbox-user';
 export {

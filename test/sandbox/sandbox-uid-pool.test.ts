@@ -1,4 +1,10 @@
-import { pickSandboxUid, sandboxUidPool, SANDBOX_UID_MIN, SANDBOX_UID_SPAN } from '../../src/sandbox';
+import {
+  parseSandboxUidPool,
+  pickSandboxUid,
+  sandboxUidPool,
+  SANDBOX_UID_MIN,
+  SANDBOX_UID_SPAN,
+} from '../../src/sandbox';
 
 describe('the pool of sandbox uids a process picks from', () => {
   const saved = process.env.ACA_SANDBOX_UIDS;
@@ -8,7 +14,7 @@ describe('the pool of sandbox uids a process picks from', () => {
   });
 
   test('is the whole range without ACA_SANDBOX_UIDS', () => {
-    expect(sandboxUidPool({})).toEqual({ min: SANDBOX_UID_MIN, span: SANDBOX_UID_SPAN });
+    expect(parseSandboxUidPool(undefined)).toEqual({ min: SANDBOX_UID_MIN, span: SANDBOX_UID_SPAN });
   });
 
   test('is the part ACA_SANDBOX_UIDS names, and every pick lands in it', () => {
@@ -33,8 +39,6 @@ describe('the pool of sandbox uids a process picks from', () => {
     ['past the range', `${SANDBOX_UID_MIN}-${SANDBOX_UID_MIN + SANDBOX_UID_SPAN}`],
     ['backwards', `${SANDBOX_UID_MIN + 10}-${SANDBOX_UID_MIN}`],
   ])('%s is refused with the range it must lie in', (_why, spec) => {
-    expect(() => sandboxUidPool({ ACA_SANDBOX_UIDS: spec })).toThrow(
-      /ACA_SANDBOX_UIDS must be "first-last" within/,
-    );
+    expect(() => parseSandboxUidPool(spec)).toThrow(/ACA_SANDBOX_UIDS must be "first-last" within/);
   });
 });

@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import { sandboxUidsSetting } from '../../config';
+import { UserInputError } from '../../shared/errors';
 
 /**
  * When the worker runs as root, the sandbox runs as a dedicated, otherwise
@@ -20,14 +22,17 @@ export function isSandboxUid(uid: number): boolean {
  * ("first-last"). Workers (or test processes) sharing a host can each take a part of their own,
  * so that one checking that nothing of its runs' uids survives is not misled by another's runs.
  */
-export function sandboxUidPool(env: NodeJS.ProcessEnv = process.env): { min: number; span: number } {
-  const spec = env.ACA_SANDBOX_UIDS;
+export function sandboxUidPool(): { min: number; span: number } {
+  return parseSandboxUidPool(sandboxUidsSetting());
+}
+
+export function parseSandboxUidPool(spec: string | undefined): { min: number; span: number } {
   if (!spec) return { min: SANDBOX_UID_MIN, span: SANDBOX_UID_SPAN };
   const match = /^(\d+)-(\d+)$/.exec(spec.trim());
   const first = Number(match?.[1]);
   const last = Number(match?.[2]);
   if (!match || first > last || !isSandboxUid(first) || !isSandboxUid(last)) {
-    throw new Error(
+    throw new UserInputError(
       `ACA_SANDBOX_UIDS must be "first-last" within ${SANDBOX_UID_MIN}-${SANDBOX_UID_MIN + SANDBOX_UID_SPAN - 1}, got "${spec}"`,
     );
   }
