@@ -184,19 +184,6 @@ describe('continue-as-new', () => {
     expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 1 });
   });
 
-  test('a carried record without the target fields gets them empty', async () => {
-    const log = setUpFakeRun({});
-    const { targets: _t, failingTests: _f, unknownTargets: _u, ...older } = baseRecord();
-    const carried = {
-      machine: { phase: 'CODING', paused: false, transitions: [] },
-      record: older,
-      work: baseWork(),
-    } as unknown as CarriedState;
-    const done = await codingAgentWorkflow(fakeRunInput(), carried);
-    expect(done).toMatchObject({ state: 'SUCCESS', targets: [], failingTests: [], unknownTargets: [] });
-    expect(log.steps).toEqual(['coder-1#0', 'tester-1#0']);
-  });
-
   test('a run handed an ended state refuses to run it', async () => {
     setUpFakeRun({});
     const carried = {
