@@ -98,8 +98,17 @@ export async function overheadOf(
   stack: BenchStack,
   m: MeasuredRun,
   d: number,
-): Promise<{ times: TimeBreakdown; overhead: Record<string, number> }> {
-  const times = timeBreakdown(await fetchExecutions(stack.client, m.workflowId, m.run.firstExecutionRunId));
+): Promise<{
+  times: TimeBreakdown;
+  overhead: Record<string, number>;
+  history: { events: number; bytes: number };
+}> {
+  const executions = await fetchExecutions(stack.client, m.workflowId, m.run.firstExecutionRunId);
+  const times = timeBreakdown(executions);
+  const history = {
+    events: sum(executions.map((e) => e.events.length)),
+    bytes: sum(executions.map((e) => e.bytes)),
+  };
   const exec = times.activityExecMs;
   const sumWhere = (keep: (type: string) => boolean) =>
     sum(
@@ -121,5 +130,5 @@ export async function overheadOf(
     'covered by no activity or workflow task': times.uncoveredMs,
     'client: start request and result delivery': m.wallMs - times.serverWallMs,
   };
-  return { times, overhead };
+  return { times, overhead, history };
 }

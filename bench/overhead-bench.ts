@@ -6,6 +6,7 @@
  * trips, activities, conversation files). Goal: at most 1.10.
  */
 import type { BenchStack } from './bench-stack';
+import { cpuSplit, sampleCpu } from './cpu-usage';
 import { measureDemoRun, overheadOf, warmUp, DEMO_SCENARIO } from './demo-runs';
 import {
   formatPairs,
@@ -40,6 +41,19 @@ export interface OverheadRun {
   activities: Record<string, number>;
   workflowTasks: number;
   localActivities: number;
+  /** Execution time (started to closed) by activity type, ms summed over the run. */
+  activityMs: Record<string, number>;
+  /** Workflow tasks per model step, and their worker processing (started to completed) per task. */
+  workflowTasksPerStep: number;
+  workflowTaskProcessingMs: number;
+  historyEvents: number;
+  historyBytes: number;
+  historyBytesPerStep: number;
+  /**
+   * CPU time during the run (ms): this process (the worker, the scripted model and the client)
+   * and the Temporal server; null where /proc cannot be read or the server is not this stack's.
+   */
+  cpu: { benchProcessMs: number; serverMs: number | null } | null;
 }
 
 export interface OverheadResult {
@@ -55,6 +69,10 @@ export interface OverheadResult {
   medianOverheadMs: number;
   /** The same per model call (ms). */
   overheadPerModelCallMs: number;
+  /** Medians over runs: workflow task processing, history and CPU time. */
+  medianWorkflowTaskProcessingMs: number;
+  medianActivityMs: Record<string, number>;
+  medianCpu: { benchProcessMs: number; serverMs: number | null } | null;
   /**
    * Estimate: the smallest model latency d at which this overhead (assumed not to
    * depend on d) would meet the goal: d >= (O / (goal - 1) - tests) / calls.
@@ -73,8 +91,11 @@ export async function runOverheadBench(
   await warmUp(stack, progress);
   const runs: OverheadRun[] = [];
   for (let i = 0; i < opts.runs; i++) {
+    const cpuBefore = sampleCpu(stack.serverPid);
     const m = await measureDemoRun(stack, 'overhead');
-    const { times, overhead } = await overheadOf(stack, m, d);
+    const split = cpuSplit(cpuBefore, sampleCpu(stack.serverPid));
+    const { times, overhead, history } = await overheadOf(stack, m, d);
+    const processingMs = times.workflowTaskMs - times.workflowTaskQueueMs;
     const floorMs = m.modelCalls * d + m.testMs;
     const run: OverheadRun = {
       workflowId: m.workflowId,
@@ -89,6 +110,16 @@ export async function runOverheadBench(
       activities: times.activityCount,
       workflowTasks: times.workflowTasks,
       localActivities: times.localActivities,
+      activityMs: Object.fromEntries(Object.entries(times.activityExecMs).map(([k, v]) => [k, round(v)])),
+      workflowTasksPerStep: round(times.workflowTasks / m.modelCalls, 2),
+      workflowTaskProcessingMs: round(processingMs),
+      historyEvents: history.events,
+      historyBytes: history.bytes,
+      historyBytesPerStep: Math.round(history.bytes / m.modelCalls),
+      cpu: split && {
+        benchProcessMs: round(split.benchProcess * 1000),
+        serverMs: split.server === null ? null : round(split.server * 1000),
+      },
     };
     runs.push(run);
     progress(
@@ -96,6 +127,9 @@ export async function runOverheadBench(
     );
   }
   const medianRatio = round(median(runs.map((r) => r.ratio)), 3);
+  const types = [...new Set(runs.flatMap((r) => Object.keys(r.activityMs)))].sort();
+  const cpus = runs.map((r) => r.cpu).filter((c) => c !== null);
+  const serverCpus = cpus.map((c) => c.serverMs).filter((ms) => ms !== null);
   const keys = Object.keys(runs[0]?.overhead ?? {});
   const overheadMs = median(runs.map((r) => r.wallMs - r.floorMs));
   const calls = median(runs.map((r) => r.modelCalls));
@@ -110,6 +144,17 @@ export async function runOverheadBench(
     medianOverhead: Object.fromEntries(keys.map((k) => [k, round(median(runs.map((r) => r.overhead[k])))])),
     medianOverheadMs: round(overheadMs),
     overheadPerModelCallMs: round(overheadMs / calls),
+    medianWorkflowTaskProcessingMs: round(median(runs.map((r) => r.workflowTaskProcessingMs))),
+    medianActivityMs: Object.fromEntries(
+      types.map((t) => [t, round(median(runs.map((r) => r.activityMs[t] ?? 0)))]),
+    ),
+    medianCpu:
+      cpus.length === runs.length
+        ? {
+            benchProcessMs: round(median(cpus.map((c) => c.benchProcessMs))),
+            serverMs: serverCpus.length === cpus.length ? round(median(serverCpus)) : null,
+          }
+        : null,
     goalMetFromDelayMs: Math.max(0, Math.round((overheadMs / (OVERHEAD_GOAL - 1) - tests) / calls)),
     goal: goal('wall time / (model calls x d + sandboxed test time)', medianRatio, OVERHEAD_GOAL),
   };
@@ -138,8 +183,30 @@ export function overheadReport(r: OverheadResult, io: BenchIO): void {
   ))
     io.out(`  ${line}`);
   io.out('');
+  io.out('Activity execution time by type, median per run (ms):');
+  for (const line of formatTable(
+    ['activity', 'ms', 'count (run 1)'],
+    Object.entries(r.medianActivityMs).map(([k, v]) => [k, v, r.runs[0]?.activities[k] ?? 0]),
+  ))
+    io.out(`  ${line}`);
+  io.out('');
+  const first = r.runs[0];
   for (const line of formatPairs([
     ['median ratio', r.medianRatio],
+    [
+      'workflow tasks',
+      `${first?.workflowTasksPerStep ?? 0} per model step (run 1: ${first?.workflowTasks ?? 0}); processing ${r.medianWorkflowTaskProcessingMs} ms per run (median), ${first && first.workflowTasks ? round(first.workflowTaskProcessingMs / first.workflowTasks, 1) : 0} ms per task (run 1)`,
+    ],
+    [
+      'history',
+      `run 1: ${first?.historyEvents ?? 0} events, ${first?.historyBytes ?? 0} bytes, ${first?.historyBytesPerStep ?? 0} bytes per model step`,
+    ],
+    [
+      'CPU per run',
+      r.medianCpu
+        ? `bench process (worker, scripted model, client) ${r.medianCpu.benchProcessMs} ms, Temporal server ${r.medianCpu.serverMs ?? '-'} ms (medians)`
+        : 'not measured (no /proc)',
+    ],
     ['overhead', `${r.medianOverheadMs} ms per run, ${r.overheadPerModelCallMs} ms per model call`],
     [
       'goal met from',
