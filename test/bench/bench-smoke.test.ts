@@ -119,6 +119,12 @@ describe('npm run bench (smoke: every part, tiny)', () => {
       expect(Number.isFinite(v)).toBe(true);
     expect(typeof r.goal.met).toBe('boolean');
     for (const v of Object.values(r.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
+    // Workflow tasks and history per model step, read from the run's history.
+    expect(run.workflowTasks).toBeGreaterThan(run.modelCalls);
+    expect(run.workflowTasksPerStep).toBeCloseTo(run.workflowTasks / run.modelCalls, 1);
+    expect(run.historyBytes).toBeGreaterThan(0);
+    expect(run.historyBytesPerStep).toBe(Math.round(run.historyBytes / run.modelCalls));
+    expect(run.activityMs.agentStep).toBeGreaterThan(0);
   });
 
   test('concurrency: one level per requested size, a chart', () => {
