@@ -11,6 +11,7 @@ import {
 } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git } from '../repo/git';
+import { withWorktreeLock } from '../repo/run-worktree';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
@@ -187,8 +188,10 @@ async function patchOf(
  */
 async function removeWorkTree(runGit: RunGit): Promise<void> {
   const common = { gitDir: runGit.commonDir };
-  await git(common, ['worktree', 'remove', '--force', '--force', '--', runGit.workTree]).catch(async () => {
-    fs.rmSync(runGit.workTree, { recursive: true, force: true });
-    await git(common, ['worktree', 'prune']);
-  });
+  await withWorktreeLock(runGit.commonDir, () =>
+    git(common, ['worktree', 'remove', '--force', '--force', '--', runGit.workTree]).catch(async () => {
+      fs.rmSync(runGit.workTree, { recursive: true, force: true });
+      await git(common, ['worktree', 'prune']);
+    }),
+  );
 }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { UserInputError } from '../shared/errors';
 import type { RunGit } from '../shared/run-types';
 import { git, type GitTarget } from './git';
+import { withWorktreeLock } from './run-worktree';
 
 export interface DiscardRunTarget {
   git: RunGit;
@@ -84,12 +85,14 @@ async function discardWorktreeRun(runGit: RunGit, branch: string | null): Promis
   const registered = worktrees.slice(1).some((w) => realPath(w.path) === runTree);
   let workTree: string | null = null;
   if (registered) {
-    await git(common, ['worktree', 'remove', '--force', '--force', runGit.workTree]).catch(async () => {
-      // Code under test may have wrecked the `.git` file git validates; the registration is what
-      // says the folder is the run's, so it can go anyway.
-      fs.rmSync(runGit.workTree, { recursive: true, force: true });
-      await git(common, ['worktree', 'prune']);
-    });
+    await withWorktreeLock(runGit.commonDir, () =>
+      git(common, ['worktree', 'remove', '--force', '--force', runGit.workTree]).catch(async () => {
+        // Code under test may have wrecked the `.git` file git validates; the registration is what
+        // says the folder is the run's, so it can go anyway.
+        fs.rmSync(runGit.workTree, { recursive: true, force: true });
+        await git(common, ['worktree', 'prune']);
+      }),
+    );
     workTree = runGit.workTree;
   }
   let deleted: string | null = null;

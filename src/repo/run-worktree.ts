@@ -21,6 +21,30 @@ export function worktreeTarget(worktree: RunWorktree): GitTarget {
   return { gitDir: worktree.gitDir, workTree: worktree.workTree };
 }
 
+const worktreeChanges = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `change` (adding or removing worktrees) after every earlier one for the same repository has
+ * ended. `git worktree add` reads every other worktree's entry, and one that another `worktree add`
+ * is still writing reads as broken ("failed to read …/commondir"), failing the add; `worktree
+ * prune` would delete such an entry. Runs of one repository prepared or cleaned up at once (an eval
+ * batch) take turns here; checkouts and everything else run side by side.
+ */
+export async function withWorktreeLock<T>(commonDir: string, change: () => Promise<T>): Promise<T> {
+  const before = worktreeChanges.get(commonDir) ?? Promise.resolve();
+  const mine = before.then(change, change);
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  worktreeChanges.set(commonDir, settled);
+  try {
+    return await mine;
+  } finally {
+    if (worktreeChanges.get(commonDir) === settled) worktreeChanges.delete(commonDir);
+  }
+}
+
 /**
  * Adds a worktree of the repository holding `repoDir` at `workTree`, on a new branch made from
  * `start` (a linked run's commit, in the same object store) or else `base`. The repository's
@@ -39,15 +63,9 @@ export async function createRunWorktree(options: {
     (await git(common, ['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`])).trim();
   const baseCommit = await commitOf(options.base);
   const startCommit = options.start ? await commitOf(options.start) : baseCommit;
-  await git(common, [
-    'worktree',
-    'add',
-    '--no-checkout',
-    '-b',
-    options.branch,
-    options.workTree,
-    startCommit,
-  ]);
+  await withWorktreeLock(commonDir, () =>
+    git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, startCommit]),
+  );
   // Read once, now, before any code has run in the work tree; never again afterwards.
   const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
   const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
@@ -314,9 +332,11 @@ export async function diffCommits(
 /** Removes the worktree and its branch; the repository is as it was before the run. */
 export async function removeRunWorktree(worktree: RunWorktree): Promise<void> {
   const common: GitTarget = { gitDir: worktree.commonDir };
-  await git(common, ['worktree', 'remove', '--force', '--force', worktree.workTree]).catch(async () => {
-    fs.rmSync(worktree.workTree, { recursive: true, force: true });
-    await git(common, ['worktree', 'prune']);
-  });
+  await withWorktreeLock(worktree.commonDir, () =>
+    git(common, ['worktree', 'remove', '--force', '--force', worktree.workTree]).catch(async () => {
+      fs.rmSync(worktree.workTree, { recursive: true, force: true });
+      await git(common, ['worktree', 'prune']);
+    }),
+  );
   await git(common, ['branch', '-D', worktree.branch]);
 }

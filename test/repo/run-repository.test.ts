@@ -7,7 +7,7 @@ import {
   isValidBranchName,
   resolveRepository,
 } from '../../src/repo/run-repository';
-import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
+import { commitAll, createRunWorktree, removeRunWorktree } from '../../src/repo/run-worktree';
 import { UserInputError } from '../../src/shared/errors';
 import { tempDirs } from '../helpers/temp-dirs';
 
@@ -210,5 +210,59 @@ describe('--repo checks', () => {
     expect(await isValidBranchName('aca/run-1')).toBe(true);
     expect(await isValidBranchName('aca/bad..name')).toBe(false);
     expect(await isValidBranchName('aca/with space')).toBe(false);
+  });
+});
+
+describe('many runs of one repository prepared at once', () => {
+  // git reads every other worktree's entry while it adds one, and an entry another `worktree add`
+  // is still writing reads as broken ("failed to read …/commondir"): an eval batch at concurrency
+  // 32 lost an instance to it.
+  test('each gets its worktree and branch', async () => {
+    const repo = userRepo({ 'a.py': 'x = 1\n' });
+    const workRoot = tempDir();
+    const count = 24;
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) =>
+        createRunWorktree({
+          repoDir: repo,
+          workTree: path.join(workRoot, `run-${i}`),
+          branch: `aca/run-${i}`,
+          base: 'main',
+        }),
+      ),
+    );
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+    expect(failures).toEqual([]);
+    const branches = sh(repo, 'branch', '--list', 'aca/*', '--format=%(refname:short)')
+      .split('\n')
+      .filter(Boolean);
+    expect(branches.sort()).toEqual(Array.from({ length: count }, (_, i) => `aca/run-${i}`).sort());
+    for (let i = 0; i < count; i++) {
+      expect(fs.readFileSync(path.join(workRoot, `run-${i}`, 'a.py'), 'utf8')).toBe('x = 1\n');
+    }
+  });
+
+  test('runs removed while others are added leave the others whole', async () => {
+    const repo = userRepo({ 'a.py': 'x = 1\n' });
+    const workRoot = tempDir();
+    const add = (i: number) =>
+      createRunWorktree({
+        repoDir: repo,
+        workTree: path.join(workRoot, `run-${i}`),
+        branch: `aca/run-${i}`,
+        base: 'main',
+      });
+    const first = await Promise.all(Array.from({ length: 12 }, (_, i) => add(i)));
+    const results = await Promise.allSettled([
+      ...first.map((worktree) => removeRunWorktree(worktree)),
+      ...Array.from({ length: 12 }, (_, i) => add(12 + i)),
+    ]);
+    expect(results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []))).toEqual([]);
+    const listed = sh(repo, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((line) => line.startsWith('worktree '))
+      .map((line) => path.basename(line.slice('worktree '.length)))
+      .slice(1);
+    expect(listed.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `run-${12 + i}`).sort());
   });
 });
