@@ -616,6 +616,243 @@ describe('a host that is gone', () => {
   });
 });
 
+describe('a host that is gone: moves, the adopted setup, what is not a move', () => {
+  const timeout = (type: TimeoutType) =>
+    new ActivityFailure(
+      'timed out',
+      'x',
+      '1',
+      RetryState.TIMEOUT,
+      'stub',
+      new TimeoutFailure('timed out', undefined, type),
+    );
+  const startTimeout = () => timeout(TimeoutType.SCHEDULE_TO_START);
+  const queueNow = () => fake.calls.at(-1)!.taskQueue;
+  const adoptions = (hosts: string[]) => {
+    let next = 0;
+    return async () => {
+      const host = hosts[next++]!;
+      return {
+        git: { gitDir: `/g-${host}`, commonDir: `/g-${host}`, workTree: `/w-${host}` },
+        queues: { disk: `disk-${host}`, host: `host-${host}`, tests: `tests-${host}` },
+      };
+    };
+  };
+  const setupOk = { ok: true, outcome: 'completed', message: null, outputTail: '', commit: null };
+
+  test('a run moves again when its second host is gone; the adopted setup gets the run and its failure is logged', async () => {
+    const command = `make ${'x'.repeat(100)}`;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          prepareWorkspace: async () => {
+            if (queueNow() === 'host-1') throw startTimeout();
+            return { protectedPaths: ['tests/test_a.py'], commit: 'acc' };
+          },
+          runSetup: async () =>
+            queueNow() === 'tests-2'
+              ? { ok: false, outcome: 'exit', message: 'exit 2', outputTail: 'boom', commit: null }
+              : setupOk,
+          runTests: async () => {
+            if (queueNow() === 'tests-2') throw startTimeout();
+            return {
+              outcome: 'completed',
+              passed: 1,
+              failed: 0,
+              errors: 0,
+              passRate: 1,
+              reportRef: 'r',
+              success: true,
+              regressions: [],
+            };
+          },
+          hostAlive: async () => {
+            throw startTimeout();
+          },
+          adoptRun: adoptions(['2', '3']),
+        },
+      },
+      {},
+      { setupCommand: command },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-3' });
+    const onQueues = fake.calls
+      .filter((c) => ['runSetup', 'prepareWorkspace', 'adoptRun', 'runTests', 'hostAlive'].includes(c.name))
+      .map((c) => `${c.name}@${c.taskQueue ?? ''}`);
+    expect(onQueues).toEqual([
+      'runSetup@tests-1',
+      'prepareWorkspace@host-1',
+      'adoptRun@',
+      'runSetup@tests-2',
+      'prepareWorkspace@host-2',
+      'runTests@tests-2',
+      'hostAlive@host-2',
+      'adoptRun@',
+      'runSetup@tests-3',
+      'runTests@tests-3',
+    ]);
+    const adopted = fake.calls.find((c) => c.name === 'runSetup' && c.taskQueue === 'tests-2')!;
+    expect(adopted.summary).toBe(`setup · ${command.slice(0, 80)} (adopted run)`);
+    expect(adopted.args).toEqual([
+      {
+        language: 'python',
+        command,
+        setup: {
+          command: { kind: 'pytest', command: null, source: 'detected', label: 'pytest' },
+          dependencies: [],
+          limits: {},
+        },
+        network: false,
+        place: {
+          workflowId: 'wf-1',
+          branch: 'aca/wf-1',
+          commit: 'base',
+          git: { gitDir: '/g-2', commonDir: '/g-2', workTree: '/w-2' },
+          disk: 'disk-2',
+        },
+        execution: fake.info.runId,
+      },
+    ]);
+    const alive = fake.calls.find((c) => c.name === 'hostAlive')!;
+    expect([alive.summary, alive.args]).toEqual(["host · is the run's host alive?", []]);
+    expect(fake.logs.filter((l) => l.level === 'warn').map((l) => [l.message, l.attrs])).toEqual([
+      ['the run moved to another host', { from: 'host-1', to: 'host-2' }],
+      ['the setup command failed on the adopting host', { outcome: 'exit' }],
+      ['the run moved to another host', { from: 'host-2', to: 'host-3' }],
+    ]);
+    // Read on a host other than the one that prepared the run: the acceptance tests come from their commit.
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { acceptanceCommit: unknown }).acceptanceCommit),
+    ).toEqual(['acc', 'acc']);
+  });
+
+  test('a run that stays on its host reads its acceptance tests from its disk', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: { prepareWorkspace: async () => ({ protectedPaths: ['tests/test_a.py'], commit: 'acc' }) },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { acceptanceCommit: unknown }).acceptanceCommit),
+    ).toEqual([null]);
+  });
+
+  test('a run without a setup command runs none on the host that adopts it', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        prepareWorkspace: async () => {
+          if (queueNow() === 'host-1') throw startTimeout();
+          return { protectedPaths: [], commit: null };
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2' });
+    expect(fake.calls.filter((c) => ['runSetup', 'adoptRun'].includes(c.name)).map((c) => c.name)).toEqual([
+      'adoptRun',
+    ]);
+  });
+
+  test('a host gone during the setup step itself: the retried step runs the setup once on the new host', async () => {
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          runSetup: async () => {
+            if (queueNow() === 'tests-1') throw startTimeout();
+            return setupOk;
+          },
+          hostAlive: async () => {
+            throw startTimeout();
+          },
+          adoptRun: adoptions(['2']),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      fake.calls
+        .filter((c) => ['runSetup', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runSetup@tests-1', 'hostAlive@host-1', 'adoptRun@', 'runSetup@tests-2']);
+    expect(fake.calls.find((c) => c.taskQueue === 'tests-2')!.summary).toBe('setup · make');
+  });
+
+  test('an adopted setup step whose queue is only busy is waited for, not moved from again', async () => {
+    let busy = true;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          prepareWorkspace: async () => {
+            if (queueNow() === 'host-1') throw startTimeout();
+            return { protectedPaths: [], commit: null };
+          },
+          runSetup: async () => {
+            if (queueNow() === 'tests-2' && busy) {
+              busy = false;
+              throw startTimeout();
+            }
+            return setupOk;
+          },
+          hostAlive: async () => 'alive',
+          adoptRun: adoptions(['2', '3']),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2' });
+    expect(
+      fake.calls
+        .filter((c) => ['runSetup', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runSetup@tests-1', 'adoptRun@', 'runSetup@tests-2', 'hostAlive@host-2', 'runSetup@tests-2']);
+  });
+
+  test.each([
+    ['a step that timed out while running', () => timeout(TimeoutType.START_TO_CLOSE), 'timed out'],
+    ['a step that failed', () => new Error('disk on fire'), 'disk on fire'],
+  ])('%s is no move: the run fails with its error', async (_what, failure, error) => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        prepareWorkspace: async () => {
+          throw failure();
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'error', error });
+    expect(fake.calls.some((c) => c.name === 'adoptRun')).toBe(false);
+  });
+
+  test('a host probe that fails otherwise than by its start timeout fails the run, which does not move', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        runTests: async () => {
+          throw startTimeout();
+        },
+        hostAlive: async () => {
+          throw new Error('probe broke');
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'error', error: 'probe broke' });
+    expect(fake.calls.some((c) => c.name === 'adoptRun')).toBe(false);
+  });
+});
+
 describe("the Planner's targets", () => {
   test('one that exists joins the run; one that does not goes to the Coder as a note; a malformed one is dropped', async () => {
     const { log, result } = runWorkflow(
