@@ -853,6 +853,104 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
   });
 });
 
+describe('the record a run starts from', () => {
+  const linked = (kind: 'retry' | 'continue', attemptsBefore: number, plan: unknown) => ({
+    kind,
+    parentRun: 'parent',
+    parentTask: 'old task',
+    startCommit: 'start',
+    parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+    baseCommit: 'base',
+    plan,
+    analysis: null,
+    attemptsBefore,
+    done: 'did things',
+    baseline: null,
+    feedback: null,
+  });
+  const targetsTested = () =>
+    fake.calls.filter((c) => c.name === 'runTests').map((c) => (c.args[0] as { targets?: string[] }).targets);
+
+  test("a continued run drops its parent's plan and targets, and writes tests anew", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'], targets: ['t::p'] };
+    const { log, result } = runWorkflow({}, { maxIterations: 5 }, { link: linked('continue', 2, plan) });
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 3, targets: [] });
+    expect(log.steps).toEqual(['planner#0', 'coder-3#0', 'tester-1#0']);
+    // No targets: the test step is given none to judge.
+    expect(targetsTested()).toEqual([undefined]);
+  });
+
+  test("a retry from before any attempt keeps its parent's plan and targets and still writes tests", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'], targets: ['t::p'] };
+    const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, plan) });
+    // The fake's test runs never report t::p, so every attempt fails on it.
+    expect(await result).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      targets: [{ id: 't::p', outcome: 'missing' }],
+    });
+    expect(log.steps).toEqual([
+      'coder-1#0',
+      'tester-1#0',
+      'reflector-1#0',
+      'coder-2#0',
+      'reflector-2#0',
+      'coder-3#0',
+      'reflector-3#0',
+    ]);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
+    expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
+  });
+
+  test('a retry of a run that never planned plans', async () => {
+    const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, null) });
+    expect(await result).toMatchObject({ state: 'SUCCESS', error: null, targets: [] });
+    expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
+  });
+
+  test('a run that fails before its branch exists keeps the record it started with and lists no files', async () => {
+    const { result } = runWorkflow({
+      activities: {
+        prepareRun: async () => {
+          throw new Error('no disk');
+        },
+      },
+    });
+    expect(await result).toEqual({
+      workflowId: 'wf-1',
+      state: 'FAILED',
+      reason: 'error',
+      iterations: 0,
+      maxIterations: 3,
+      passRate: null,
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: '/nonexistent/stub-workspace',
+      files: [],
+      tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
+      warning: null,
+      lastAnalysis: null,
+      error: 'no disk',
+      repo: null,
+      branch: null,
+      baseCommit: null,
+      headCommit: null,
+      changedFiles: [],
+      baseline: null,
+      regressions: [],
+      targets: [],
+      failingTests: [],
+      unknownTargets: [],
+      attempts: [],
+      cost: null,
+      parentRun: null,
+      git: null,
+      testCommand: null,
+      transitions: [{ from: 'INIT', to: 'FAILED', at: expect.any(String) }],
+    });
+    expect(fake.calls.map((c) => c.name)).toEqual(['prepareRun']);
+  });
+});
+
 describe("the Planner's targets", () => {
   test('one that exists joins the run; one that does not goes to the Coder as a note; a malformed one is dropped', async () => {
     const { log, result } = runWorkflow(
