@@ -1256,3 +1256,54 @@ describe('failure memory queue', () => {
     expect(describeFailure(new Error('alone'))).toBe('alone');
   });
 });
+
+describe('commits of the turns', () => {
+  test("each commit step is numbered, its summary the message's first 80 characters", async () => {
+    const long = `rewrote ${'a'.repeat(150)}`;
+    const { result } = runWorkflow({
+      step: (turnKey) => (turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: long } } : {}),
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-commit-2' });
+    const message = `aca: attempt 1, coder: ${long.slice(0, 120)}`;
+    expect(
+      fake.calls.filter((c) => c.name === 'commitWork').map((c) => [c.summary, c.args, c.taskQueue]),
+    ).toEqual([
+      [
+        `git · ${message.slice(0, 80)}`,
+        [
+          {
+            message,
+            place: {
+              workflowId: 'wf-1',
+              branch: 'aca/wf-1',
+              commit: 'base',
+              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+              disk: 'disk-1',
+            },
+            step: 'commit-1',
+            execution: fake.info.runId,
+          },
+        ],
+        'host-1',
+      ],
+      [
+        'git · aca: attempt 1, tester: wrote tests',
+        [
+          {
+            message: 'aca: attempt 1, tester: wrote tests',
+            place: {
+              workflowId: 'wf-1',
+              branch: 'aca/wf-1',
+              commit: 'c-commit-1',
+              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+              disk: 'disk-1',
+            },
+            step: 'commit-2',
+            execution: fake.info.runId,
+          },
+        ],
+        'host-1',
+      ],
+    ]);
+  });
+});
