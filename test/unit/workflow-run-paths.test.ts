@@ -692,6 +692,7 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
       'runSetup@tests-3',
       'runTests@tests-3',
     ]);
+    expect(fake.calls.find((c) => c.name === 'runSetup')!.summary).toBe(`setup · ${command.slice(0, 80)}`);
     const adopted = fake.calls.find((c) => c.name === 'runSetup' && c.taskQueue === 'tests-2')!;
     expect(adopted.summary).toBe(`setup · ${command.slice(0, 80)} (adopted run)`);
     expect(adopted.args).toEqual([
@@ -884,9 +885,11 @@ describe('the record a run starts from', () => {
     const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'], targets: ['t::p'] };
     const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, plan) });
     // The fake's test runs never report t::p, so every attempt fails on it.
+    // Its last attempt is attempt 3, the warnAt of the fake's input, but the run's last: no warning.
     expect(await result).toMatchObject({
       state: 'FAILED',
       reason: 'max_iterations',
+      warning: null,
       targets: [{ id: 't::p', outcome: 'missing' }],
     });
     expect(log.steps).toEqual([
@@ -900,6 +903,21 @@ describe('the record a run starts from', () => {
     ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
     expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
+  });
+
+  test("a continued run whose Planner submits no plan codes without its parent's", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'] };
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner' ? { finished: { tool: 'finish', summary: 'no plan' } } : {},
+      },
+      {},
+      { link: linked('continue', 0, plan) },
+    );
+    await result;
+    expect(log.steps.slice(0, 2)).toEqual(['planner#0', 'coder-1#0']);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({ plan: null });
   });
 
   test('a retry of a run that never planned plans', async () => {
