@@ -819,6 +819,45 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     ).toEqual(['runSetup@tests-1', 'adoptRun@', 'runSetup@tests-2', 'hostAlive@host-2', 'runSetup@tests-2']);
   });
 
+  test('a step side by side that finds the host gone after the move is retried on the new host, not moved again', async () => {
+    let adopted = false;
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        // Steps side by side: each knows its host by the place it is given.
+        listRunFiles: async (input: { place: { disk: string } }) => {
+          if (input.place.disk === 'disk-1') throw startTimeout();
+          return ['a.py'];
+        },
+        describeChanges: async () => {
+          if (!adopted) {
+            await eventually('the move', () => adopted);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            throw startTimeout();
+          }
+          return [{ path: 'a.py', status: 'added', added: 1, removed: 0 }];
+        },
+        adoptRun: async () => {
+          const next = await adoptions(['2', '3'])();
+          adopted = true;
+          return next;
+        },
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2', files: ['a.py'] });
+    expect(
+      fake.calls
+        .filter((c) => ['listRunFiles', 'describeChanges', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual([
+      'listRunFiles@host-1',
+      'describeChanges@host-1',
+      'adoptRun@',
+      'listRunFiles@host-2',
+      'describeChanges@host-2',
+    ]);
+  });
+
   test.each([
     ['a step that timed out while running', () => timeout(TimeoutType.START_TO_CLOSE), 'timed out'],
     ['a step that failed', () => new Error('disk on fire'), 'disk on fire'],
@@ -924,6 +963,32 @@ describe('the record a run starts from', () => {
     const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, null) });
     expect(await result).toMatchObject({ state: 'SUCCESS', error: null, targets: [] });
     expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
+  });
+
+  test('while it prepares, a run lists no files, no changes and no protected paths', async () => {
+    const held = gate();
+    let prepared = false;
+    const { result } = runWorkflow({
+      activities: {
+        prepareRun: async () => {
+          await held.promise;
+          prepared = true;
+          throw new Error('no disk');
+        },
+      },
+    });
+    await eventually('prepareRun to start', () => fake.calls.length === 1);
+    expect(query('state')).toMatchObject({
+      state: 'INIT',
+      files: [],
+      changedFiles: [],
+      failingTests: [],
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: '/nonexistent/stub-workspace',
+    });
+    held.open();
+    expect(await result).toMatchObject({ state: 'FAILED', error: 'no disk' });
+    expect(prepared).toBe(true);
   });
 
   test('a run that fails before its branch exists keeps the record it started with and lists no files', async () => {
