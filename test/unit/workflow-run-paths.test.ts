@@ -8,7 +8,7 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
-import type { Transition } from '../../src/shared/types';
+import type { Plan, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
 import { describeFailure } from '../../src/workflows/describe-failure';
 import { MemoryQueue } from '../../src/workflows/memory-queue';
@@ -894,7 +894,7 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
 });
 
 describe('the record a run starts from', () => {
-  const linked = (kind: 'retry' | 'continue', attemptsBefore: number, plan: unknown) => ({
+  const linked = (kind: 'retry' | 'continue', attemptsBefore: number, plan: Plan | null) => ({
     kind,
     parentRun: 'parent',
     parentTask: 'old task',
