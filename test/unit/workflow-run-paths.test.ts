@@ -730,6 +730,14 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     ).toEqual(['acc', 'acc']);
   });
 
+  test('a host that gives no start timeout of its own leaves the default', async () => {
+    const { result } = runWorkflow({ prepared: { movable: true, hostStartTimeoutMs: 0 } });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      new Set(fake.proxies.filter((p) => p.taskQueue === 'host-1').map((p) => p.scheduleToStartTimeout)),
+    ).toEqual(new Set([60_000]));
+  });
+
   test('a run that stays on its host reads its acceptance tests from its disk', async () => {
     const { result } = runWorkflow({
       prepared: { movable: true },
@@ -1072,10 +1080,11 @@ describe("the Planner's targets", () => {
       { repo, targets: ['t::given'] },
     );
     const done = await result;
-    expect(fake.calls.find((c) => c.name === 'checkTargets')!.args[0]).toEqual({
-      reportRef: 'report-0',
-      targets: ['t::real', 't::ghost'],
-    });
+    const check = fake.calls.find((c) => c.name === 'checkTargets')!;
+    expect([check.summary, check.args]).toEqual([
+      "tester · check the plan's targets against the baseline",
+      [{ reportRef: 'report-0', targets: ['t::real', 't::ghost'] }],
+    ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({
       notes: [
         'The plan named target tests that do not exist: t::ghost, /abs. The run does not require them; the targets it requires are t::given missing, t::real failed.',
@@ -1341,6 +1350,19 @@ describe('failure memory queue', () => {
 });
 
 describe('commits of the turns', () => {
+  test("a commit message takes the summary's first line with text in it", async () => {
+    const { result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: '   \n  the fix \nmore' } } : {},
+    });
+    await result;
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'commitWork')
+        .map((c) => (c.args[0] as { message: string }).message),
+    ).toEqual(['aca: attempt 1, coder: the fix', 'aca: attempt 1, tester: wrote tests']);
+  });
+
   test("each commit step is numbered, its summary the message's first 80 characters", async () => {
     const long = `rewrote ${'a'.repeat(150)}`;
     const { result } = runWorkflow({
