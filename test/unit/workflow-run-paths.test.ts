@@ -1138,6 +1138,47 @@ describe("the Planner's targets", () => {
     ).toBeNull();
   });
 
+  test('a plan whose targets all exist sends the Coder no note', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: { summary: 'p', steps: [], files: [], targets: ['t::real'] },
+                },
+              }
+            : {},
+        tests: (attempt) => (attempt === 0 ? {} : { targets: [{ id: 't::real', outcome: 'passed' }] }),
+        activities: {
+          checkTargets: async (input: { targets: string[] }) => ({
+            targets: input.targets.map((id) => ({ id, outcome: 'passed' })),
+            unknown: [],
+          }),
+        },
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', targets: [{ id: 't::real', outcome: 'passed' }] });
+    // The Coder's context names notes only when there are some.
+    expect(Object.keys(log.opens.get('coder-1')!.context).sort()).toEqual([
+      'analysis',
+      'attempt',
+      'feedback',
+      'language',
+      'maxIterations',
+      'plan',
+      'protectedPaths',
+      'regressions',
+      'role',
+      'targets',
+      'task',
+      'testCommand',
+    ]);
+  });
+
   test('a plan naming no new target is kept as it is', async () => {
     const { log, result } = runWorkflow({
       step: (turnKey) =>
@@ -1346,6 +1387,28 @@ describe('failure memory queue', () => {
     expect(describeFailure(Object.assign(new Error('outer'), { cause: new Error('') }))).toBe('outer');
     expect(describeFailure('text')).toBe('text');
     expect(describeFailure(new Error('alone'))).toBe('alone');
+  });
+});
+
+describe('a Reflector turn without an analysis', () => {
+  test('keeps the tests as they are, and a lost failure record is logged by its attempt', async () => {
+    const { log, result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'reflector-1' ? { finished: { tool: 'finish', summary: 'no analysis' } } : {},
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      activities: {
+        rememberAttempt: async () => {
+          throw new Error('memory down');
+        },
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0', 'reflector-1#0', 'coder-2#0']);
+    expect(
+      fake.logs
+        .filter((l) => l.message === 'failure memory write given up')
+        .map((l) => (l.attrs as { what: string }).what),
+    ).toEqual(['failure 1']);
   });
 });
 
