@@ -470,6 +470,22 @@ describe('the setup command', () => {
     ).toBe('setup-commit');
   });
 
+  test('a failed setup command without a message names its outcome alone', async () => {
+    const { result } = runWorkflow(
+      {
+        activities: {
+          runSetup: async () => ({ ok: false, outcome: 'timeout', message: null, outputTail: 'slow' }),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({
+      state: 'FAILED',
+      error: 'the setup command "make" failed (timeout); last output:\nslow',
+    });
+  });
+
   test('a failed setup command ends the run with its outcome and output, before the Planner', async () => {
     const { log, result } = runWorkflow(
       {
@@ -736,6 +752,43 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     expect(
       new Set(fake.proxies.filter((p) => p.taskQueue === 'host-1').map((p) => p.scheduleToStartTimeout)),
     ).toEqual(new Set([60_000]));
+  });
+
+  test('a busy test queue at the baseline is waited for, not moved from', async () => {
+    let busy = true;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          runTests: async (input: { attempt: number }) => {
+            if (input.attempt === 0 && busy) {
+              busy = false;
+              throw startTimeout();
+            }
+            return {
+              outcome: 'completed',
+              passed: 1,
+              failed: 0,
+              errors: 0,
+              passRate: 1,
+              reportRef: `report-${input.attempt}`,
+              success: true,
+              regressions: [],
+            };
+          },
+          hostAlive: async () => 'alive',
+          adoptRun: adoptions(['2']),
+        },
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', baseline: { passed: 1, failed: 0 } });
+    expect(
+      fake.calls
+        .filter((c) => ['runTests', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runTests@tests-1', 'hostAlive@host-1', 'runTests@tests-1', 'runTests@tests-1']);
   });
 
   test('a run that stays on its host reads its acceptance tests from its disk', async () => {
@@ -1136,6 +1189,31 @@ describe("the Planner's targets", () => {
       (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { acceptanceCommit: unknown })
         .acceptanceCommit,
     ).toBeNull();
+  });
+
+  test('a plan naming only malformed targets checks none against the baseline; the note says none are required', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: { summary: 'p', steps: [], files: [], targets: ['/abs'] },
+                },
+              }
+            : {},
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', targets: [] });
+    expect(fake.calls.some((c) => c.name === 'checkTargets')).toBe(false);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      notes: [
+        'The plan named a target test that does not exist: /abs. The run does not require it; the targets it requires are none.',
+      ],
+    });
   });
 
   test('a plan whose targets all exist sends the Coder no note', async () => {
