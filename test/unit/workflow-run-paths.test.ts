@@ -8,7 +8,7 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
-import type { Transition } from '../../src/shared/types';
+import type { Plan, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
 import { describeFailure } from '../../src/workflows/describe-failure';
 import { MemoryQueue } from '../../src/workflows/memory-queue';
@@ -470,6 +470,22 @@ describe('the setup command', () => {
     ).toBe('setup-commit');
   });
 
+  test('a failed setup command without a message names its outcome alone', async () => {
+    const { result } = runWorkflow(
+      {
+        activities: {
+          runSetup: async () => ({ ok: false, outcome: 'timeout', message: null, outputTail: 'slow' }),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({
+      state: 'FAILED',
+      error: 'the setup command "make" failed (timeout); last output:\nslow',
+    });
+  });
+
   test('a failed setup command ends the run with its outcome and output, before the Planner', async () => {
     const { log, result } = runWorkflow(
       {
@@ -616,6 +632,469 @@ describe('a host that is gone', () => {
   });
 });
 
+describe('a host that is gone: moves, the adopted setup, what is not a move', () => {
+  const timeout = (type: TimeoutType) =>
+    new ActivityFailure(
+      'timed out',
+      'x',
+      '1',
+      RetryState.TIMEOUT,
+      'stub',
+      new TimeoutFailure('timed out', undefined, type),
+    );
+  const startTimeout = () => timeout(TimeoutType.SCHEDULE_TO_START);
+  const queueNow = () => fake.calls.at(-1)!.taskQueue;
+  const adoptions = (hosts: string[]) => {
+    let next = 0;
+    return async () => {
+      const host = hosts[next++]!;
+      return {
+        git: { gitDir: `/g-${host}`, commonDir: `/g-${host}`, workTree: `/w-${host}` },
+        queues: { disk: `disk-${host}`, host: `host-${host}`, tests: `tests-${host}` },
+      };
+    };
+  };
+  const setupOk = { ok: true, outcome: 'completed', message: null, outputTail: '', commit: null };
+
+  test('a run moves again when its second host is gone; the adopted setup gets the run and its failure is logged', async () => {
+    const command = `make ${'x'.repeat(100)}`;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          prepareWorkspace: async () => {
+            if (queueNow() === 'host-1') throw startTimeout();
+            return { protectedPaths: ['tests/test_a.py'], commit: 'acc' };
+          },
+          runSetup: async () =>
+            queueNow() === 'tests-2'
+              ? { ok: false, outcome: 'exit', message: 'exit 2', outputTail: 'boom', commit: null }
+              : setupOk,
+          runTests: async () => {
+            if (queueNow() === 'tests-2') throw startTimeout();
+            return {
+              outcome: 'completed',
+              passed: 1,
+              failed: 0,
+              errors: 0,
+              passRate: 1,
+              reportRef: 'r',
+              success: true,
+              regressions: [],
+            };
+          },
+          hostAlive: async () => {
+            throw startTimeout();
+          },
+          adoptRun: adoptions(['2', '3']),
+        },
+      },
+      {},
+      { setupCommand: command },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-3' });
+    const onQueues = fake.calls
+      .filter((c) => ['runSetup', 'prepareWorkspace', 'adoptRun', 'runTests', 'hostAlive'].includes(c.name))
+      .map((c) => `${c.name}@${c.taskQueue ?? ''}`);
+    expect(onQueues).toEqual([
+      'runSetup@tests-1',
+      'prepareWorkspace@host-1',
+      'adoptRun@',
+      'runSetup@tests-2',
+      'prepareWorkspace@host-2',
+      'runTests@tests-2',
+      'hostAlive@host-2',
+      'adoptRun@',
+      'runSetup@tests-3',
+      'runTests@tests-3',
+    ]);
+    expect(fake.calls.find((c) => c.name === 'runSetup')!.summary).toBe(`setup · ${command.slice(0, 80)}`);
+    const adopted = fake.calls.find((c) => c.name === 'runSetup' && c.taskQueue === 'tests-2')!;
+    expect(adopted.summary).toBe(`setup · ${command.slice(0, 80)} (adopted run)`);
+    expect(adopted.args).toEqual([
+      {
+        language: 'python',
+        command,
+        setup: {
+          command: { kind: 'pytest', command: null, source: 'detected', label: 'pytest' },
+          dependencies: [],
+          limits: {},
+        },
+        network: false,
+        place: {
+          workflowId: 'wf-1',
+          branch: 'aca/wf-1',
+          commit: 'base',
+          git: { gitDir: '/g-2', commonDir: '/g-2', workTree: '/w-2' },
+          disk: 'disk-2',
+        },
+        execution: fake.info.runId,
+      },
+    ]);
+    const alive = fake.calls.find((c) => c.name === 'hostAlive')!;
+    expect([alive.summary, alive.args]).toEqual(["host · is the run's host alive?", []]);
+    expect(fake.logs.filter((l) => l.level === 'warn').map((l) => [l.message, l.attrs])).toEqual([
+      ['the run moved to another host', { from: 'host-1', to: 'host-2' }],
+      ['the setup command failed on the adopting host', { outcome: 'exit' }],
+      ['the run moved to another host', { from: 'host-2', to: 'host-3' }],
+    ]);
+    // Read on a host other than the one that prepared the run: the acceptance tests come from their commit.
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { acceptanceCommit: unknown }).acceptanceCommit),
+    ).toEqual(['acc', 'acc']);
+  });
+
+  test('a host that gives no start timeout of its own leaves the default', async () => {
+    const { result } = runWorkflow({ prepared: { movable: true, hostStartTimeoutMs: 0 } });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      new Set(fake.proxies.filter((p) => p.taskQueue === 'host-1').map((p) => p.scheduleToStartTimeout)),
+    ).toEqual(new Set([60_000]));
+  });
+
+  test('a busy test queue at the baseline is waited for, not moved from', async () => {
+    let busy = true;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          runTests: async (input: { attempt: number }) => {
+            if (input.attempt === 0 && busy) {
+              busy = false;
+              throw startTimeout();
+            }
+            return {
+              outcome: 'completed',
+              passed: 1,
+              failed: 0,
+              errors: 0,
+              passRate: 1,
+              reportRef: `report-${input.attempt}`,
+              success: true,
+              regressions: [],
+            };
+          },
+          hostAlive: async () => 'alive',
+          adoptRun: adoptions(['2']),
+        },
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', baseline: { passed: 1, failed: 0 } });
+    expect(
+      fake.calls
+        .filter((c) => ['runTests', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runTests@tests-1', 'hostAlive@host-1', 'runTests@tests-1', 'runTests@tests-1']);
+  });
+
+  test('a run that stays on its host reads its acceptance tests from its disk', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: { prepareWorkspace: async () => ({ protectedPaths: ['tests/test_a.py'], commit: 'acc' }) },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'runTests')
+        .map((c) => (c.args[0] as { acceptanceCommit: unknown }).acceptanceCommit),
+    ).toEqual([null]);
+  });
+
+  test('a run without a setup command runs none on the host that adopts it', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        prepareWorkspace: async () => {
+          if (queueNow() === 'host-1') throw startTimeout();
+          return { protectedPaths: [], commit: null };
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2' });
+    expect(fake.calls.filter((c) => ['runSetup', 'adoptRun'].includes(c.name)).map((c) => c.name)).toEqual([
+      'adoptRun',
+    ]);
+  });
+
+  test('a host gone during the setup step itself: the retried step runs the setup once on the new host', async () => {
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          runSetup: async () => {
+            if (queueNow() === 'tests-1') throw startTimeout();
+            return setupOk;
+          },
+          hostAlive: async () => {
+            throw startTimeout();
+          },
+          adoptRun: adoptions(['2']),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(
+      fake.calls
+        .filter((c) => ['runSetup', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runSetup@tests-1', 'hostAlive@host-1', 'adoptRun@', 'runSetup@tests-2']);
+    expect(fake.calls.find((c) => c.taskQueue === 'tests-2')!.summary).toBe('setup · make');
+  });
+
+  test('an adopted setup step whose queue is only busy is waited for, not moved from again', async () => {
+    let busy = true;
+    const { result } = runWorkflow(
+      {
+        prepared: { movable: true },
+        activities: {
+          prepareWorkspace: async () => {
+            if (queueNow() === 'host-1') throw startTimeout();
+            return { protectedPaths: [], commit: null };
+          },
+          runSetup: async () => {
+            if (queueNow() === 'tests-2' && busy) {
+              busy = false;
+              throw startTimeout();
+            }
+            return setupOk;
+          },
+          hostAlive: async () => 'alive',
+          adoptRun: adoptions(['2', '3']),
+        },
+      },
+      {},
+      { setupCommand: 'make' },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2' });
+    expect(
+      fake.calls
+        .filter((c) => ['runSetup', 'hostAlive', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual(['runSetup@tests-1', 'adoptRun@', 'runSetup@tests-2', 'hostAlive@host-2', 'runSetup@tests-2']);
+  });
+
+  test('a step side by side that finds the host gone after the move is retried on the new host, not moved again', async () => {
+    let adopted = false;
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        // Steps side by side: each knows its host by the place it is given.
+        listRunFiles: async (input: { place: { disk: string } }) => {
+          if (input.place.disk === 'disk-1') throw startTimeout();
+          return ['a.py'];
+        },
+        describeChanges: async () => {
+          if (!adopted) {
+            await eventually('the move', () => adopted);
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            throw startTimeout();
+          }
+          return [{ path: 'a.py', status: 'added', added: 1, removed: 0 }];
+        },
+        adoptRun: async () => {
+          const next = await adoptions(['2', '3'])();
+          adopted = true;
+          return next;
+        },
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2', files: ['a.py'] });
+    expect(
+      fake.calls
+        .filter((c) => ['listRunFiles', 'describeChanges', 'adoptRun'].includes(c.name))
+        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
+    ).toEqual([
+      'listRunFiles@host-1',
+      'describeChanges@host-1',
+      'adoptRun@',
+      'listRunFiles@host-2',
+      'describeChanges@host-2',
+    ]);
+  });
+
+  test.each([
+    ['a step that timed out while running', () => timeout(TimeoutType.START_TO_CLOSE), 'timed out'],
+    ['a step that failed', () => new Error('disk on fire'), 'disk on fire'],
+  ])('%s is no move: the run fails with its error', async (_what, failure, error) => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        prepareWorkspace: async () => {
+          throw failure();
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'error', error });
+    expect(fake.calls.some((c) => c.name === 'adoptRun')).toBe(false);
+  });
+
+  test('a host probe that fails otherwise than by its start timeout fails the run, which does not move', async () => {
+    const { result } = runWorkflow({
+      prepared: { movable: true },
+      activities: {
+        runTests: async () => {
+          throw startTimeout();
+        },
+        hostAlive: async () => {
+          throw new Error('probe broke');
+        },
+        adoptRun: adoptions(['2']),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'error', error: 'probe broke' });
+    expect(fake.calls.some((c) => c.name === 'adoptRun')).toBe(false);
+  });
+});
+
+describe('the record a run starts from', () => {
+  const linked = (kind: 'retry' | 'continue', attemptsBefore: number, plan: Plan | null) => ({
+    kind,
+    parentRun: 'parent',
+    parentTask: 'old task',
+    startCommit: 'start',
+    parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+    baseCommit: 'base',
+    plan,
+    analysis: null,
+    attemptsBefore,
+    done: 'did things',
+    baseline: null,
+    feedback: null,
+  });
+  const targetsTested = () =>
+    fake.calls.filter((c) => c.name === 'runTests').map((c) => (c.args[0] as { targets?: string[] }).targets);
+
+  test("a continued run drops its parent's plan and targets, and writes tests anew", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'], targets: ['t::p'] };
+    const { log, result } = runWorkflow({}, { maxIterations: 5 }, { link: linked('continue', 2, plan) });
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 3, targets: [] });
+    expect(log.steps).toEqual(['planner#0', 'coder-3#0', 'tester-1#0']);
+    // No targets: the test step is given none to judge.
+    expect(targetsTested()).toEqual([undefined]);
+  });
+
+  test("a retry from before any attempt keeps its parent's plan and targets and still writes tests", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'], targets: ['t::p'] };
+    const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, plan) });
+    // The fake's test runs never report t::p, so every attempt fails on it.
+    // Its last attempt is attempt 3, the warnAt of the fake's input, but the run's last: no warning.
+    expect(await result).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      warning: null,
+      targets: [{ id: 't::p', outcome: 'missing' }],
+    });
+    expect(log.steps).toEqual([
+      'coder-1#0',
+      'tester-1#0',
+      'reflector-1#0',
+      'coder-2#0',
+      'reflector-2#0',
+      'coder-3#0',
+      'reflector-3#0',
+    ]);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
+    expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
+  });
+
+  test("a continued run whose Planner submits no plan codes without its parent's", async () => {
+    const plan = { summary: 'old plan', steps: ['s'], files: ['b.py'] };
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner' ? { finished: { tool: 'finish', summary: 'no plan' } } : {},
+      },
+      {},
+      { link: linked('continue', 0, plan) },
+    );
+    await result;
+    expect(log.steps.slice(0, 2)).toEqual(['planner#0', 'coder-1#0']);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({ plan: null });
+  });
+
+  test('a retry of a run that never planned plans', async () => {
+    const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, null) });
+    expect(await result).toMatchObject({ state: 'SUCCESS', error: null, targets: [] });
+    expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
+  });
+
+  test('while it prepares, a run lists no files, no changes and no protected paths', async () => {
+    const held = gate();
+    let prepared = false;
+    const { result } = runWorkflow({
+      activities: {
+        prepareRun: async () => {
+          await held.promise;
+          prepared = true;
+          throw new Error('no disk');
+        },
+      },
+    });
+    await eventually('prepareRun to start', () => fake.calls.length === 1);
+    expect(query('state')).toMatchObject({
+      state: 'INIT',
+      files: [],
+      changedFiles: [],
+      failingTests: [],
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: '/nonexistent/stub-workspace',
+    });
+    held.open();
+    expect(await result).toMatchObject({ state: 'FAILED', error: 'no disk' });
+    expect(prepared).toBe(true);
+  });
+
+  test('a run that fails before its branch exists keeps the record it started with and lists no files', async () => {
+    const { result } = runWorkflow({
+      activities: {
+        prepareRun: async () => {
+          throw new Error('no disk');
+        },
+      },
+    });
+    expect(await result).toEqual({
+      workflowId: 'wf-1',
+      state: 'FAILED',
+      reason: 'error',
+      iterations: 0,
+      maxIterations: 3,
+      passRate: null,
+      tests: { passed: 0, failed: 0, errors: 0 },
+      workspace: '/nonexistent/stub-workspace',
+      files: [],
+      tokens: { prompt: 0, completion: 0, cached: 0, reasoning: 0 },
+      warning: null,
+      lastAnalysis: null,
+      error: 'no disk',
+      repo: null,
+      branch: null,
+      baseCommit: null,
+      headCommit: null,
+      changedFiles: [],
+      baseline: null,
+      regressions: [],
+      targets: [],
+      failingTests: [],
+      unknownTargets: [],
+      attempts: [],
+      cost: null,
+      parentRun: null,
+      git: null,
+      testCommand: null,
+      transitions: [{ from: 'INIT', to: 'FAILED', at: expect.any(String) }],
+    });
+    expect(fake.calls.map((c) => c.name)).toEqual(['prepareRun']);
+  });
+});
+
 describe("the Planner's targets", () => {
   test('one that exists joins the run; one that does not goes to the Coder as a note; a malformed one is dropped', async () => {
     const { log, result } = runWorkflow(
@@ -654,10 +1133,11 @@ describe("the Planner's targets", () => {
       { repo, targets: ['t::given'] },
     );
     const done = await result;
-    expect(fake.calls.find((c) => c.name === 'checkTargets')!.args[0]).toEqual({
-      reportRef: 'report-0',
-      targets: ['t::real', 't::ghost'],
-    });
+    const check = fake.calls.find((c) => c.name === 'checkTargets')!;
+    expect([check.summary, check.args]).toEqual([
+      "tester · check the plan's targets against the baseline",
+      [{ reportRef: 'report-0', targets: ['t::real', 't::ghost'] }],
+    ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({
       notes: [
         'The plan named target tests that do not exist: t::ghost, /abs. The run does not require them; the targets it requires are t::given missing, t::real failed.',
@@ -709,6 +1189,72 @@ describe("the Planner's targets", () => {
       (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { acceptanceCommit: unknown })
         .acceptanceCommit,
     ).toBeNull();
+  });
+
+  test('a plan naming only malformed targets checks none against the baseline; the note says none are required', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: { summary: 'p', steps: [], files: [], targets: ['/abs'] },
+                },
+              }
+            : {},
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', targets: [] });
+    expect(fake.calls.some((c) => c.name === 'checkTargets')).toBe(false);
+    expect(log.opens.get('coder-1')!.context).toMatchObject({
+      notes: [
+        'The plan named a target test that does not exist: /abs. The run does not require it; the targets it requires are none.',
+      ],
+    });
+  });
+
+  test('a plan whose targets all exist sends the Coder no note', async () => {
+    const { log, result } = runWorkflow(
+      {
+        step: (turnKey) =>
+          turnKey === 'planner'
+            ? {
+                finished: {
+                  tool: 'submit_plan',
+                  plan: { summary: 'p', steps: [], files: [], targets: ['t::real'] },
+                },
+              }
+            : {},
+        tests: (attempt) => (attempt === 0 ? {} : { targets: [{ id: 't::real', outcome: 'passed' }] }),
+        activities: {
+          checkTargets: async (input: { targets: string[] }) => ({
+            targets: input.targets.map((id) => ({ id, outcome: 'passed' })),
+            unknown: [],
+          }),
+        },
+      },
+      {},
+      { repo },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', targets: [{ id: 't::real', outcome: 'passed' }] });
+    // The Coder's context names notes only when there are some.
+    expect(Object.keys(log.opens.get('coder-1')!.context).sort()).toEqual([
+      'analysis',
+      'attempt',
+      'feedback',
+      'language',
+      'maxIterations',
+      'plan',
+      'protectedPaths',
+      'regressions',
+      'role',
+      'targets',
+      'task',
+      'testCommand',
+    ]);
   });
 
   test('a plan naming no new target is kept as it is', async () => {
@@ -919,5 +1465,91 @@ describe('failure memory queue', () => {
     expect(describeFailure(Object.assign(new Error('outer'), { cause: new Error('') }))).toBe('outer');
     expect(describeFailure('text')).toBe('text');
     expect(describeFailure(new Error('alone'))).toBe('alone');
+  });
+});
+
+describe('a Reflector turn without an analysis', () => {
+  test('keeps the tests as they are, and a lost failure record is logged by its attempt', async () => {
+    const { log, result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'reflector-1' ? { finished: { tool: 'finish', summary: 'no analysis' } } : {},
+      tests: (attempt) => (attempt === 1 ? failingTests : {}),
+      activities: {
+        rememberAttempt: async () => {
+          throw new Error('memory down');
+        },
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0', 'reflector-1#0', 'coder-2#0']);
+    expect(
+      fake.logs
+        .filter((l) => l.message === 'failure memory write given up')
+        .map((l) => (l.attrs as { what: string }).what),
+    ).toEqual(['failure 1']);
+  });
+});
+
+describe('commits of the turns', () => {
+  test("a commit message takes the summary's first line with text in it", async () => {
+    const { result } = runWorkflow({
+      step: (turnKey) =>
+        turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: '   \n  the fix \nmore' } } : {},
+    });
+    await result;
+    expect(
+      fake.calls
+        .filter((c) => c.name === 'commitWork')
+        .map((c) => (c.args[0] as { message: string }).message),
+    ).toEqual(['aca: attempt 1, coder: the fix', 'aca: attempt 1, tester: wrote tests']);
+  });
+
+  test("each commit step is numbered, its summary the message's first 80 characters", async () => {
+    const long = `rewrote ${'a'.repeat(150)}`;
+    const { result } = runWorkflow({
+      step: (turnKey) => (turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: long } } : {}),
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-commit-2' });
+    const message = `aca: attempt 1, coder: ${long.slice(0, 120)}`;
+    expect(
+      fake.calls.filter((c) => c.name === 'commitWork').map((c) => [c.summary, c.args, c.taskQueue]),
+    ).toEqual([
+      [
+        `git · ${message.slice(0, 80)}`,
+        [
+          {
+            message,
+            place: {
+              workflowId: 'wf-1',
+              branch: 'aca/wf-1',
+              commit: 'base',
+              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+              disk: 'disk-1',
+            },
+            step: 'commit-1',
+            execution: fake.info.runId,
+          },
+        ],
+        'host-1',
+      ],
+      [
+        'git · aca: attempt 1, tester: wrote tests',
+        [
+          {
+            message: 'aca: attempt 1, tester: wrote tests',
+            place: {
+              workflowId: 'wf-1',
+              branch: 'aca/wf-1',
+              commit: 'c-commit-1',
+              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+              disk: 'disk-1',
+            },
+            step: 'commit-2',
+            execution: fake.info.runId,
+          },
+        ],
+        'host-1',
+      ],
+    ]);
   });
 });
