@@ -14,6 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 
 export interface SpawnRequest {
@@ -69,111 +70,9 @@ export interface SpawnedProcess extends EventEmitter {
   on(event: 'error', listener: (err: Error) => void): this;
 }
 
-// Plain JavaScript run with `node -e`, so it works the same from dist/ and under Jest.
-const HELPER_SOURCE = String.raw`
-'use strict';
-const { spawn } = require('node:child_process');
-const children = new Map();
-let inFlight = 0;
-const paused = new Set();
-const send = (msg, child) => {
-  inFlight++;
-  // Backpressure: a test flooding its output must not pile up messages in this process.
-  if (inFlight > 64 && child && !paused.has(child)) {
-    paused.add(child);
-    for (const stream of child.stdio.slice(1)) stream.pause();
-  }
-  process.send(msg, undefined, {}, () => {
-    inFlight--;
-    if (inFlight < 16) for (const c of paused) { for (const stream of c.stdio.slice(1)) stream.resume(); paused.delete(c); }
-  });
-};
-process.on('message', (msg) => {
-  if (msg.type === 'spawn') {
-    const { id } = msg;
-    let child;
-    try {
-      child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
-    } catch (err) {
-      send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
-      return;
-    }
-    let started = false;
-    child.once('spawn', () => {
-      started = true;
-      children.set(id, child);
-      send({ type: 'spawned', id, pid: child.pid });
-    });
-    child.stdout.on('data', (data) => send({ type: 'data', id, data }, child));
-    child.stderr.on('data', (data) => send({ type: 'data', id, data }, child));
-    child.stdio[3].on('data', (data) => send({ type: 'results', id, data }, child));
-    child.on('error', (err) => send({ type: started ? 'failed' : 'error', id, message: String(err.message), code: err.code }));
-    child.on('exit', (code, signal) => send({ type: 'exit', id, code, signal }));
-    child.on('close', () => {
-      children.delete(id);
-      paused.delete(child);
-      send({ type: 'close', id });
-    });
-  } else if (msg.type === 'run') {
-    run(msg);
-  } else if (msg.type === 'destroy-pipes') {
-    const child = children.get(msg.id);
-    if (child) for (const stream of child.stdio.slice(1)) stream.destroy();
-  }
-});
-// A short command run to its end (git): output collected here, sent back in one message.
-const run = (msg) => {
-  const { id } = msg;
-  let child;
-  try {
-    child = spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: [msg.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
-    return;
-  }
-  const out = [];
-  const errs = [];
-  let size = 0;
-  let timedOut = false;
-  let overflowed = false;
-  const kill = () => {
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { try { child.kill('SIGKILL'); } catch {} }
-  };
-  const collect = (into) => (data) => {
-    if (overflowed) return;
-    size += data.length;
-    if (size > msg.maxOutputBytes) { overflowed = true; kill(); return; }
-    into.push(data);
-  };
-  let started = false;
-  let answered = false;
-  child.once('spawn', () => { started = true; children.set(id, child); });
-  child.stdout.on('data', collect(out));
-  child.stderr.on('data', collect(errs));
-  if (msg.input) {
-    child.stdin.on('error', () => {});
-    child.stdin.end(Buffer.from(msg.input));
-  }
-  const timer = msg.timeoutMs > 0 ? setTimeout(() => { timedOut = true; kill(); }, msg.timeoutMs) : null;
-  child.on('error', (err) => {
-    if (started || answered) return;
-    answered = true;
-    if (timer) clearTimeout(timer);
-    send({ type: 'error', id, message: String(err.message), code: err.code });
-  });
-  child.on('close', (code, signal) => {
-    if (timer) clearTimeout(timer);
-    children.delete(id);
-    if (answered) return;
-    answered = true;
-    send({ type: 'ran', id, stdout: Buffer.concat(out), stderr: Buffer.concat(errs), code, signal, timedOut, overflowed });
-  });
-};
-process.on('disconnect', () => {
-  for (const child of children.values()) { try { process.kill(-child.pid, 'SIGKILL'); } catch {} }
-  process.exit(0);
-});
-`;
+// Plain JavaScript beside this module (copied into dist/ by the build), so it runs the same from
+// dist/ and from the sources under Jest or tsx.
+const HELPER_PATH = path.join(__dirname, 'spawn-helper-process.cjs');
 
 type HelperMessage =
   | { type: 'spawned'; id: number; pid: number }
@@ -244,7 +143,7 @@ export class SpawnHelper {
 
   start(): ChildProcess {
     if (this.helper && this.helper.connected) return this.helper;
-    const helper = spawn(process.execPath, ['-e', HELPER_SOURCE], {
+    const helper = spawn(process.execPath, [HELPER_PATH], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
       // Nothing of the worker's environment (secrets included) is needed to start a process:
