@@ -13,12 +13,12 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { HOST_TOOL_ENV } from '../src/shared/executables';
 import {
   bwrapCommand,
   bwrapTools,
   checkSandboxAvailable,
   DEFAULT_SANDBOX_LIMITS,
-  HOST_TOOL_ENV,
   isRoot,
   pickSandboxUid,
   runTestSuite,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { HOST_TOOL_ENV } from '../sandbox';
+import { HOST_TOOL_ENV } from '../shared/executables';
 
 /**
  * Runs `apt-get update` then `apt-get install -y <packages>`, passing apt's lines on as progress.

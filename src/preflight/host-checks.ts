@@ -6,17 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { HOST_TOOL_ENV } from '../shared/executables';
 import { programLookup, type AcaConfig } from '../config';
 import { lockDataDir } from '../memory/data-dir-lock';
 import { embeddedDataDir } from '../memory/open-memory';
-import {
-  BARE_WARNING,
-  checkSandboxAvailable,
-  findExecutable,
-  HOST_TOOL_ENV,
-  isRoot,
-  PYTHON,
-} from '../sandbox';
+import { BARE_WARNING, checkSandboxAvailable, findExecutable, isRoot, PYTHON } from '../sandbox';
 import { isTemporalReachable } from '../temporal/dev-server';
 import { findTemporalCli, TEMPORAL_CLI_MODULE, TEMPORAL_CLI_VERSION } from '../temporal/temporal-cli';
 import { aptInstallCommand, type CheckResult } from './check-result';

@@ -22,7 +22,6 @@ export { detectTestCommand, findDependencyFolders } from './runners/detect-test-
 export { PYTHON } from './runners/pytest-runner';
 export {
   BARE_WARNING,
-  HOST_TOOL_ENV,
   checkSandboxAvailable,
   forgetSandboxProbe,
   type SandboxAvailability,

@@ -10,7 +10,8 @@ import {
   restoreAcceptanceCopies,
   type AcceptanceFiles,
 } from './verdicts/acceptance';
-import { checkSandboxAvailable, bwrapTools, HOST_TOOL_ENV } from './launch/availability';
+import { HOST_TOOL_ENV } from '../shared/executables';
+import { checkSandboxAvailable, bwrapTools } from './launch/availability';
 import { bareRunnerPaths } from './launch/bare-launch';
 import { bwrapCommand, SANDBOX_PATHS } from './launch/bwrap-launch';
 import { hostDependencies, mountedDependencies } from './launch/dependency-env';

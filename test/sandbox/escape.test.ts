@@ -12,13 +12,13 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { HOST_TOOL_ENV } from '../../src/shared/executables';
 import {
   acquireCgroupLauncher,
   bwrapCommand,
   bwrapTools,
   DEFAULT_SANDBOX_LIMITS,
   DENIED_SYSCALLS,
-  HOST_TOOL_ENV,
   isRoot,
   pickSandboxUid,
   projectRoot,

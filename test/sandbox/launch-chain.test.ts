@@ -8,11 +8,11 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { HOST_TOOL_ENV } from '../../src/shared/executables';
 import {
   bwrapTools,
   bwrapCommand,
   DEFAULT_SANDBOX_LIMITS,
-  HOST_TOOL_ENV,
   isRoot,
   pickSandboxUid,
   type BwrapLaunchInput,

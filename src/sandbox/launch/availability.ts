@@ -23,8 +23,6 @@ export const INSTALL_HINT =
 export const BARE_WARNING =
   'ACA_SANDBOX=none: tests run without a sandbox; model-written code can read and write what the worker can and reach the network. Only rlimits and the wall-clock timeout apply.';
 
-export { HOST_TOOL_ENV };
-
 const cache = new Map<string, { result: SandboxAvailability; tools?: BwrapTools }>();
 
 /**
