@@ -27,8 +27,17 @@ import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
-import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
+import {
+  afterPendingCommit,
+  asCommitFailure,
+  atRecordedCommit,
+  warnInActivity,
+  type PendingCommit,
+} from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
+
+/** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
+export type TurnOpening = Omit<OpenTurnInput, 'workspace'>;
 
 export interface AgentActivityDeps {
   /** Where conversations are kept (files under ACA_HOME, or Postgres with DATABASE_URL). */
@@ -75,9 +84,16 @@ export interface AgentStepInput {
 
 export interface OpenTurnStepInput {
   /** The conversation to open (idempotent); its workspace is the place's work tree. */
-  open: Omit<OpenTurnInput, 'workspace'>;
+  open: TurnOpening;
   /** The run's work tree as recorded, which the repository map reads. */
   place: RunPlace;
+  /** What the turn before left uncommitted, committed first (see afterPendingCommit). */
+  commitFirst?: PendingCommit;
+}
+
+/** An opened turn: the commit this step made of the turn before's work (null: none). */
+export interface OpenedTurn {
+  commit: string | null;
 }
 
 /** A step's decision and what it cost: null when the model has no known price. */
@@ -167,13 +183,14 @@ export function createAgentActivities(deps: AgentActivityDeps) {
   const sources = turnSources(deps);
   return {
     /** Runs on the run's host: the repository map reads its work tree. */
-    async openTurn(input: OpenTurnStepInput): Promise<string> {
+    async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
       const host = hostOf(deps);
-      return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
-        atRecordedCommit(host, input.place, (runGit) =>
+      const opened = await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
+        afterPendingCommit(host, input.place, input.commitFirst, (runGit) =>
           openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
         ),
       );
+      return { commit: opened.commit };
     },
 
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {

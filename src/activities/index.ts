@@ -1,4 +1,5 @@
-import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
+import { openTurn } from '../agents/agent-turn';
+import { createAgentActivities, turnSources, type AgentActivityDeps } from './agent-activities';
 import { createEvalActivities } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
@@ -12,9 +13,11 @@ export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
 
 /** Builds every activity the worker registers, closed over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
+  const agentDeps = { ...deps, recallLessons: createLessonRecall(deps) };
+  const sources = turnSources(agentDeps);
   return {
-    ...createAgentActivities({ ...deps, recallLessons: createLessonRecall(deps) }),
-    ...createTestActivities(deps),
+    ...createAgentActivities(agentDeps),
+    ...createTestActivities({ ...deps, openTurn: (input) => openTurn(deps.store, input, sources) }),
     ...createMemoryActivities(deps),
     ...createRepoActivities(deps),
     ...createWorkspaceActivities(deps),

@@ -8,21 +8,15 @@ import { fetchStoreBranch, pushRunCommit } from '../repo/git-store';
 import type { HostQueues, HostRuns } from '../repo/host-runs';
 import { GitStorePushRejectedError } from '../repo/git-store-errors';
 import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
-import {
-  changedFilesBetween,
-  createFreshRunRepository,
-  readProjectConfigAt,
-  runBranch,
-} from '../repo/run-repository';
+import { createFreshRunRepository, readProjectConfigAt, runBranch } from '../repo/run-repository';
 import { createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
-import type { ChangedFile, RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
+import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import { atRecordedCommit, commitStep } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface RepoActivityDeps {
@@ -78,16 +72,6 @@ export interface PreparedRun {
   hostStartTimeoutMs?: number;
 }
 
-export interface CommitWorkInput {
-  message: string;
-  /** The run's work tree as recorded. */
-  place: RunPlace;
-  /** Names the step in its commit, so a retry recognises a push its first try made. */
-  step: string;
-  /** The workflow execution the step belongs to. */
-  execution: string;
-}
-
 export interface AdoptedRun {
   git: RunGit;
   queues: HostQueues;
@@ -127,29 +111,6 @@ export function createRepoActivities(deps: RepoActivityDeps) {
     /** Answers at once on a live host: tells a host that is busy from one that is gone. */
     hostAlive(): Promise<string> {
       return Promise.resolve(deps.host.disk());
-    },
-
-    /**
-     * Commits whatever the last step changed and, with a store, pushes it there; the new commit,
-     * or null when nothing changed.
-     */
-    async commitWork(input: CommitWorkInput): Promise<string | null> {
-      // No bringing to the recorded commit first: a retry must find the commit its first try made.
-      return withHeartbeats(5_000, () =>
-        commitStep(deps.host, input.place, {
-          message: input.message,
-          step: input.step,
-          execution: input.execution,
-        }),
-      );
-    },
-
-    async describeChanges(input: { place: RunPlace; from: string; to: string }): Promise<ChangedFile[]> {
-      return withHeartbeats(5_000, () =>
-        atRecordedCommit(deps.host, input.place, (runGit) =>
-          changedFilesBetween(runGit, input.from, input.to),
-        ),
-      );
     },
   };
 }

@@ -6,8 +6,6 @@ import * as path from 'node:path';
 import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
 import {
   checkSandboxAvailable,
-  isRoot,
-  releaseWorkspace,
   resolveLimits,
   runTestSuite,
   type SandboxLimits,
@@ -20,12 +18,13 @@ import { DEFAULT_LIMIT_MAXIMUMS, type LimitMaximums } from '../shared/limit-maxi
 import { clampProjectLimits } from '../repo/project-config';
 import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
-import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
+import { attemptPassed, judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
+import type { OpenTurnInput } from '../agents/turn-context';
 import { withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
-import { atRecordedCommit, commitStep } from './host-steps';
+import { afterPendingCommit, atRecordedCommit, commitStep, type PendingCommit } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface TestActivityDeps {
@@ -35,6 +34,8 @@ export interface TestActivityDeps {
   sandboxMode: SandboxMode;
   /** The most any run's limits may be here (ACA_MAX_*), whatever `.aca.json` or the run's input asks. */
   limitMaximums?: LimitMaximums;
+  /** Opens an agent's turn (see openIfFailed); without it, runTests opens none. */
+  openTurn?: (input: OpenTurnInput) => Promise<unknown>;
 }
 
 export interface RunTestsInput {
@@ -57,6 +58,13 @@ export interface RunTestsInput {
   acceptanceCommit?: string | null;
   /** The run's targets, each judged in this run's report. */
   targets?: string[];
+  /** What the turn before left uncommitted, committed first: the tests run on that commit. */
+  commitFirst?: PendingCommit;
+  /**
+   * The Reflector's turn, opened here when the attempt failed (see attemptPassed), with the
+   * report's ref, regressions and targets added to its context: a round trip less.
+   */
+  openIfFailed?: Omit<OpenTurnInput, 'workspace'>;
 }
 
 export interface CheckTargetsInput {
@@ -114,6 +122,10 @@ export interface TestRunSummary {
   failingTests?: string[];
   /** Why this run tested nothing about the code (a limit, a missing runner, a crash), with the command and output's tail. */
   cannotRun?: string;
+  /** The commit this step made of the turn before's work (see commitFirst); null: none. */
+  commit?: string | null;
+  /** The turn of openIfFailed was opened. */
+  openedTurn?: boolean;
 }
 
 /**
@@ -160,17 +172,6 @@ export function createTestActivities(deps: TestActivityDeps) {
     },
 
     /**
-     * At the end of a run: a root worker lends the workspace's files to the run's sandbox uid for
-     * the run's life (see workspace-ownership.ts); now they go back to the workspace's owner.
-     */
-    async releaseWorkspace(input: { place: RunPlace }): Promise<void> {
-      const workspace = input.place.git.workTree;
-      if (deps.sandboxMode !== 'bwrap' || !isRoot() || !fs.existsSync(workspace)) return;
-      // A large tree takes seconds to give back: the beats keep the step from timing out.
-      await withHeartbeats(5_000, () => releaseWorkspace(workspace));
-    },
-
-    /**
      * The project's setup command, in the sandbox like the tests (no network unless the user
      * opted in): once when the run is prepared, again on a host that adopts it. Its exit status is
      * what counts; the output tail explains a failure.
@@ -200,36 +201,55 @@ export function createTestActivities(deps: TestActivityDeps) {
         throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
-      return atRecordedCommit(deps.host, input.place, async (runGit) => {
-        const sourceDir =
-          input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
-            ? await deps.host.acceptanceOriginals(input.place, input.acceptanceCommit, input.protectedPaths)
-            : (input.testsDir ?? null);
-        // The repository's own pytest configuration as the acceptance commit has it, for the
-        // verdict process to load instead of what the run may have written since.
-        const baseFolder =
-          input.language === 'python' && input.acceptanceCommit && runGit.commonDir && sourceDir
-            ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
-            : null;
-        try {
-          const baseConfig = baseFolder
-            ? await writeBaseTestConfig(
-                { gitDir: runGit.commonDir },
-                input.acceptanceCommit!,
-                baseFolder,
-                input.protectedPaths ?? [],
-              )
-            : undefined;
-          return await testsIn(
-            runGit.workTree,
-            { ...input, testsDir: sourceDir },
-            sandboxWarning,
-            baseConfig,
-          );
-        } finally {
-          if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
-        }
-      });
+      const tested = await afterPendingCommit(
+        deps.host,
+        input.place,
+        input.commitFirst,
+        async (runGit, at) => {
+          const sourceDir =
+            input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
+              ? await deps.host.acceptanceOriginals(at, input.acceptanceCommit, input.protectedPaths)
+              : (input.testsDir ?? null);
+          // The repository's own pytest configuration as the acceptance commit has it, for the
+          // verdict process to load instead of what the run may have written since.
+          const baseFolder =
+            input.language === 'python' && input.acceptanceCommit && runGit.commonDir && sourceDir
+              ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
+              : null;
+          try {
+            const baseConfig = baseFolder
+              ? await writeBaseTestConfig(
+                  { gitDir: runGit.commonDir },
+                  input.acceptanceCommit!,
+                  baseFolder,
+                  input.protectedPaths ?? [],
+                )
+              : undefined;
+            const summary = await testsIn(
+              runGit.workTree,
+              { ...input, testsDir: sourceDir },
+              sandboxWarning,
+              baseConfig,
+            );
+            if (!input.openIfFailed || !deps.openTurn || attemptPassed(summary)) return summary;
+            const { openIfFailed } = input;
+            await deps.openTurn({
+              ...openIfFailed,
+              context: {
+                ...openIfFailed.context,
+                testReportRef: summary.reportRef,
+                regressions: summary.regressions,
+                ...(summary.targets?.length ? { targets: summary.targets } : {}),
+              },
+              workspace: runGit.workTree,
+            });
+            return { ...summary, openedTurn: true };
+          } finally {
+            if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
+          }
+        },
+      );
+      return input.commitFirst ? { ...tested.result, commit: tested.commit } : tested.result;
     },
   };
 

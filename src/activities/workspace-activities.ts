@@ -1,12 +1,16 @@
+import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { listWorkspaceFiles } from '../tools/file-tools';
 import { withWorkspace } from '../tools/workspace-fs';
 import type { HostRuns } from '../repo/host-runs';
-import type { RunPlace } from '../shared/run-types';
+import { changedFilesBetween } from '../repo/run-repository';
+import { isRoot, releaseWorkspace } from '../sandbox';
+import type { ChangedFile, RunPlace } from '../shared/run-types';
+import type { SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
-import { atRecordedCommit, commitStep } from './host-steps';
+import { afterPendingCommit, atRecordedCommit, commitStep, type PendingCommit } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface PrepareWorkspaceInput {
@@ -20,6 +24,25 @@ export interface PrepareWorkspaceInput {
 
 export interface WorkspaceActivityDeps {
   host: HostRuns;
+  sandboxMode: SandboxMode;
+}
+
+export interface CloseRunInput {
+  /** The run's work tree as recorded. */
+  place: RunPlace;
+  /** What the last turn left uncommitted (a run stopped after it), committed first. */
+  commitFirst?: PendingCommit;
+  /** The branch's base: the changes listed are those from it to the run's last commit. */
+  baseCommit: string | null;
+  /** List the work tree's files too (a run without `--repo`, whose every file is its own). */
+  listFiles: boolean;
+}
+
+export interface ClosedRun {
+  /** The commit this step made (see commitFirst); null: none. */
+  commit: string | null;
+  files: string[] | null;
+  changedFiles: ChangedFile[];
 }
 
 /** The workspace steps, on the host that has the run's files. */
@@ -47,10 +70,26 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
       );
     },
 
-    async listRunFiles(input: { place: RunPlace }): Promise<string[]> {
-      return atRecordedCommit(deps.host, input.place, (runGit) =>
-        listRunFiles({ workspace: runGit.workTree }),
+    /**
+     * The run's last step on its host: commits what is left, lists what the run changed (and its
+     * files), and gives the files back from the sandbox user a root worker lent them to for the
+     * run's life (see workspace-ownership.ts).
+     */
+    async closeRun(input: CloseRunInput): Promise<ClosedRun> {
+      // A large tree takes seconds to list and give back: the beats keep the step from timing out.
+      const closed = await withHeartbeats(5_000, () =>
+        afterPendingCommit(deps.host, input.place, input.commitFirst, async (runGit, at) => {
+          const [files, changedFiles] = await Promise.all([
+            input.listFiles ? listRunFiles({ workspace: runGit.workTree }) : null,
+            input.baseCommit ? changedFilesBetween(runGit, input.baseCommit, at.commit) : [],
+          ]);
+          if (deps.sandboxMode === 'bwrap' && isRoot() && existsSync(runGit.workTree)) {
+            await releaseWorkspace(runGit.workTree);
+          }
+          return { files, changedFiles };
+        }),
       );
+      return { commit: closed.commit, ...closed.result };
     },
   };
 }

@@ -128,3 +128,11 @@ export function describeTargets(
 ): string {
   return targets.map((t) => `${name(t.id)} ${t.outcome}`).join(', ');
 }
+
+/**
+ * Whether a test run ends the run in SUCCESS: no regression (the run's verdict) and every target
+ * passing. Baseline failures are excused for other tests, never for a target.
+ */
+export function attemptPassed(run: { success: boolean; targets?: readonly TargetResult[] }): boolean {
+  return run.success && (run.targets ?? []).every((t) => t.outcome === 'passed');
+}

@@ -1,5 +1,5 @@
 import { log } from '@temporalio/workflow';
-import type { TurnContext } from '../activities/agent-activities';
+import type { TurnContext, TurnOpening } from '../activities/agent-activities';
 import type { AgentRole, TurnFinish } from '../shared/types';
 import type { RunContext } from './run-context';
 
@@ -25,39 +25,27 @@ export interface TurnRequest {
 export async function runAgentTurn(run: RunContext, request: TurnRequest): Promise<TurnResult> {
   const { input, activities } = run;
   const { role } = request;
-  const link = input.link ?? null;
-  const ref = run.turnRef(request.turnKey);
-  const open = {
-    ref,
-    model: input.model,
-    context: {
-      role,
-      task: input.task,
-      language: input.language,
-      attempt: Math.max(1, run.record.iterations),
-      maxIterations: run.record.maxIterations,
-      protectedPaths: run.work.protectedPaths,
-      ...(run.input.repo && run.record.testCommand ? { testCommand: run.record.testCommand } : {}),
-      ...(link?.kind === 'continue'
-        ? { earlier: { run: link.parentRun, task: link.parentTask, done: link.done } }
-        : {}),
-      ...request.context,
-    },
-    ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
-  };
+  const opening = turnOpening(run, request);
+  const { ref } = opening;
   const maxSteps = input.options.maxStepsPerTurn;
   let idleSteps = 0;
   await run.whenNotPaused();
-  await run.onHost((host) =>
-    host.files.openTurn.executeWithOptions(
-      {
-        summary: request.recallLessons
-          ? `${role} · recall similar failures, open the turn`
-          : `${role} · open the turn`,
-      },
-      [{ open, place: run.place()! }],
-    ),
-  );
+  if (run.work.openedTurn === request.turnKey) {
+    // The step before opened it (see RunWork.openedTurn).
+    run.work.openedTurn = null;
+  } else {
+    const opened = await run.onHost((host) =>
+      host.files.openTurn.executeWithOptions(
+        {
+          summary: request.recallLessons
+            ? `${role} · recall similar failures, open the turn`
+            : `${role} · open the turn`,
+        },
+        [{ open: opening, place: run.place()!, ...run.commitFirst() }],
+      ),
+    );
+    run.committed(opened.commit);
+  }
   for (let step = 0; step < maxSteps; step++) {
     await run.whenNotPaused();
     const summary = `${role} · model step ${step + 1}`;
@@ -92,6 +80,30 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     }
   }
   return turnError(`${role} did not call its finishing tool within ${maxSteps} steps`);
+}
+
+/** What opens a turn: its conversation's ref, the model, and the context its first message is made of. */
+export function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
+  const { input } = run;
+  const link = input.link ?? null;
+  return {
+    ref: run.turnRef(request.turnKey),
+    model: input.model,
+    context: {
+      role: request.role,
+      task: input.task,
+      language: input.language,
+      attempt: Math.max(1, run.record.iterations),
+      maxIterations: run.record.maxIterations,
+      protectedPaths: run.work.protectedPaths,
+      ...(input.repo && run.record.testCommand ? { testCommand: run.record.testCommand } : {}),
+      ...(link?.kind === 'continue'
+        ? { earlier: { run: link.parentRun, task: link.parentTask, done: link.done } }
+        : {}),
+      ...request.context,
+    },
+    ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
+  };
 }
 
 function turnError(error: string): TurnResult {

@@ -1,6 +1,7 @@
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import {
+  attemptPassed,
   describeTargets,
   MAX_TARGETS,
   targetFile,
@@ -9,7 +10,7 @@ import {
 } from '../shared/targets';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import type { Plan, TurnFinish } from '../shared/types';
-import { runAgentTurn, type TurnResult } from './agent-turn';
+import { runAgentTurn, turnOpening, type TurnRequest, type TurnResult } from './agent-turn';
 import { RunStopped, type RunContext } from './run-context';
 import type { RunEnding } from './run-ending';
 import type { RunPhase, WorkingPhase } from './state-machine';
@@ -255,7 +256,7 @@ async function code(run: RunContext): Promise<PhaseOutcome> {
   });
   const finish = finishedWith(run, coded, 'finish');
   if (finish) work.lastCoderSummary = finish.summary.trim().slice(0, 500) || null;
-  await run.commitWork(commitMessage(iteration, 'coder', finish?.summary));
+  run.commitLater(commitMessage(iteration, 'coder', finish?.summary));
   return { next: 'TESTING' };
 }
 
@@ -271,7 +272,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     });
     const finish = finishedWith(run, tested, 'finish');
     work.testsNeeded = false;
-    await run.commitWork(commitMessage(iteration, 'tester', finish?.summary));
+    run.commitLater(commitMessage(iteration, 'tester', finish?.summary));
   }
   await run.whenNotPaused();
   const report = await run.onHost(
@@ -288,10 +289,14 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
           place: run.place()!,
           acceptanceCommit: run.acceptanceCommitHere(),
           ...targetsOf(run),
+          ...run.commitFirst(),
+          openIfFailed: turnOpening(run, reflectorTurn(run)),
         },
       ]),
     'tests',
   );
+  run.committed(report.commit);
+  if (report.openedTurn) run.work.openedTurn = reflectorTurn(run).turnKey;
   record.regressions = report.regressions;
   record.failingTests = report.failingTests ?? [];
   if (report.targets) record.targets = report.targets;
@@ -312,8 +317,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     analysis: null,
     analysisError: null,
   };
-  // Baseline failures are excused for other tests, never for a target.
-  if (report.success && record.targets.every((t) => t.outcome === 'passed')) {
+  if (attemptPassed({ success: report.success, targets: record.targets })) {
     return { end: { state: 'SUCCESS', reason: null, lastAttempt: { ...attempt, reportRef: null } } };
   }
   work.failedAttempt = attempt;
@@ -329,8 +333,7 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
       FAILURE_TYPES.runStateBroken,
     );
   const reflected = await runAgentTurn(run, {
-    role: 'reflector',
-    turnKey: `reflector-${record.iterations}`,
+    ...reflectorTurn(run),
     context: {
       testReportRef: failed.reportRef,
       regressions: record.regressions,
@@ -359,6 +362,14 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
     ),
   );
   return { next: 'CODING' };
+}
+
+/**
+ * The Reflector's turn of this attempt. A failed test run opens it, adding to the context what
+ * the report says (its ref, the regressions, the targets' outcomes), as reflect() passes them.
+ */
+function reflectorTurn(run: RunContext): TurnRequest {
+  return { role: 'reflector', turnKey: `reflector-${run.record.iterations}`, context: {} };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ActivityFailure, condition, log, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
+import type { PendingCommit } from '../activities/host-steps';
 import type { RememberAttemptInput } from '../activities/memory-activities';
 import type { RunInput, RunPlace, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { AcaError } from '../shared/errors';
@@ -58,6 +59,13 @@ export interface RunWork {
   setUp?: boolean;
   /** Commits made so far: each commit step is named by its number, so a retry knows its own push. */
   commitSteps: number;
+  /** A finished turn's work, committed by the next step on the host (see commitFirst). */
+  pendingCommit: { message: string; step: string } | null;
+  /**
+   * A turn the step before it already opened (a failed test run opens the Reflector's), so the
+   * turn starts with its first model step: a round trip less.
+   */
+  openedTurn: string | null;
   /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
   pendingNotes?: string[];
 }
@@ -102,8 +110,8 @@ export class RunContext {
   attemptsThisExecution = 0;
   /** Set once the run begins to end: no more pauses or feedback. */
   ending = false;
-  /** The adoption under way, which every step that found the host gone waits for. */
-  private moving: Promise<void> | null = null;
+  /** The search attributes last upserted (see publishRun). */
+  private readonly listed: { key: string | null } = { key: null };
 
   constructor(
     readonly input: RunInput,
@@ -164,6 +172,8 @@ export class RunContext {
       acceptanceCommit: null,
       setupCommand: null,
       commitSteps: 0,
+      pendingCommit: null,
+      openedTurn: null,
       pendingNotes: [],
     };
   }
@@ -185,7 +195,7 @@ export class RunContext {
   }
 
   publish(note?: string): void {
-    publishRun(this.snapshot(), this.input.language, note);
+    publishRun(this.snapshot(), this.input.language, this.listed, note);
   }
 
   /** Resolves at once unless the run is paused; no new step starts while it is. */
@@ -229,20 +239,26 @@ export class RunContext {
   }
 
   /**
-   * Commits what the last turn changed on the run's branch; the commit id goes into history (the
-   * activity's result), so any later step can name the files of any attempt.
+   * What the last turn changed is committed on the run's branch by the next step on the host
+   * (see commitFirst), not by a step of its own: a round trip less per turn. Its commit id goes
+   * into history with that step's result, so any later step can name the files of any attempt.
    */
-  async commitWork(message: string): Promise<void> {
+  commitLater(message: string): void {
     if (!this.place()) return;
-    await this.whenNotPaused();
     this.work.commitSteps += 1;
-    const step = `commit-${this.work.commitSteps}`;
-    const commit = await this.onHost((host) =>
-      host.files.commitWork.executeWithOptions({ summary: `git · ${message.slice(0, 80)}` }, [
-        { message, place: this.place()!, step, execution: this.execution },
-      ]),
-    );
+    this.work.pendingCommit = { message, step: `commit-${this.work.commitSteps}` };
+  }
+
+  /** For a host step's input: the pending commit it makes before its own work, if any. */
+  commitFirst(): { commitFirst: PendingCommit } | Record<string, never> {
+    const pending = this.work.pendingCommit;
+    return pending ? { commitFirst: { ...pending, execution: this.execution } } : {};
+  }
+
+  /** A host step given commitFirst has made it: its commit (null: nothing changed) is the run's. */
+  committed(commit: string | null | undefined): void {
     this.recordCommit(commit);
+    this.work.pendingCommit = null;
   }
 
   /**
@@ -274,13 +290,8 @@ export class RunContext {
         return await step(host);
       } catch (err) {
         if (!isStartTimeout(err)) throw err;
-        // Another step found the host gone first (the run's ending runs steps side by side).
-        if (this.work.host !== queues) continue;
         if (queue === 'tests' && (await this.hostAnswers(host))) continue;
-        this.moving ??= this.moveRun().finally(() => {
-          this.moving = null;
-        });
-        await this.moving;
+        await this.moveRun();
       }
     }
   }

@@ -31,36 +31,32 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
   if (run.work.taskRemembered) storeOutcome(run, ending, outcome);
   await CancellationScope.nonCancellable(async () => {
     run.publish('Saving failure memory before the run ends…');
-    const { baseCommit, headCommit } = run.record;
     const place = run.place();
-    // A repository's own files are not news: a --repo run lists what it changed.
-    const [files, changedFiles] = await Promise.all([
-      run.input.repo || !place
-        ? Promise.resolve(null)
-        : run.onHost((host) =>
-            host.files.listRunFiles.executeWithOptions({ summary: 'list workspace files' }, [
-              { place: run.place()! },
-            ]),
-          ),
-      place && baseCommit && headCommit
-        ? run.onHost((host) =>
-            host.files.describeChanges.executeWithOptions({ summary: 'git · changed files' }, [
-              { place: run.place()!, from: baseCommit, to: headCommit },
-            ]),
-          )
-        : Promise.resolve([]),
-      run.memory.drained(),
+    const [closed] = await Promise.all([
       place
         ? run.onHost((host) =>
-            host.files.releaseWorkspace.executeWithOptions(
-              { summary: 'give the workspace back from the sandbox user' },
-              [{ place: run.place()! }],
+            host.files.closeRun.executeWithOptions(
+              { summary: 'git · changed files; give the workspace back from the sandbox user' },
+              [
+                {
+                  place: run.place()!,
+                  baseCommit: run.record.baseCommit,
+                  // A repository's own files are not news: a --repo run lists what it changed.
+                  listFiles: !run.input.repo,
+                  ...run.commitFirst(),
+                },
+              ],
             ),
           )
-        : Promise.resolve(),
+        : null,
+      run.memory.drained(),
     ]);
-    run.record.changedFiles = changedFiles;
-    run.record.files = files ?? changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);
+    if (closed) {
+      run.committed(closed.commit);
+      run.record.changedFiles = closed.changedFiles;
+      run.record.files =
+        closed.files ?? closed.changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);
+    }
   });
   if (run.memory.lost > 0)
     log.error('failure memory records lost after retrying for an hour', { count: run.memory.lost });

@@ -9,15 +9,29 @@ import {
 import { LISTED_WAITING, type Language } from '../shared/types';
 import { renderDetails } from './details';
 
-/** Shows the run in the Web UI: search attributes for lists and filters, details for the run's page. */
-export function publishRun(snapshot: RunSnapshot, language: Language, note?: string): void {
-  upsertSearchAttributes([
+/**
+ * Shows the run in the Web UI: search attributes for lists and filters, details for the run's page.
+ * `listed` holds the attributes last upserted (a run publishes many times between moves): only a
+ * change is upserted, since each upsert is a command and an event in history.
+ */
+export function publishRun(
+  snapshot: RunSnapshot,
+  language: Language,
+  listed: { key: string | null },
+  note?: string,
+): void {
+  const attributes = [
     // A run waiting at its limit for `aca extend` is listed as WAITING: it needs someone.
     { key: AgentStateKey, value: snapshot.waiting === 'limit' ? LISTED_WAITING : snapshot.state },
     { key: AgentIterationKey, value: snapshot.iterations },
     { key: AgentPassRateKey, value: snapshot.passRate ?? 0 },
     { key: AgentLanguageKey, value: language },
-  ]);
+  ] as const;
+  const key = attributes.map((a) => String(a.value)).join('\u0000');
+  if (key !== listed.key) {
+    upsertSearchAttributes([...attributes]);
+    listed.key = key;
+  }
   const details = renderDetails(snapshot);
   setCurrentDetails(note ? `${details}\n\n_${note}_` : details);
 }

@@ -7,8 +7,11 @@ import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agen
 import type { OpenTurnInput } from '../../src/agents/agent-turn';
 import type { PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
+import type { PendingCommit } from '../../src/activities/host-steps';
+import type { ClosedRun, CloseRunInput } from '../../src/activities/workspace-activities';
 import { DEFAULT_RUN_OPTIONS, type RunInput, type RunOptions } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
+import { attemptPassed } from '../../src/shared/targets';
 import { resetWorkflowFake } from './workflow-fake';
 
 export type StepAnswer = Partial<AgentStepOutcome>;
@@ -27,7 +30,7 @@ export interface FakeRunLog {
   /** Every model step: the turn it belongs to and its index. */
   steps: string[];
   /** Each turn's opening, by turn key. */
-  opens: Map<string, OpenTurnInput>;
+  opens: Map<string, Omit<OpenTurnInput, 'workspace'>>;
   memory: Array<{ kind: string; input: unknown }>;
 }
 
@@ -90,9 +93,9 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
       ...script.prepared,
     }),
     prepareWorkspace: async () => ({ protectedPaths: [], commit: null }),
-    openTurn: async (input: { open: OpenTurnInput }) => {
+    openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
       log.opens.set(input.open.ref.split('/').pop()!, input.open);
-      return input.open.ref;
+      return { commit: committedBy(input) };
     },
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const turnKey = input.ref.split('/').pop()!;
@@ -114,12 +117,11 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
     create_file: tool,
     read_file: tool,
     edit_file: tool,
-    commitWork: async (input: { step: string }) => `c-${input.step}`,
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
       const outcome = script.tests ? await script.tests(input.attempt) : {};
       const passed = outcome.passed ?? 2;
       const failed = outcome.failed ?? 0;
-      return {
+      const summary: TestRunSummary = {
         outcome: 'completed',
         passed,
         failed,
@@ -132,18 +134,39 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
         success: failed === 0 && passed > 0,
         regressions: [],
         regressionCount: 0,
+        ...(input.commitFirst ? { commit: committedBy(input) } : {}),
         ...outcome,
       };
+      // As the real step does: a failed attempt opens the Reflector's turn, with the report's findings.
+      const open = input.openIfFailed;
+      if (!open || attemptPassed(summary)) return summary;
+      log.opens.set(open.ref.split('/').pop()!, {
+        ...open,
+        context: {
+          ...open.context,
+          testReportRef: summary.reportRef,
+          regressions: summary.regressions,
+          ...(summary.targets?.length ? { targets: summary.targets } : {}),
+        },
+      });
+      return { ...summary, openedTurn: true };
     },
-    listRunFiles: async () => ['a.py'],
-    describeChanges: async () => [{ path: 'a.py', status: 'added', added: 1, removed: 0 }],
-    releaseWorkspace: async () => undefined,
+    closeRun: async (input: CloseRunInput): Promise<ClosedRun> => ({
+      commit: committedBy(input),
+      files: input.listFiles ? ['a.py'] : null,
+      changedFiles: [{ path: 'a.py', status: 'added', added: 1, removed: 0 }],
+    }),
     rememberRun: memory('run'),
     rememberAttempt: memory('attempt'),
     rememberOutcome: memory('outcome'),
     ...(script.activities as Record<string, () => unknown>),
   });
   return log;
+}
+
+/** The commit a fake host step makes of the pending work it was given: `c-<step>`. */
+export function committedBy(input: { commitFirst?: PendingCommit }): string | null {
+  return input.commitFirst ? `c-${input.commitFirst.step}` : null;
 }
 
 /** Resolves once the predicate holds, polling the event loop (the fake's workflow runs meanwhile). */

@@ -141,9 +141,9 @@ describe('replay of saved histories', () => {
     ['the idle-step limit changed', 'workflows/agent-turn.ts', 'MAX_IDLE_STEPS = 3;', 'MAX_IDLE_STEPS = 4;'],
     [
       'a failing target excused like any other test',
-      'workflows/phase-handlers.ts',
-      "if (report.success && record.targets.every((t) => t.outcome === 'passed')) {",
-      'if (report.success) {',
+      'shared/targets.ts',
+      "return run.success && (run.targets ?? []).every((t) => t.outcome === 'passed');",
+      'return run.success;',
     ],
     [
       "the Planner's targets not checked against the baseline",

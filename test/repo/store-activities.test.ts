@@ -1,5 +1,5 @@
 /**
- * prepareRun and commitWork with the git store: every commit of the run reaches the store before
+ * prepareRun and a host step's commit of a turn's work with the git store: every commit of the run reaches the store before
  * the workflow records it; a retried step takes its own first try's commit; a step starts from
  * the recorded commit; a Reset's new execution replaces the commits the old one left.
  */
@@ -10,10 +10,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   createRepoActivities,
-  type CommitWorkInput,
   type PreparedRun,
   type PrepareRunInput,
 } from '../../src/activities/repo-activities';
+import { createWorkspaceActivities, type ClosedRun } from '../../src/activities/workspace-activities';
 import { parseGitStoreLocation, type GitStoreLocation } from '../../src/repo/git-store-location';
 import { HostRuns } from '../../src/repo/host-runs';
 import type { RunPlace } from '../../src/shared/run-types';
@@ -58,13 +58,21 @@ function runWithoutRepo(_home: string, workflowId: string): PrepareRunInput & { 
   };
 }
 
+/** A turn's work to commit, and the commit the run recorded before it. */
+interface CommitStepInput {
+  place: RunPlace;
+  message: string;
+  step: string;
+  execution: string;
+}
+
 /** A commit step of the run at `commit`, as the workflow asks for it. */
 function stepAt(
   prepared: PreparedRun,
   commit: string,
   step = 'commit-1',
   execution = 'exec-1',
-): CommitWorkInput {
+): CommitStepInput {
   const place: RunPlace = {
     workflowId: prepared.branch.slice('aca/'.length),
     branch: prepared.branch,
@@ -83,10 +91,23 @@ function activitiesWith(store: GitStoreLocation, home: string) {
     gitStore: store,
     host: new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author }),
   });
+  const workspace = createWorkspaceActivities({
+    sandboxMode: 'none',
+    host: new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author }),
+  });
   const env = new MockActivityEnvironment();
   return {
     prepareRun: (input: PrepareRunInput) => env.run(activities.prepareRun, input) as Promise<PreparedRun>,
-    commitWork: (input: CommitWorkInput) => env.run(activities.commitWork, input) as Promise<string | null>,
+    /** A turn's work, committed by the host step after it (here the run's ending). */
+    commitWork: async ({ place, ...commitFirst }: CommitStepInput) => {
+      const closed = (await env.run(workspace.closeRun, {
+        place,
+        commitFirst,
+        baseCommit: null,
+        listFiles: false,
+      })) as ClosedRun;
+      return closed.commit;
+    },
   };
 }
 

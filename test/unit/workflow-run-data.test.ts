@@ -11,12 +11,7 @@ import { FAILURE_TYPES } from '../../src/shared/failure-types';
 import type { RunResult } from '../../src/shared/run-types';
 import type { AgentState, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
-import {
-  isEndState,
-  RunStateMachine,
-  TRANSITIONS,
-  type RunPhase,
-} from '../../src/workflows/state-machine';
+import { isEndState, RunStateMachine, TRANSITIONS, type RunPhase } from '../../src/workflows/state-machine';
 import {
   eventually,
   failingTests,
@@ -309,19 +304,7 @@ describe('a run, pinned whole', () => {
         taskQueue: host,
       },
       { name: 'agentStep', summary: 'coder · model step 1', args: [step('coder-1')], taskQueue: undefined },
-      {
-        name: 'commitWork',
-        summary: 'git · aca: attempt 1, coder: wrote a.py',
-        args: [
-          {
-            message: 'aca: attempt 1, coder: wrote a.py',
-            place: place('base'),
-            step: 'commit-1',
-            execution: 'run-1',
-          },
-        ],
-        taskQueue: host,
-      },
+      // The Coder's work is committed by the next step on the host, before it opens the Tester's turn.
       {
         name: 'openTurn',
         summary: 'tester · open the turn',
@@ -332,25 +315,17 @@ describe('a run, pinned whole', () => {
               model: 'stub',
               context: { role: 'tester', ...base, testPass: 1, analysis: null },
             },
-            place: place('c-commit-1'),
+            place: place('base'),
+            commitFirst: {
+              message: 'aca: attempt 1, coder: wrote a.py',
+              step: 'commit-1',
+              execution: 'run-1',
+            },
           },
         ],
         taskQueue: host,
       },
       { name: 'agentStep', summary: 'tester · model step 1', args: [step('tester-1')], taskQueue: undefined },
-      {
-        name: 'commitWork',
-        summary: 'git · aca: attempt 1, tester: wrote tests',
-        args: [
-          {
-            message: 'aca: attempt 1, tester: wrote tests',
-            place: place('c-commit-1'),
-            step: 'commit-2',
-            execution: 'run-1',
-          },
-        ],
-        taskQueue: host,
-      },
       {
         name: 'runTests',
         summary: 'tester · run tests (attempt 1)',
@@ -367,28 +342,27 @@ describe('a run, pinned whole', () => {
               limits: {},
             },
             baselineRef: null,
-            place: place('c-commit-2'),
+            place: place('c-commit-1'),
             acceptanceCommit: null,
+            commitFirst: {
+              message: 'aca: attempt 1, tester: wrote tests',
+              step: 'commit-2',
+              execution: 'run-1',
+            },
+            // Opened by the step only if the attempt fails.
+            openIfFailed: {
+              ref: ref('reflector-1'),
+              model: 'stub',
+              context: { role: 'reflector', ...base },
+            },
           },
         ],
         taskQueue: 'tests-1',
       },
       {
-        name: 'listRunFiles',
-        summary: 'list workspace files',
-        args: [{ place: place('c-commit-2') }],
-        taskQueue: host,
-      },
-      {
-        name: 'describeChanges',
-        summary: 'git · changed files',
-        args: [{ place: place('c-commit-2'), from: 'base', to: 'c-commit-2' }],
-        taskQueue: host,
-      },
-      {
-        name: 'releaseWorkspace',
-        summary: 'give the workspace back from the sandbox user',
-        args: [{ place: place('c-commit-2') }],
+        name: 'closeRun',
+        summary: 'git · changed files; give the workspace back from the sandbox user',
+        args: [{ place: place('c-commit-2'), baseCommit: 'base', listFiles: true }],
         taskQueue: host,
       },
       // Memory writes are queued behind each other and run while the run goes on.
@@ -544,9 +518,10 @@ describe('a run, pinned whole', () => {
   test('paused in the middle of a model step: one move out, one back, no step while paused, no move twice', async () => {
     const held = gate();
     const { log, result } = runWorkflow({
-      step: async (turnKey) => {
-        if (turnKey === 'coder-1') await held.promise;
-        return {};
+      step: async (turnKey, stepIndex) => {
+        if (turnKey !== 'coder-1' || stepIndex > 0) return {};
+        await held.promise;
+        return { finished: null };
       },
     });
     await eventually('the Coder step', () => log.steps.includes('coder-1#0'));
@@ -554,7 +529,7 @@ describe('a run, pinned whole', () => {
     signal('pause');
     expect(query('state')).toMatchObject({ state: 'PAUSED', paused: true });
     held.open();
-    // The step's answer is taken in; the commit after it waits for the resume.
+    // The step's answer is taken in; the Coder's next step waits for the resume.
     await new Promise((resolve) => setTimeout(resolve, 30));
     const callsWhilePaused = fake.calls.map((c) => c.name);
     expect(callsWhilePaused.at(-1)).toBe('agentStep');
@@ -577,15 +552,13 @@ describe('a run, pinned whole', () => {
 
   test('paused while the last step of a phase runs: the phase moves underneath, recorded once on resume', async () => {
     const held = gate();
-    const { result } = runWorkflow({
-      activities: {
-        commitWork: async (input: { step: string }) => {
-          if (input.step === 'commit-1') await held.promise;
-          return `c-${input.step}`;
-        },
+    const { log, result } = runWorkflow({
+      step: async (turnKey) => {
+        if (turnKey === 'coder-1') await held.promise;
+        return {};
       },
     });
-    await eventually('the Coder commit', () => fake.calls.some((c) => c.name === 'commitWork'));
+    await eventually('the Coder step', () => log.steps.includes('coder-1#0'));
     signal('pause');
     held.open();
     await eventually(

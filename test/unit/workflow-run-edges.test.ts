@@ -79,12 +79,13 @@ describe('a stopped run', () => {
     const held = gate();
     const { result } = runWorkflow({
       activities: {
-        releaseWorkspace: async () => {
+        closeRun: async () => {
           await held.promise;
+          return { commit: null, files: ['a.py'], changedFiles: [] };
         },
       },
     });
-    await eventually('the ending', () => fake.calls.some((c) => c.name === 'releaseWorkspace'));
+    await eventually('the ending', () => fake.calls.some((c) => c.name === 'closeRun'));
     signal('pause');
     expect(query('state')).toMatchObject({ paused: false });
     expect(() => update('feedback', 'late')).toThrow('the run has already ended (TESTING)');
@@ -184,10 +185,14 @@ describe('a run with a repository', () => {
       {
         tests: (attempt) => (attempt === 0 ? { failingTests: undefined } : {}),
         activities: {
-          describeChanges: async () => [
-            { path: 'a.py', status: 'added', added: 1, removed: 0 },
-            { path: 'old.py', status: 'deleted', added: 0, removed: 3 },
-          ],
+          closeRun: async () => ({
+            commit: null,
+            files: null,
+            changedFiles: [
+              { path: 'a.py', status: 'added', added: 1, removed: 0 },
+              { path: 'old.py', status: 'deleted', added: 0, removed: 3 },
+            ],
+          }),
         },
       },
       {},
@@ -284,7 +289,8 @@ describe('the steps of a turn', () => {
       { maxIterations: 3, warnAt: 2 },
     );
     const done = await result;
-    expect((fake.calls.find((c) => c.name === 'commitWork')!.args[0] as { message: string }).message).toBe(
+    const firstCommit = fake.calls.find((c) => (c.args[0] as { commitFirst?: unknown }).commitFirst);
+    expect((firstCommit!.args[0] as { commitFirst: { message: string } }).commitFirst.message).toBe(
       `aca: attempt 1, coder: ${'x'.repeat(120)}`,
     );
     expect((log.memory.at(-1)!.input as { fix: { summary: string } }).fix.summary).toBe(

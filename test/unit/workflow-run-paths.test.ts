@@ -7,6 +7,7 @@
 jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-fake'));
 
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import type { PendingCommit } from '../../src/activities/host-steps';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
 import type { Plan, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
@@ -287,7 +288,7 @@ describe('a --repo run and its baseline', () => {
       // A --repo run lists what it changed, not the repository's files.
       files: ['a.py'],
     });
-    expect(fake.calls.some((c) => c.name === 'listRunFiles')).toBe(false);
+    expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toMatchObject({ listFiles: false });
     expect(
       fake.calls
         .filter((c) => c.name === 'runTests')
@@ -880,45 +881,6 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     ).toEqual(['runSetup@tests-1', 'adoptRun@', 'runSetup@tests-2', 'hostAlive@host-2', 'runSetup@tests-2']);
   });
 
-  test('a step side by side that finds the host gone after the move is retried on the new host, not moved again', async () => {
-    let adopted = false;
-    const { result } = runWorkflow({
-      prepared: { movable: true },
-      activities: {
-        // Steps side by side: each knows its host by the place it is given.
-        listRunFiles: async (input: { place: { disk: string } }) => {
-          if (input.place.disk === 'disk-1') throw startTimeout();
-          return ['a.py'];
-        },
-        describeChanges: async () => {
-          if (!adopted) {
-            await eventually('the move', () => adopted);
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            throw startTimeout();
-          }
-          return [{ path: 'a.py', status: 'added', added: 1, removed: 0 }];
-        },
-        adoptRun: async () => {
-          const next = await adoptions(['2', '3'])();
-          adopted = true;
-          return next;
-        },
-      },
-    });
-    expect(await result).toMatchObject({ state: 'SUCCESS', workspace: '/w-2', files: ['a.py'] });
-    expect(
-      fake.calls
-        .filter((c) => ['listRunFiles', 'describeChanges', 'adoptRun'].includes(c.name))
-        .map((c) => `${c.name}@${c.taskQueue ?? ''}`),
-    ).toEqual([
-      'listRunFiles@host-1',
-      'describeChanges@host-1',
-      'adoptRun@',
-      'listRunFiles@host-2',
-      'describeChanges@host-2',
-    ]);
-  });
-
   test.each([
     ['a step that timed out while running', () => timeout(TimeoutType.START_TO_CLOSE), 'timed out'],
     ['a step that failed', () => new Error('disk on fire'), 'disk on fire'],
@@ -1327,10 +1289,10 @@ describe('turns that end badly', () => {
     ]);
     expect(done.state).toBe('SUCCESS');
     // The commit of a turn without a summary says so.
-    expect(fake.calls.filter((c) => c.name === 'commitWork').map((c) => c.summary)).toEqual([
-      'git · aca: attempt 1, coder: coder turn without a summary',
-      'git · aca: attempt 1, tester: tester turn without a summary',
-      'git · aca: attempt 2, coder: wrote a.py',
+    expect(pendingCommits().map((c) => c.message)).toEqual([
+      'aca: attempt 1, coder: coder turn without a summary',
+      'aca: attempt 1, tester: tester turn without a summary',
+      'aca: attempt 2, coder: wrote a.py',
     ]);
   });
 
@@ -1362,10 +1324,8 @@ describe('turns that end badly', () => {
     expect(fake.calls.filter((c) => c.name === 'edit_file').map((c) => c.summary)).toEqual(
       Array(4).fill('coder · edit_file'),
     );
-    expect(
-      (fake.calls.find((c) => c.name === 'commitWork')!.args[0] as { place: { commit: string } }).place
-        .commit,
-    ).toBe('tool-commit');
+    // The Coder's turn is committed by the next host step, from the tool's commit.
+    expect(pendingCommits()[0]).toMatchObject({ step: 'openTurn', from: 'tool-commit' });
   });
 
   test('an analysis that says the tests are wrong sends the Tester back; the commit message keeps one line', async () => {
@@ -1389,11 +1349,7 @@ describe('turns that end badly', () => {
       'tester-2#0',
     ]);
     expect(log.opens.get('tester-2')!.context).toMatchObject({ testPass: 2, analysis: { testsWrong: true } });
-    expect(
-      fake.calls
-        .filter((c) => c.name === 'commitWork')
-        .map((c) => (c.args[0] as { message: string }).message),
-    ).toEqual([
+    expect(pendingCommits().map((c) => c.message)).toEqual([
       'aca: attempt 1, coder: wrote a.py',
       'aca: attempt 1, tester: wrote tests',
       'aca: attempt 2, coder: fixed the tests',
@@ -1490,6 +1446,102 @@ describe('a Reflector turn without an analysis', () => {
   });
 });
 
+/** The host steps that committed a turn's work before their own, in order. */
+function pendingCommits(): Array<Record<string, unknown>> {
+  return fake.calls.flatMap((c) => {
+    const input = c.args[0] as { commitFirst?: PendingCommit; place?: { commit: string } } | undefined;
+    if (!input?.commitFirst) return [];
+    const { message, step, execution } = input.commitFirst;
+    return [
+      {
+        step: c.name,
+        taskQueue: c.taskQueue,
+        from: input.place?.commit,
+        message,
+        commitStep: step,
+        execution,
+      },
+    ];
+  });
+}
+
+describe("the Reflector's turn, opened by the failed test run", () => {
+  test('its context carries the report, regressions and targets; no step of its own opens it', async () => {
+    const { log, result } = runWorkflow(
+      {
+        tests: (attempt) =>
+          attempt === 1
+            ? {
+                ...failingTests,
+                success: false,
+                regressions: ['t::old'],
+                targets: [{ id: 'tests/t.py::x', outcome: 'failed' as const }],
+              }
+            : { targets: [{ id: 'tests/t.py::x', outcome: 'passed' as const }] },
+      },
+      {},
+      { targets: ['tests/t.py::x'] },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    expect(log.opens.get('reflector-1')!.context).toEqual({
+      role: 'reflector',
+      task: 'Write a.py',
+      language: 'python',
+      attempt: 1,
+      maxIterations: 3,
+      protectedPaths: [],
+      testReportRef: 'report-1',
+      regressions: ['t::old'],
+      targets: [{ id: 'tests/t.py::x', outcome: 'failed' }],
+    });
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toEqual([
+      'planner · recall similar failures, open the turn',
+      'coder · open the turn',
+      'tester · open the turn',
+      'coder · open the turn',
+    ]);
+    expect(log.steps).toContain('reflector-1#0');
+  });
+
+  test('a passing run that misses a target reflects too, and a run the step did not open for opens it itself', async () => {
+    const { log, result } = runWorkflow(
+      {
+        tests: (attempt) =>
+          attempt === 1 ? { targets: [{ id: 'tests/t.py::x', outcome: 'missing' as const }] } : {},
+        activities: {
+          // A step that opened nothing: the workflow's own opening step runs.
+          runTests: async (input: { attempt: number; commitFirst?: PendingCommit }) => ({
+            outcome: 'completed',
+            passed: 2,
+            failed: 0,
+            errors: 0,
+            passRate: 1,
+            message: null,
+            reportRef: `report-${input.attempt}`,
+            durationMs: 1,
+            sandboxWarning: null,
+            success: true,
+            regressions: [],
+            regressionCount: 0,
+            targets: [{ id: 'tests/t.py::x', outcome: input.attempt === 1 ? 'missing' : 'passed' }],
+            commit: input.commitFirst ? `c-${input.commitFirst.step}` : null,
+          }),
+        },
+      },
+      {},
+      { targets: ['tests/t.py::x'] },
+    );
+    expect(await result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toContain(
+      'reflector · open the turn',
+    );
+    expect(log.opens.get('reflector-1')!.context).toMatchObject({
+      testReportRef: 'report-1',
+      targets: [{ id: 'tests/t.py::x', outcome: 'missing' }],
+    });
+  });
+});
+
 describe('commits of the turns', () => {
   test("a commit message takes the summary's first line with text in it", async () => {
     const { result } = runWorkflow({
@@ -1497,59 +1549,54 @@ describe('commits of the turns', () => {
         turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: '   \n  the fix \nmore' } } : {},
     });
     await result;
-    expect(
-      fake.calls
-        .filter((c) => c.name === 'commitWork')
-        .map((c) => (c.args[0] as { message: string }).message),
-    ).toEqual(['aca: attempt 1, coder: the fix', 'aca: attempt 1, tester: wrote tests']);
+    expect(pendingCommits().map((c) => c.message)).toEqual([
+      'aca: attempt 1, coder: the fix',
+      'aca: attempt 1, tester: wrote tests',
+    ]);
   });
 
-  test("each commit step is numbered, its summary the message's first 80 characters", async () => {
+  test('each commit is numbered and made by the next step on the host, which starts from the last commit', async () => {
     const long = `rewrote ${'a'.repeat(150)}`;
     const { result } = runWorkflow({
       step: (turnKey) => (turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: long } } : {}),
     });
     expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-commit-2' });
     const message = `aca: attempt 1, coder: ${long.slice(0, 120)}`;
-    expect(
-      fake.calls.filter((c) => c.name === 'commitWork').map((c) => [c.summary, c.args, c.taskQueue]),
-    ).toEqual([
-      [
-        `git · ${message.slice(0, 80)}`,
-        [
-          {
-            message,
-            place: {
-              workflowId: 'wf-1',
-              branch: 'aca/wf-1',
-              commit: 'base',
-              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
-              disk: 'disk-1',
-            },
-            step: 'commit-1',
-            execution: fake.info.runId,
-          },
-        ],
-        'host-1',
-      ],
-      [
-        'git · aca: attempt 1, tester: wrote tests',
-        [
-          {
-            message: 'aca: attempt 1, tester: wrote tests',
-            place: {
-              workflowId: 'wf-1',
-              branch: 'aca/wf-1',
-              commit: 'c-commit-1',
-              git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
-              disk: 'disk-1',
-            },
-            step: 'commit-2',
-            execution: fake.info.runId,
-          },
-        ],
-        'host-1',
-      ],
+    expect(pendingCommits()).toEqual([
+      {
+        step: 'openTurn',
+        taskQueue: 'host-1',
+        from: 'base',
+        message,
+        commitStep: 'commit-1',
+        execution: fake.info.runId,
+      },
+      {
+        step: 'runTests',
+        taskQueue: 'tests-1',
+        from: 'c-commit-1',
+        message: 'aca: attempt 1, tester: wrote tests',
+        commitStep: 'commit-2',
+        execution: fake.info.runId,
+      },
     ]);
+    // The ending starts from the last commit, with nothing left to commit.
+    expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toEqual({
+      place: expect.objectContaining({ commit: 'c-commit-2' }),
+      baseCommit: 'base',
+      listFiles: true,
+    });
+  });
+
+  test('a run stopped after a turn has that turn committed by its ending', async () => {
+    const { result } = runWorkflow(
+      { step: (turnKey) => (turnKey === 'tester-1' ? { usage: { prompt: 500, completion: 0 } } : {}) },
+      { maxTokens: 100 },
+    );
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'budget', headCommit: 'c-commit-1' });
+    expect(pendingCommits()).toEqual([expect.objectContaining({ step: 'openTurn', commitStep: 'commit-1' })]);
+    expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toMatchObject({
+      place: { commit: 'c-commit-1' },
+    });
   });
 });

@@ -19,7 +19,9 @@ import type {
   TestRunSummary,
 } from '../../src/activities/test-activities';
 import type { TargetResult } from '../../src/shared/targets';
-import type { CommitWorkInput, PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
+import type { PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
+import type { PendingCommit } from '../../src/activities/host-steps';
+import type { CloseRunInput } from '../../src/activities/workspace-activities';
 import {
   DEFAULT_RUN_OPTIONS,
   type RunInput,
@@ -140,9 +142,12 @@ const memoryStub = (kind: string) => async (input: unknown) => {
   return 0;
 };
 
+/** The commit a stub host step makes of the pending work it was given. */
+const commitOf = (input: { commitFirst?: PendingCommit }) =>
+  input.commitFirst ? `commit of ${input.commitFirst.message}` : null;
+
 const stubActivities = {
   prepareWorkspace: async () => ({ protectedPaths: [] }),
-  listRunFiles: async () => ['a.py'],
   prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
     git: {
       gitDir: '/nonexistent/git',
@@ -174,17 +179,19 @@ const stubActivities = {
     };
   },
   hostAlive: async () => 'stub',
-  openTurn: async (input: { open: OpenTurnInput }) => {
+  openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
     opens.set(input.open.ref, input.open);
-    return input.open.ref;
+    return { commit: commitOf(input) };
   },
-  commitWork: async (input: CommitWorkInput) => `commit of ${input.message}`,
-  describeChanges: async () => [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
+  closeRun: async (input: CloseRunInput) => ({
+    commit: commitOf(input),
+    files: input.listFiles ? ['a.py'] : null,
+    changedFiles: [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
+  }),
   runSetup: async (input: RunSetupInput) => {
     current().log.setups.push(`${input.command} in ${input.place.git.workTree}`);
     return { ok: true, outcome: 'completed', message: null, outputTail: '' };
   },
-  releaseWorkspace: async () => undefined,
   async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
     const { script, log } = current();
     const turnKey = input.ref.split('/').pop()!;
@@ -230,6 +237,7 @@ const stubActivities = {
       success: failed === 0 && passed > 0,
       regressions: [],
       regressionCount: 0,
+      ...(input.commitFirst ? { commit: commitOf(input) } : {}),
       ...outcome,
     };
   },
@@ -673,17 +681,10 @@ describe('the run state machine with stub activities', () => {
       // After the held model call, the Tester's turn still had to run once resumed.
       if (where === 'a model call') expect(log.steps.length).toBeGreaterThan(stepsWhilePaused);
       // One move into the pause and one out, into the phase the run had reached underneath it
-      // (after a held model call, the turn's commit was still to start): nothing recorded twice.
+      // (the held model call ended the Coder's turn: TESTING): nothing recorded twice.
       expect(moves(result)).toEqual(
         where === 'a model call'
-          ? [
-              'INIT>PLANNING',
-              'PLANNING>CODING',
-              'CODING>PAUSED',
-              'PAUSED>CODING',
-              'CODING>TESTING',
-              'TESTING>SUCCESS',
-            ]
+          ? ['INIT>PLANNING', 'PLANNING>CODING', 'CODING>PAUSED', 'PAUSED>TESTING', 'TESTING>SUCCESS']
           : [
               'INIT>PLANNING',
               'PLANNING>CODING',
@@ -1097,6 +1098,8 @@ describe('the run state machine with stub activities', () => {
         acceptanceCommit: null,
         setupCommand: null,
         commitSteps: 0,
+        pendingCommit: null,
+        openedTurn: null,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {
