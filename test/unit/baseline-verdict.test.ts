@@ -80,6 +80,7 @@ describe('the verdict of a test run against its baseline', () => {
     expect(verdict([['a', 'passed']], { failed: 1 })).toBe(false);
     expect(verdict([['a', 'passed']], { errors: 1 })).toBe(false);
     expect(verdict([['a', 'passed']], { passRate: 0.99 })).toBe(false);
+    expect(verdict([['a', 'skipped']], { passRate: 1 })).toBe(false);
     expect(judgeAgainstBaseline(report([['a', 'failed']]), null, [])).toEqual({
       success: false,
       regressions: [],

@@ -98,6 +98,24 @@ describe('which outcomes of a baseline say it cannot run', () => {
     expect(says({ outcome: 'tampered' }, null)).toBeNull();
   });
 
+  test('a limit named in the output of a baseline that ran, found no tests or was tampered with is no diagnosis', () => {
+    // A suite may print the words itself (a test of the code's own MemoryError) and still finish.
+    const output = 'tests/test_mem.py::test_huge FAILED\nE   MemoryError\n';
+    const limit = limitHit(report({ output }), limits);
+    expect(limit).toBe('the memory limit was hit (1024 MiB; --memory, or limits.memoryMiB in .aca.json)');
+    for (const outcome of ['completed', 'no_tests', 'tampered'] as const) {
+      expect(baselineDiagnosis(report({ outcome, failed: 1, output }), 'pytest', limit)).toBeNull();
+    }
+    expect(baselineDiagnosis(report({ outcome: 'collection_error', output }), 'pytest', limit)).toBe(
+      [
+        'the tests cannot run on the base commit: collection_error',
+        `limit: ${limit!}`,
+        'command: pytest',
+        'last output:\ntests/test_mem.py::test_huge FAILED\nE   MemoryError',
+      ].join('\n'),
+    );
+  });
+
   test('the limits named from the message as well as the output, with their sizes', () => {
     const small = {
       ...limits,
