@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readRegularFile } from '../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from './apply-errors';
 import { discoverRepository, git, type GitTarget } from './git';
@@ -16,6 +17,9 @@ export interface RunWorktree {
   branch: string;
   baseCommit: string;
 }
+
+/** Bound of a linked worktree's `.git` file (`gitdir: <path>`) when it is read. */
+export const MAX_POINTER_BYTES = 64 * 1024;
 
 export function worktreeTarget(worktree: RunWorktree): GitTarget {
   return { gitDir: worktree.gitDir, workTree: worktree.workTree };
@@ -67,7 +71,9 @@ export async function createRunWorktree(options: {
     git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, startCommit]),
   );
   // Read once, now, before any code has run in the work tree; never again afterwards.
-  const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
+  const pointer =
+    readRegularFile(path.join(options.workTree, '.git'), { maxBytes: MAX_POINTER_BYTES })?.toString('utf8') ??
+    '';
   const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
   if (!gitDir || path.dirname(path.resolve(gitDir)) !== path.join(commonDir, 'worktrees')) {
     throw new Error(`git made an unexpected worktree pointer in ${options.workTree}: ${pointer.trim()}`);
