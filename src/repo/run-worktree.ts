@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { withFileLock } from '../shared/file-lock';
 import { readRegularFile } from '../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from './apply-errors';
@@ -28,15 +29,27 @@ export function worktreeTarget(worktree: RunWorktree): GitTarget {
 const worktreeChanges = new Map<string, Promise<unknown>>();
 
 /**
+ * The lock file of worktree changes, in the repository's git directory: every process that adds
+ * or removes worktrees of the repository takes it, whatever its ACA_HOME.
+ */
+export const WORKTREE_LOCK_FILE = 'aca-worktrees.lock';
+
+/** A worktree change is one git call (a removal may delete a large tree); past this, something is stuck. */
+const WORKTREE_LOCK_WAIT_MS = 10 * 60_000;
+
+/**
  * Runs `change` (adding or removing worktrees) after every earlier one for the same repository has
- * ended. `git worktree add` reads every other worktree's entry, and one that another `worktree add`
- * is still writing reads as broken ("failed to read …/commondir"), failing the add; `worktree
- * prune` would delete such an entry. Runs of one repository prepared or cleaned up at once (an eval
- * batch) take turns here; checkouts and everything else run side by side.
+ * ended, in this process and in every other (workers sharing an ACA_HOME, or a `--repo`
+ * repository). `git worktree add` reads every other worktree's entry, and one that another
+ * `worktree add` is still writing reads as broken ("failed to read …/commondir"), failing the
+ * add; `worktree prune` would delete such an entry. Runs of one repository prepared or cleaned up
+ * at once (an eval batch) take turns here; checkouts and everything else run side by side. The
+ * calls of this process queue here rather than each waiting on the file lock.
  */
 export async function withWorktreeLock<T>(commonDir: string, change: () => Promise<T>): Promise<T> {
   const before = worktreeChanges.get(commonDir) ?? Promise.resolve();
-  const mine = before.then(change, change);
+  const locked = () => withFileLock(path.join(commonDir, WORKTREE_LOCK_FILE), change, WORKTREE_LOCK_WAIT_MS);
+  const mine = before.then(locked, locked);
   const settled = mine.then(
     () => undefined,
     () => undefined,
