@@ -56,7 +56,7 @@ test('processes adding and removing worktrees of one repository at once all succ
   const repo = repository();
   const root = tempDir();
   const processes = 3;
-  const each = 25;
+  const each = 20;
   const runs = Array.from({ length: processes }, (_, i) =>
     child(['churn', repo, root, `p${i}`, String(each)]),
   );
