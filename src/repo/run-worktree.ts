@@ -28,12 +28,6 @@ export function worktreeTarget(worktree: RunWorktree): GitTarget {
 
 const worktreeChanges = new Map<string, Promise<unknown>>();
 
-/**
- * The lock file of worktree changes, in the repository's git directory: every process that adds
- * or removes worktrees of the repository takes it, whatever its ACA_HOME.
- */
-export const WORKTREE_LOCK_FILE = 'aca-worktrees.lock';
-
 /** A worktree change is one git call (a removal may delete a large tree); past this, something is stuck. */
 const WORKTREE_LOCK_WAIT_MS = 10 * 60_000;
 
@@ -48,7 +42,9 @@ const WORKTREE_LOCK_WAIT_MS = 10 * 60_000;
  */
 export async function withWorktreeLock<T>(commonDir: string, change: () => Promise<T>): Promise<T> {
   const before = worktreeChanges.get(commonDir) ?? Promise.resolve();
-  const locked = () => withFileLock(path.join(commonDir, WORKTREE_LOCK_FILE), change, WORKTREE_LOCK_WAIT_MS);
+  // The lock is the repository's git directory itself: every process that changes its worktrees
+  // takes it, whatever its ACA_HOME, and no file of aca's is left in the user's repository.
+  const locked = () => withFileLock(commonDir, change, WORKTREE_LOCK_WAIT_MS);
   const mine = before.then(locked, locked);
   const settled = mine.then(
     () => undefined,
