@@ -15,12 +15,12 @@
  *   time limit. No other call may reach beyond the machine.
  */
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runViaHelper } from '../shared/spawn-helper';
 import { findExecutable } from '../shared/executables';
 import { SystemError } from '../shared/errors';
+import { IrregularFileError, readRegularFile } from '../shared/regular-file';
 
 export interface GitTarget {
   /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */
@@ -154,38 +154,49 @@ async function exec(args: string[], env: NodeJS.ProcessEnv, cwd = '/', timeoutMs
 const pinsCache = new Map<string, { key: string; pins: string[] }>();
 const PINS_CACHE_SIZE = 256;
 
-function readOrNull(file: string): Buffer | null {
+/** Bounds of what configKey reads; a larger config is read by git every time rather than hashed. */
+const MAX_COMMONDIR_BYTES = 64 * 1024;
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * One of git's own files of the git directory, read as git reads it (through a link), but never
+ * opened in a way that blocks and only as a regular file. git itself would block forever reading
+ * a FIFO there, and a device would never end (/dev/zero) or act when opened: those are an
+ * IrregularFileError, so no git process is started to hang on them. What git refuses by itself
+ * (a folder, a socket) and a regular file over the bound are 'uncached': git reads them.
+ */
+function readGitFile(file: string, maxBytes: number): Buffer | null | 'uncached' {
   try {
-    return fs.readFileSync(file);
+    return readRegularFile(file, { maxBytes, followLinks: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
-      return null;
+    if (!(err instanceof IrregularFileError)) return 'uncached';
+    if (err.kind === 'too large' || err.kind === 'directory' || err.kind === 'socket') return 'uncached';
     throw err;
   }
 }
 
-/** What git reads for the repository's config (no system or global config), or null when not cacheable. */
+/**
+ * What git reads for the repository's config (no system or global config), or null when not
+ * cacheable. Throws IrregularFileError for a config file git would block on or never finish.
+ */
 function configKey(gitDir: string): string | null {
-  let commonDir = gitDir;
-  let commonFile: Buffer | null;
-  try {
-    commonFile = readOrNull(path.join(gitDir, 'commondir'));
-    if (commonFile) commonDir = path.resolve(gitDir, commonFile.toString('utf8').trim());
-    const hash = crypto.createHash('sha256');
-    for (const part of [
-      commonFile,
-      readOrNull(path.join(commonDir, 'config')),
-      readOrNull(path.join(gitDir, 'config.worktree')),
-    ]) {
-      if (part && /include/i.test(part.toString('latin1'))) return null;
-      hash.update(part === null ? 'absent' : `${part.length}:`);
-      if (part) hash.update(part);
-      hash.update('\0');
-    }
-    return hash.digest('hex');
-  } catch {
-    return null;
+  const commonFile = readGitFile(path.join(gitDir, 'commondir'), MAX_COMMONDIR_BYTES);
+  if (commonFile === 'uncached') return null;
+  const commonDir = commonFile ? path.resolve(gitDir, commonFile.toString('utf8').trim()) : gitDir;
+  const parts = [commonFile];
+  for (const file of [path.join(commonDir, 'config'), path.join(gitDir, 'config.worktree')]) {
+    const part = readGitFile(file, MAX_CONFIG_BYTES);
+    if (part === 'uncached') return null;
+    parts.push(part);
   }
+  const hash = crypto.createHash('sha256');
+  for (const part of parts) {
+    if (part && /include/i.test(part.toString('latin1'))) return null;
+    hash.update(part === null ? 'absent' : `${part.length}:`);
+    if (part) hash.update(part);
+    hash.update('\0');
+  }
+  return hash.digest('hex');
 }
 
 /** `-c` pins for every driver the repository's config defines: none of them may run. */

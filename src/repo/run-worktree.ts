@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { withFileLock } from '../shared/file-lock';
+import { readRegularFile } from '../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from './apply-errors';
 import { discoverRepository, git, type GitTarget } from './git';
@@ -17,22 +19,33 @@ export interface RunWorktree {
   baseCommit: string;
 }
 
+/** Bound of a linked worktree's `.git` file (`gitdir: <path>`) when it is read. */
+export const MAX_POINTER_BYTES = 64 * 1024;
+
 export function worktreeTarget(worktree: RunWorktree): GitTarget {
   return { gitDir: worktree.gitDir, workTree: worktree.workTree };
 }
 
 const worktreeChanges = new Map<string, Promise<unknown>>();
 
+/** A worktree change is one git call (a removal may delete a large tree); past this, something is stuck. */
+const WORKTREE_LOCK_WAIT_MS = 10 * 60_000;
+
 /**
  * Runs `change` (adding or removing worktrees) after every earlier one for the same repository has
- * ended. `git worktree add` reads every other worktree's entry, and one that another `worktree add`
- * is still writing reads as broken ("failed to read …/commondir"), failing the add; `worktree
- * prune` would delete such an entry. Runs of one repository prepared or cleaned up at once (an eval
- * batch) take turns here; checkouts and everything else run side by side.
+ * ended, in this process and in every other (workers sharing an ACA_HOME, or a `--repo`
+ * repository). `git worktree add` reads every other worktree's entry, and one that another
+ * `worktree add` is still writing reads as broken ("failed to read …/commondir"), failing the
+ * add; `worktree prune` would delete such an entry. Runs of one repository prepared or cleaned up
+ * at once (an eval batch) take turns here; checkouts and everything else run side by side. The
+ * calls of this process queue here rather than each waiting on the file lock.
  */
 export async function withWorktreeLock<T>(commonDir: string, change: () => Promise<T>): Promise<T> {
   const before = worktreeChanges.get(commonDir) ?? Promise.resolve();
-  const mine = before.then(change, change);
+  // The lock is the repository's git directory itself: every process that changes its worktrees
+  // takes it, whatever its ACA_HOME, and no file of aca's is left in the user's repository.
+  const locked = () => withFileLock(commonDir, change, WORKTREE_LOCK_WAIT_MS);
+  const mine = before.then(locked, locked);
   const settled = mine.then(
     () => undefined,
     () => undefined,
@@ -67,7 +80,9 @@ export async function createRunWorktree(options: {
     git(common, ['worktree', 'add', '--no-checkout', '-b', options.branch, options.workTree, startCommit]),
   );
   // Read once, now, before any code has run in the work tree; never again afterwards.
-  const pointer = fs.readFileSync(path.join(options.workTree, '.git'), 'utf8');
+  const pointer =
+    readRegularFile(path.join(options.workTree, '.git'), { maxBytes: MAX_POINTER_BYTES })?.toString('utf8') ??
+    '';
   const gitDir = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
   if (!gitDir || path.dirname(path.resolve(gitDir)) !== path.join(commonDir, 'worktrees')) {
     throw new Error(`git made an unexpected worktree pointer in ${options.workTree}: ${pointer.trim()}`);

@@ -7,8 +7,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readRegularFile } from '../shared/regular-file';
 import { git, type GitTarget } from './git';
-import { nestedRepositories, removeSpecialFiles, specialFiles } from './run-worktree';
+import { MAX_POINTER_BYTES, nestedRepositories, removeSpecialFiles, specialFiles } from './run-worktree';
 
 /** Whether the work tree already is `commit` on `branch`: no changes, no untracked files, no planted `.git`. */
 export async function workTreeIsAt(
@@ -89,15 +90,16 @@ function restoreWorktreePointer(workTree: string, gitDir: string): void {
 }
 
 function topGitEntryIsRight(workTree: string, gitDir: string, linked: boolean): boolean {
-  const pointer = path.join(workTree, '.git');
-  let stat: fs.Stats;
+  let pointer: Buffer | null;
   try {
-    stat = fs.lstatSync(pointer);
+    // The code under test may have left anything there: a FIFO, a link, a file of gigabytes.
+    pointer = readRegularFile(path.join(workTree, '.git'), { maxBytes: MAX_POINTER_BYTES });
   } catch {
-    return !linked;
+    // Not a regular file of a pointer's size, or not readable at all: the reset puts it right.
+    return false;
   }
-  if (!linked || !stat.isFile()) return false;
-  return fs.readFileSync(pointer, 'utf8').trim() === `gitdir: ${gitDir}`;
+  if (pointer === null) return !linked;
+  return linked && pointer.toString('utf8').trim() === `gitdir: ${gitDir}`;
 }
 
 /**
