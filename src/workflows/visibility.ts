@@ -27,7 +27,7 @@ export function publishRun(
     { key: AgentPassRateKey, value: snapshot.passRate ?? 0 },
     { key: AgentLanguageKey, value: language },
   ] as const;
-  const key = attributes.map((a) => String(a.value)).join('\u0000');
+  const key = JSON.stringify(attributes.map((a) => a.value));
   if (key !== listed.key) {
     upsertSearchAttributes([...attributes]);
     listed.key = key;
