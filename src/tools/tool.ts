@@ -69,9 +69,20 @@ export interface FunctionToolDefinition {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+/** A tool's definition is made once: every model step sends it, and the schema never changes. */
+const definitions = new WeakMap<Tool, FunctionToolDefinition>();
+
+/** The definition the model is given; shared by every caller, so read-only. */
 export function functionDefinition(tool: Tool): FunctionToolDefinition {
+  const made = definitions.get(tool);
+  if (made) return made;
   const { $schema: _ignored, ...parameters } = z.toJSONSchema(tool.parameters) as Record<string, unknown>;
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
+  const definition: FunctionToolDefinition = {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters },
+  };
+  definitions.set(tool, definition);
+  return definition;
 }
 
 /**
