@@ -57,6 +57,12 @@ export interface AcaConfig {
    * SDK's default). 0 sends every workflow task of a run to whichever worker polls first.
    */
   cachedRuns: number | null;
+  /**
+   * ACA_WORKFLOW_BUNDLE: a workflow bundle built beforehand (bundleWorkflowCode of this same
+   * version), which a worker loads instead of bundling the workflow code at every start; null:
+   * the worker bundles it.
+   */
+  workflowBundleFile: string | null;
   logPrompts: boolean;
   /** Base address of the Temporal Web UI, for links. */
   uiUrl: string;
@@ -151,6 +157,7 @@ const environmentSchema = z.object({
     'a whole number of seconds from 1 to 86400',
   ).optional(),
   ACA_CACHED_RUNS: wholeNumber('ACA_CACHED_RUNS', 0, 100_000).optional(),
+  ACA_WORKFLOW_BUNDLE: z.string().optional(),
   ACA_LOG_LEVEL: oneOf(
     'ACA_LOG_LEVEL',
     LOG_LEVELS,
@@ -231,6 +238,7 @@ export function loadConfig(
     testSlots: vars.ACA_TEST_SLOTS ?? Math.max(2, machine.cpuCount),
     hostStartTimeoutMs: (vars.ACA_HOST_START_TIMEOUT ?? 60) * 1000,
     cachedRuns: vars.ACA_CACHED_RUNS ?? null,
+    workflowBundleFile: vars.ACA_WORKFLOW_BUNDLE ? path.resolve(vars.ACA_WORKFLOW_BUNDLE.trim()) : null,
     logPrompts: vars.ACA_LOG_PROMPTS === '1' || vars.ACA_LOG_PROMPTS === 'true',
     uiUrl: (vars.ACA_UI_URL ?? `http://${temporalHost}:8233`).replace(/\/$/, ''),
     gitAuthor: {

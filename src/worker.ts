@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { log as activityLog } from '@temporalio/activity';
 import {
@@ -13,6 +14,7 @@ import { lazyMemory } from './activities/memory-activities';
 import { FileConversationStore } from './store/conversation-store';
 import { FileReportStore } from './store/report-store';
 import { loadConfig, type AcaConfig } from './config';
+import { UserInputError } from './shared/errors';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
 import { writeLogLine } from './temporal/log-lines';
@@ -33,6 +35,20 @@ export interface AcaWorkerOptions {
   /** A prebuilt bundle saves the seconds webpack needs at every start. */
   workflowBundle?: WorkflowBundleOption;
   maxConcurrentActivities?: number;
+}
+
+/** The workflow code a worker runs: a bundle given or named (ACA_WORKFLOW_BUNDLE), else bundled now. */
+function workflowCode(
+  given: WorkflowBundleOption | undefined,
+  file: string | null,
+): { workflowBundle: WorkflowBundleOption } | { workflowsPath: string } {
+  if (given) return { workflowBundle: given };
+  if (file) {
+    if (!fs.existsSync(file))
+      throw new UserInputError(`ACA_WORKFLOW_BUNDLE names ${file}, which does not exist`);
+    return { workflowBundle: { codePath: file } };
+  }
+  return { workflowsPath: WORKFLOWS_PATH };
 }
 
 /**
@@ -184,6 +200,8 @@ export async function createHostWorkers(options: {
  */
 export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker> {
   const { config } = options;
+  // Before anything is opened: a bundle named but missing fails the start at once.
+  const code = workflowCode(options.workflowBundle, config.workflowBundleFile);
   const { activities, close } = createAcaActivities(
     config,
     options.openaiBaseUrl ? { openaiBaseUrl: options.openaiBaseUrl } : {},
@@ -194,9 +212,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
     activities,
     shutdownGraceTime: SHUTDOWN_GRACE_MS,
     taskQueue: options.taskQueue ?? config.taskQueue,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    ...code,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
     ...(config.cachedRuns === null ? {} : { maxCachedWorkflows: config.cachedRuns }),
   });

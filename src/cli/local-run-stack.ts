@@ -1,7 +1,5 @@
-import { NativeConnection } from '@temporalio/worker';
 import type { AcaConfig } from '../config';
 import { isTemporalReachable } from '../temporal/dev-server';
-import { createAcaWorker, installRuntime } from '../worker';
 import type { CliIO } from './cli-context';
 import { ensureLocalTemporal } from './local-stack';
 
@@ -24,6 +22,11 @@ export async function ensureLocalRunStack(config: AcaConfig, io: CliIO): Promise
     `No Temporal server answers at ${config.temporalAddress}: starting the local stack (dev server, a worker in this process), as aca demo does.`,
   );
   const stack = await ensureLocalTemporal(config, io, { detached: true });
+  // Loaded here, not at the top: every other `aca` command starts without the worker's modules.
+  const [{ NativeConnection }, { createAcaWorker, installRuntime }] = await Promise.all([
+    import('@temporalio/worker'),
+    import('../worker'),
+  ]);
   installRuntime(config, { logLevel: 'ERROR' });
   const connection = await NativeConnection.connect(config.temporalConnection);
   const worker = await createAcaWorker({ connection, config });

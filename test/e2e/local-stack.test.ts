@@ -1,7 +1,8 @@
 /**
  * `aca run --repo` on a machine where no Temporal server answers at the default address: it
- * starts the local stack itself. Runs alone (jest.config.js, runnerOptions.serial): it needs
- * 127.0.0.1:7233 free and then holds it.
+ * starts the local stack itself. It needs 127.0.0.1:7233 free and then holds it: no suite of
+ * those running side by side uses that port, and test/sandbox/escape-limits.test.ts, which listens
+ * there, runs alone before them (jest.config.js, runnerOptions.serial).
  */
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
@@ -89,7 +90,7 @@ describe('aca run --repo . on a laptop with nothing running', () => {
     } finally {
       if (pid) {
         process.kill(pid, 'SIGTERM');
-        // The next suite to run alone may look at 7233 (test/sandbox/escape.test.ts listens there).
+        // Stopped, so that no later suite or run finds a server at 7233 that it did not start.
         await until(
           async () => !(await isTemporalReachable('127.0.0.1:7233', 500)),
           20_000,

@@ -1,6 +1,7 @@
 /**
  * `aca worker` and `aca up` as processes: draining on SIGTERM, one worker per embedded database
- * folder, the warning without a sandbox, and the local stack from start to Ctrl-C.
+ * folder, a prebuilt workflow bundle that is not there, the warning without a sandbox, and the
+ * local stack from start to Ctrl-C.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -82,6 +83,19 @@ describe('aca worker as a process', () => {
       ),
     );
     expect(second.stdout).not.toContain('aca worker polling');
+  });
+
+  test('ACA_WORKFLOW_BUNDLE naming no file: the worker refuses to start and names it', async () => {
+    const missing = path.join(h.home, 'no-such-bundle.js');
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-no-bundle-'));
+    const outcome = await runCli(
+      ['worker'],
+      workerEnv({ ACA_HOME: home, ACA_WORKFLOW_BUNDLE: missing }),
+      60_000,
+    );
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain(`ACA_WORKFLOW_BUNDLE names ${missing}, which does not exist`);
+    expect(outcome.stdout).not.toContain('aca worker polling');
   });
 
   test('ACA_SANDBOX=none: the worker says at start what that gives up', async () => {

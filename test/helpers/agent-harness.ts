@@ -47,6 +47,19 @@ export function workflowBundle(): Promise<{ code: string }> {
   return bundlePromise;
 }
 
+/**
+ * The file of the shared bundle, written if no test file has yet; null without the global
+ * setup's folder. Worker processes a test starts load it (ACA_WORKFLOW_BUNDLE) instead of running
+ * webpack at every start.
+ */
+export async function workflowBundleFile(): Promise<string | null> {
+  const dir = process.env.ACA_TEST_BUNDLE_DIR;
+  if (!dir) return null;
+  await workflowBundle();
+  const file = path.join(dir, 'workflow-bundle.js');
+  return fs.existsSync(file) ? file : null;
+}
+
 async function sharedBundle(dir: string | undefined): Promise<{ code: string }> {
   const file = dir ? path.join(dir, 'workflow-bundle.js') : null;
   if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8') };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { workflowBundleFile } from './agent-harness';
 import { ACA_BIN } from './run-cli';
 
 export interface WorkerProcess {
@@ -7,10 +8,14 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Runs `aca worker` as its own process, so a test can SIGKILL it like a crashed machine. */
+/**
+ * Runs `aca worker` as its own process, so a test can SIGKILL it like a crashed machine. It loads
+ * the test run's workflow bundle (ACA_WORKFLOW_BUNDLE) unless `env` names another or none.
+ */
 export async function spawnWorker(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+  const bundle = await workflowBundleFile();
   const child = spawn(process.execPath, [ACA_BIN, 'worker'], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...(bundle ? { ACA_WORKFLOW_BUNDLE: bundle } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

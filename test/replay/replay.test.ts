@@ -34,11 +34,18 @@ async function alteredBundle(file: string, search: string, replacement: string) 
   }
 }
 
-async function replayFailures(bundle: { code: string }, names: string[]): Promise<string[]> {
+/** The histories among `names` that fail to replay against `bundle`; with `firstOnly`, the first such. */
+async function replayFailures(
+  bundle: { code: string },
+  names: string[],
+  { firstOnly = false }: { firstOnly?: boolean } = {},
+): Promise<string[]> {
   const failures: string[] = [];
   const histories = names.map((name) => ({ workflowId: name, history: loadHistory(name) }));
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    // Leaving the loop shuts the replay worker down; the histories after it are not replayed.
+    if (firstOnly && failures.length > 0) break;
   }
   return failures;
 }
@@ -163,7 +170,8 @@ describe('replay of saved histories', () => {
     '%s fails replay of a saved run',
     async (_name, file, search, replacement) => {
       const bundle = await alteredBundle(file, search, replacement);
-      const failures = await replayFailures(bundle, names);
+      // One failing history is the proof; replaying the rest would only take time.
+      const failures = await replayFailures(bundle, names, { firstOnly: true });
       expect(failures.length).toBeGreaterThan(0);
     },
     120_000,

@@ -5,6 +5,14 @@ import { loadConfig } from '../../src/config';
 import { UserInputError } from '../../src/shared/errors';
 
 describe('configuration from the environment', () => {
+  test('ACA_WORKFLOW_BUNDLE: an absolute path to the prebuilt bundle; unset or empty, none', () => {
+    expect(loadConfig({ ACA_WORKFLOW_BUNDLE: 'build/bundle.js' }).workflowBundleFile).toBe(
+      path.resolve('build/bundle.js'),
+    );
+    expect(loadConfig({}).workflowBundleFile).toBeNull();
+    expect(loadConfig({ ACA_WORKFLOW_BUNDLE: ' ' }).workflowBundleFile).toBeNull();
+  });
+
   test('test slots default to the CPU count, at least 2', () => {
     expect(loadConfig({}, { cpuCount: 8 }).testSlots).toBe(8);
     expect(loadConfig({}, { cpuCount: 1 }).testSlots).toBe(2);
