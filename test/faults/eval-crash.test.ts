@@ -164,14 +164,21 @@ describe('a worker killed in the middle of a batch', () => {
       30_000,
       'the run paused',
     );
-    expect((await runCli(['resume', 'fx-ctl'], h.cliEnv())).code).toBe(0);
-    await until(
-      async () => !((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
-      30_000,
-      'the run resumed',
-    );
-    const cancelled = await runCli(['cancel', 'fx-ctl'], h.cliEnv());
-    expect(cancelled.code).toBe(0);
+    // The resumed run must still be running when the cancel arrives: its model answers slowly.
+    h.llm.setDelay(5_000);
+    try {
+      expect((await runCli(['resume', 'fx-ctl'], h.cliEnv())).code).toBe(0);
+      await until(
+        async () =>
+          !((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
+        30_000,
+        'the run resumed',
+      );
+      const cancelled = await runCli(['cancel', 'fx-ctl'], h.cliEnv());
+      expect(cancelled.code).toBe(0);
+    } finally {
+      h.llm.setDelay(0);
+    }
     const report = JSON.parse(
       (await runCli(['eval', 'report', 'fx-ctl', '--json'], h.cliEnv(), 300_000)).stdout,
     ) as EvalReport;
