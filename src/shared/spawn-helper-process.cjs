@@ -24,21 +24,21 @@ const send = (msg, child) => {
       }
   });
 };
+// Starts the asked program in a process group of its own (so a kill reaches its children); a
+// program that cannot be started at all is answered with an error, and null returned.
+const start = (msg, stdio) => {
+  try {
+    return spawn(msg.command, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio });
+  } catch (err) {
+    send({ type: 'error', id: msg.id, message: String((err && err.message) || err), code: err && err.code });
+    return null;
+  }
+};
 process.on('message', (msg) => {
   if (msg.type === 'spawn') {
     const { id } = msg;
-    let child;
-    try {
-      child = spawn(msg.command, msg.args, {
-        cwd: msg.cwd,
-        env: msg.env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      });
-    } catch (err) {
-      send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
-      return;
-    }
+    const child = start(msg, ['ignore', 'pipe', 'pipe', 'pipe']);
+    if (!child) return;
     let started = false;
     child.once('spawn', () => {
       started = true;
@@ -67,18 +67,8 @@ process.on('message', (msg) => {
 // A short command run to its end (git): output collected here, sent back in one message.
 const run = (msg) => {
   const { id } = msg;
-  let child;
-  try {
-    child = spawn(msg.command, msg.args, {
-      cwd: msg.cwd,
-      env: msg.env,
-      detached: true,
-      stdio: [msg.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    });
-  } catch (err) {
-    send({ type: 'error', id, message: String((err && err.message) || err), code: err && err.code });
-    return;
-  }
+  const child = start(msg, [msg.input ? 'pipe' : 'ignore', 'pipe', 'pipe']);
+  if (!child) return;
   const out = [];
   const errs = [];
   let size = 0;
