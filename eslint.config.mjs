@@ -24,8 +24,8 @@ export default tseslint.config(
     },
   },
   {
-    // The JavaScript aca runs inside the test process (src/sandbox/shipped-files.ts): CommonJS,
-    // loaded by Jest with require() from the runner folder.
+    // The JavaScript aca runs as files of its own: inside the test process (src/sandbox/
+    // shipped-files.ts), the spawn helper and the embedded database's thread. CommonJS.
     files: ['src/**/*.cjs'],
     ...js.configs.recommended,
     languageOptions: {

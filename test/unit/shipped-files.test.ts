@@ -52,3 +52,30 @@ describe('files shipped with the sandbox', () => {
     }
   });
 });
+
+describe('files beside the modules that load them', () => {
+  // The spawn helper and the embedded database's thread run as plain CommonJS outside the
+  // sandbox; a build that left one out of dist/ would break only the installed package.
+  const SRC = path.join(ROOT, 'src');
+  const outsideSandbox = fs
+    .readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.(py|cjs)$/.test(file) && !file.startsWith(`sandbox${path.sep}`))
+    .sort();
+
+  test('there are some: the spawn helper and the embedded database thread', () => {
+    expect(outsideSandbox).toEqual(
+      expect.arrayContaining([
+        path.join('memory', 'pglite-thread.cjs'),
+        path.join('shared', 'spawn-helper-process.cjs'),
+      ]),
+    );
+  });
+
+  test.each(outsideSandbox)('%s parses and the build copied it into dist/, unchanged', (file) => {
+    execFileSync(process.execPath, ['--check', path.join(SRC, file)], { stdio: 'pipe' });
+    const built = path.join(ROOT, 'dist', file);
+    expect(fs.existsSync(built) ? fs.readFileSync(built, 'utf8') : `${built} is missing`).toBe(
+      fs.readFileSync(path.join(SRC, file), 'utf8'),
+    );
+  });
+});
