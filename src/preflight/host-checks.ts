@@ -121,6 +121,23 @@ export function checkGit(env: HostCheckEnv): CheckResult {
 }
 
 /**
+ * util-linux's flock: runs on a repository (`--repo`) take turns at adding and removing their
+ * worktrees with it (see shared/file-lock.ts). A warning, not a refusal: runs without a
+ * repository never take the lock.
+ */
+export function checkFileLock(env: HostCheckEnv): CheckResult {
+  const name = 'flock';
+  const flock = findExecutable('flock', env.searchPath);
+  if (flock) return { name, status: 'ok', detail: flock };
+  return {
+    name,
+    status: 'warn',
+    detail: 'flock is not on PATH; runs on a repository (--repo) cannot lock its worktrees and fail',
+    ...fixWithApt(env, ['util-linux']),
+  };
+}
+
+/**
  * For commands that start a dev server when none answers: a server at TEMPORAL_ADDRESS, or a CLI
  * to start one, or Go to build that CLI.
  */

@@ -9,6 +9,7 @@ import { aptInstall } from './apt-install';
 import { formatCheck, isBlocking, type CheckResult } from './check-result';
 import {
   checkDatabase,
+  checkFileLock,
   checkGit,
   checkJest,
   checkPytest,
@@ -31,6 +32,7 @@ export async function hostChecks(
     checkPytest(env),
     checkJest(env),
     checkGit(env),
+    checkFileLock(env),
     command === 'worker'
       ? await checkTemporalReachable(config)
       : await checkTemporalForLocalStack(config, env),

@@ -151,6 +151,7 @@ describe('preflight and aca doctor', () => {
           ['python/pytest', 'ok'],
           ['jest', 'ok'],
           ['git', 'ok'],
+          ['flock', 'ok'],
           ['temporal', 'ok'],
           ['database', 'ok'],
           ['model endpoint', 'ok'],
@@ -159,6 +160,33 @@ describe('preflight and aca doctor', () => {
         ]);
         expect(report.ok).toBe(true);
         expect(r.code).toBe(0);
+      } finally {
+        await llm.stop();
+      }
+    });
+
+    it('no flock on PATH: a warning naming util-linux, and nothing else changes', async () => {
+      const llm = await new ScriptedLlmServer().start();
+      try {
+        const bin = toolFolder('no-flock', ['git', 'bwrap']);
+        const r = await runCli(
+          ['doctor', '--json'],
+          cliEnv('doctor-no-flock', { PATH: bin, OPENAI_BASE_URL: llm.url, ACA_MODEL: 'demo-fizzbuzz' }),
+          60_000,
+        );
+        const report = JSON.parse(r.stdout) as {
+          ok: boolean;
+          checks: Array<{ name: string; status: string; detail: string; fix?: string }>;
+        };
+        const flock = report.checks.find((c) => c.name === 'flock');
+        expect(flock).toEqual({
+          name: 'flock',
+          status: 'warn',
+          detail: expect.stringContaining('runs on a repository (--repo) cannot lock'),
+          fix: expect.stringMatching(/^(sudo )?apt-get install -y util-linux$/),
+          debianPackages: ['util-linux'],
+        });
+        expect(report.checks.filter((c) => c.status !== 'ok').map((c) => c.name)).toEqual(['flock']);
       } finally {
         await llm.stop();
       }
