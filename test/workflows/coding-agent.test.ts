@@ -283,8 +283,16 @@ function runInput(options: Partial<RunOptions> = {}, more: Partial<RunInput> = {
   };
 }
 
-async function bundle(workflowsPath: string) {
-  return bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+const bundles = new Map<string, ReturnType<typeof bundleWorkflowCode>>();
+
+/** Webpack takes seconds: each workflows file is bundled once for the whole file's workers. */
+function bundle(workflowsPath: string): ReturnType<typeof bundleWorkflowCode> {
+  let built = bundles.get(workflowsPath);
+  if (!built) {
+    built = bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+    bundles.set(workflowsPath, built);
+  }
+  return built;
 }
 
 describe('the run state machine with stub activities', () => {
