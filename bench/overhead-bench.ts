@@ -8,6 +8,7 @@
 import type { BenchStack } from './bench-stack';
 import { cpuSplit, sampleCpu } from './cpu-usage';
 import { measureDemoRun, overheadOf, warmUp, DEMO_SCENARIO } from './demo-runs';
+import { measureRoundTrips, type RoundTrips } from './round-trips';
 import {
   formatPairs,
   formatTable,
@@ -78,6 +79,8 @@ export interface OverheadResult {
    * depend on d) would meet the goal: d >= (O / (goal - 1) - tests) / calls.
    */
   goalMetFromDelayMs: number;
+  /** An empty workflow's activities in sequence on the same server: Temporal's own cost per step. */
+  roundTrips: RoundTrips;
   goal: Goal;
 }
 
@@ -134,6 +137,9 @@ export async function runOverheadBench(
   const overheadMs = median(runs.map((r) => r.wallMs - r.floorMs));
   const calls = median(runs.map((r) => r.modelCalls));
   const tests = median(runs.map((r) => r.testMs));
+  const activityCount = sum(Object.values(runs[0]?.activities ?? {}));
+  progress(`round trips: an empty workflow calling ${activityCount} empty activities in sequence`);
+  const roundTrips = await measureRoundTrips(stack, Math.max(1, activityCount));
   return {
     part: 'overhead',
     scenario: DEMO_SCENARIO,
@@ -156,6 +162,7 @@ export async function runOverheadBench(
           }
         : null,
     goalMetFromDelayMs: Math.max(0, Math.round((overheadMs / (OVERHEAD_GOAL - 1) - tests) / calls)),
+    roundTrips,
     goal: goal('wall time / (model calls x d + sandboxed test time)', medianRatio, OVERHEAD_GOAL),
   };
 }
@@ -208,6 +215,10 @@ export function overheadReport(r: OverheadResult, io: BenchIO): void {
         : 'not measured (no /proc)',
     ],
     ['overhead', `${r.medianOverheadMs} ms per run, ${r.overheadPerModelCallMs} ms per model call`],
+    [
+      'round trip',
+      `${r.roundTrips.perActivityMs} ms per activity of an empty workflow calling ${r.roundTrips.activities} in sequence (workflow task ${r.roundTrips.workflowTaskMs} ms; median of ${r.roundTrips.repetitions}): the overhead is ${r.roundTrips.perActivityMs > 0 ? round(r.medianOverheadMs / r.roundTrips.perActivityMs, 1) : '-'} of them`,
+    ],
     [
       'goal met from',
       `d >= ~${r.goalMetFromDelayMs} ms per model call (estimate: the overhead does not grow with d)`,
