@@ -11,11 +11,6 @@ export function heartbeatIntervalMs(preferredMs: number, heartbeatTimeoutMs: num
   return Math.min(preferredMs, Math.floor(heartbeatTimeoutMs / 3));
 }
 
-/** heartbeatIntervalMs for the current activity's own heartbeat timeout. */
-export function currentHeartbeatIntervalMs(preferredMs: number): number {
-  return heartbeatIntervalMs(preferredMs, Context.current().info.heartbeatTimeoutMs);
-}
-
 /** runTestSuite's heartbeat options for the current activity: its beat, and how often to send it. */
 export function sandboxHeartbeat(): { heartbeat: () => void; heartbeatEveryMs: number } {
   const ctx = Context.current();

@@ -35,7 +35,7 @@ export interface ProcessRunResult {
   durationMs: number;
 }
 
-/** Temporal wants a heartbeat well inside its heartbeat timeout; 2 s leaves room for the usual ones. */
+/** Temporal wants a heartbeat well inside its heartbeat timeout (20 to 30 s by default); 2 s leaves room. */
 export const DEFAULT_HEARTBEAT_EVERY_MS = 2000;
 /** After the main process is gone, how long stray holders of our pipes get before we stop listening. */
 const PIPE_DRAIN_GRACE_MS = 1000;
