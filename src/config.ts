@@ -53,6 +53,12 @@ export interface AcaConfig {
    */
   hostStartTimeoutMs: number;
   /**
+   * ACA_HEARTBEAT_TIMEOUT (seconds; unset: each kind of step keeps its own, 20 to 30 s): how long
+   * a run's step may go without a heartbeat before another worker is given it. Recorded by the
+   * preparing host.
+   */
+  heartbeatTimeoutMs: number | null;
+  /**
    * Runs whose workflow state a worker keeps in memory between steps (ACA_CACHED_RUNS; null: the
    * SDK's default). 0 sends every workflow task of a run to whichever worker polls first.
    */
@@ -156,6 +162,12 @@ const environmentSchema = z.object({
     86_400,
     'a whole number of seconds from 1 to 86400',
   ).optional(),
+  ACA_HEARTBEAT_TIMEOUT: wholeNumber(
+    'ACA_HEARTBEAT_TIMEOUT',
+    1,
+    3_600,
+    'a whole number of seconds from 1 to 3600',
+  ).optional(),
   ACA_CACHED_RUNS: wholeNumber('ACA_CACHED_RUNS', 0, 100_000).optional(),
   ACA_WORKFLOW_BUNDLE: z.string().optional(),
   ACA_LOG_LEVEL: oneOf(
@@ -237,6 +249,7 @@ export function loadConfig(
     metricsPort: vars.ACA_METRICS_PORT ?? null,
     testSlots: vars.ACA_TEST_SLOTS ?? Math.max(2, machine.cpuCount),
     hostStartTimeoutMs: (vars.ACA_HOST_START_TIMEOUT ?? 60) * 1000,
+    heartbeatTimeoutMs: vars.ACA_HEARTBEAT_TIMEOUT === undefined ? null : vars.ACA_HEARTBEAT_TIMEOUT * 1000,
     cachedRuns: vars.ACA_CACHED_RUNS ?? null,
     workflowBundleFile: vars.ACA_WORKFLOW_BUNDLE ? path.resolve(vars.ACA_WORKFLOW_BUNDLE.trim()) : null,
     logPrompts: vars.ACA_LOG_PROMPTS === '1' || vars.ACA_LOG_PROMPTS === 'true',

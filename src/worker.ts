@@ -114,6 +114,7 @@ export function createAcaActivities(
     gitStore: pushedGitStore(config),
     host: hostRunsOf(config),
     hostStartTimeoutMs: config.hostStartTimeoutMs,
+    ...(config.heartbeatTimeoutMs ? { heartbeatTimeoutMs: config.heartbeatTimeoutMs } : {}),
     prices: loadPriceTable(config.pricesFile),
     // The key is read here, on the worker, and never passed through the workflow.
     chatModel: createOpenAIChatModel({

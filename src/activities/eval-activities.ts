@@ -17,7 +17,7 @@ import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '.
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
-import { withHeartbeats } from './heartbeats';
+import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface EvalActivityDeps {
@@ -127,7 +127,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
           modelPatch: patch,
           sandboxMode: deps.sandboxMode,
           ...(deps.limitMaximums ? { limitMaximums: deps.limitMaximums } : {}),
-          heartbeat: () => ctx.heartbeat(),
+          ...sandboxHeartbeat(),
           signal: ctx.cancellationSignal,
         }),
       );

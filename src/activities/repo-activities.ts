@@ -29,6 +29,8 @@ export interface RepoActivityDeps {
   host: HostRuns;
   /** How long a step of a run's host may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
   hostStartTimeoutMs?: number;
+  /** How long a run's step may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
+  heartbeatTimeoutMs?: number;
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -70,6 +72,8 @@ export interface PreparedRun {
   movable: boolean;
   /** How long its host's steps may wait to start before the run moves (ACA_HOST_START_TIMEOUT). */
   hostStartTimeoutMs?: number;
+  /** How long the run's steps may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
+  heartbeatTimeoutMs?: number;
 }
 
 export interface AdoptedRun {
@@ -88,6 +92,7 @@ export function createRepoActivities(deps: RepoActivityDeps) {
       return withHeartbeats(5_000, async () => ({
         ...(await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host)),
         ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
+        ...(deps.heartbeatTimeoutMs ? { heartbeatTimeoutMs: deps.heartbeatTimeoutMs } : {}),
       }));
     },
 

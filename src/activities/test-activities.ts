@@ -20,7 +20,7 @@ import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
 import { attemptPassed, judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import type { OpenTurnInput } from '../agents/turn-context';
-import { withHeartbeats } from './heartbeats';
+import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
 import type { RunPlace } from '../shared/run-types';
@@ -263,7 +263,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       dependencies: input.setup.dependencies,
       limits: limitsOf(input.setup.limits),
       network: input.network,
-      heartbeat: () => ctx.heartbeat(),
+      ...sandboxHeartbeat(),
       signal: ctx.cancellationSignal,
     });
     const ok = report.outcome === 'completed' && report.failed === 0 && report.errors === 0;
@@ -303,7 +303,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             limits: limitsOf(input.setup.limits),
           }
         : {}),
-      heartbeat: () => ctx.heartbeat(),
+      ...sandboxHeartbeat(),
       signal: ctx.cancellationSignal,
     });
     const limit = limitHit(report, resolveLimits(input.setup ? limitsOf(input.setup.limits) : {}));

@@ -22,6 +22,7 @@ export interface EvaluationInput {
   sandboxMode: SandboxMode;
   limitMaximums?: LimitMaximums;
   heartbeat?: () => void;
+  heartbeatEveryMs?: number;
   signal?: AbortSignal;
 }
 
@@ -102,6 +103,7 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
       limits: sandboxLimitsOf(config.limits, input.limitMaximums),
       ...(testPaths.length ? { testPaths } : {}),
       ...(input.heartbeat ? { heartbeat: input.heartbeat } : {}),
+      ...(input.heartbeatEveryMs ? { heartbeatEveryMs: input.heartbeatEveryMs } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     });
     const cases =

@@ -35,7 +35,7 @@ export { bwrapTools } from './launch/availability';
 export { bwrapCommand, type BwrapLaunchInput } from './launch/bwrap-launch';
 export { acquireCgroupLauncher } from './launch/cgroup-launchers';
 export { OutputTail } from './launch/output-tail';
-export { runProcessTree, type ProcessRunOptions } from './launch/process-tree';
+export { DEFAULT_HEARTBEAT_EVERY_MS, runProcessTree, type ProcessRunOptions } from './launch/process-tree';
 export { withRlimits } from './launch/rlimits';
 export {
   isSandboxUid,

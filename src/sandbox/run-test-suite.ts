@@ -53,8 +53,10 @@ export interface RunTestsOptions {
   language: Language;
   mode: SandboxMode;
   limits?: Partial<SandboxLimits>;
-  /** Called about every 2 s while the suite runs (a Temporal activity heartbeat). */
+  /** Called while the suite runs (a Temporal activity heartbeat), every `heartbeatEveryMs`. */
   heartbeat?: () => void;
+  /** Default: DEFAULT_HEARTBEAT_EVERY_MS (launch/process-tree.ts). */
+  heartbeatEveryMs?: number;
   /** Aborting kills the whole process tree; runTestSuite then rejects with an AbortError. */
   signal?: AbortSignal;
   /** Workspace-relative test files to run instead of discovering them. */
@@ -407,7 +409,7 @@ async function runSandboxed(
       cwd: workspace,
       wallTimeoutMs: limits.wallTimeoutMs,
       outputBytes: limits.outputBytes,
-      ...pick(opts, 'heartbeat', 'signal'),
+      ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
       ...(launcher ? { spawn: launcher.spawn } : {}),
     });
     oomKills = launcher?.oomKills() ?? 0;
@@ -455,7 +457,7 @@ async function runBare(input: LaunchInput): Promise<RunOutcome> {
       wallTimeoutMs: limits.wallTimeoutMs,
       outputBytes: limits.outputBytes,
       sweepTag,
-      ...pick(opts, 'heartbeat', 'signal'),
+      ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
     });
     return { result, seenWorkspace: workspace, usageBefore, usageAfter: await workspaceUsage(workspace) };
   } finally {

@@ -8,13 +8,17 @@ const defaultRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInte
 /** How long a step of the run's host may wait to start, by default, before the run moves. */
 export const DEFAULT_HOST_START_TIMEOUT_MS = 60_000;
 
-/** The activities of the shared queue a run calls, each group with the timeouts and retries its work needs. */
-export function runActivities(options: RunOptions) {
+/**
+ * The activities of the shared queue a run calls, each group with the timeouts and retries its
+ * work needs. `heartbeatTimeoutMs`: the one heartbeat timeout of all the run's heartbeating steps,
+ * as the preparing host's ACA_HEARTBEAT_TIMEOUT says; absent, each group has its own.
+ */
+export function runActivities(options: RunOptions, heartbeatTimeoutMs?: number) {
   return {
     /** Model calls: long, heartbeating, retried through rate limits and outages. */
     agents: proxyActivities<Activities>({
       startToCloseTimeout: options.modelTimeoutMs + 10_000,
-      heartbeatTimeout: '20s',
+      heartbeatTimeout: heartbeatTimeoutMs ?? '20s',
       retry: {
         ...defaultRetry,
         maximumAttempts: 8,
@@ -27,7 +31,7 @@ export function runActivities(options: RunOptions) {
      */
     memoryWrites: proxyActivities<Activities>({
       startToCloseTimeout: '30s',
-      heartbeatTimeout: '8s',
+      heartbeatTimeout: heartbeatTimeoutMs ?? '8s',
       scheduleToCloseTimeout: '1h',
       retry: {
         initialInterval: '1s',
@@ -48,7 +52,7 @@ export function runActivities(options: RunOptions) {
      */
     repository: proxyActivities<Activities>({
       startToCloseTimeout: '10m',
-      heartbeatTimeout: '30s',
+      heartbeatTimeout: heartbeatTimeoutMs ?? '30s',
       retry: { ...defaultRetry, maximumAttempts: 3, nonRetryableErrorTypes: [FAILURE_TYPES.badRunInput] },
     }),
   };
@@ -64,8 +68,13 @@ export interface RunHostQueues {
 /**
  * The activities of a run's host. `startTimeoutMs` (only for a run that can move): a step not
  * started by then fails with a schedule-to-start timeout, and the workflow moves the run.
+ * `heartbeatTimeoutMs`: as for runActivities.
  */
-export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | undefined) {
+export function hostActivities(
+  queues: RunHostQueues,
+  startTimeoutMs: number | undefined,
+  heartbeatTimeoutMs?: number,
+) {
   const toStart = startTimeoutMs === undefined ? {} : { scheduleToStartTimeout: startTimeoutMs };
   return {
     /**
@@ -76,7 +85,7 @@ export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | u
       taskQueue: queues.host,
       ...toStart,
       startToCloseTimeout: '5m',
-      heartbeatTimeout: '20s',
+      heartbeatTimeout: heartbeatTimeoutMs ?? '20s',
       retry: {
         ...defaultRetry,
         maximumAttempts: 5,
@@ -105,7 +114,7 @@ export function hostActivities(queues: RunHostQueues, startTimeoutMs: number | u
       ...toStart,
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       startToCloseTimeout: '15m',
-      heartbeatTimeout: '30s',
+      heartbeatTimeout: heartbeatTimeoutMs ?? '30s',
       retry: {
         ...defaultRetry,
         maximumAttempts: 3,

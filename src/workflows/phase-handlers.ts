@@ -68,6 +68,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   work.preparedOn = prepared.queues.disk;
   work.movable = prepared.movable;
   if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
+  if (prepared.heartbeatTimeoutMs) work.heartbeatTimeoutMs = prepared.heartbeatTimeoutMs;
   work.setupCommand = prepared.setupCommand;
   run.publish();
   if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);

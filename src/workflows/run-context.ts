@@ -51,6 +51,8 @@ export interface RunWork {
   movable: boolean;
   /** How long a host step may wait to start before the run moves, as the preparing host set it. */
   hostStartTimeoutMs?: number;
+  /** How long the run's steps may go without a heartbeat, as the preparing host set it; absent: each step's own. */
+  heartbeatTimeoutMs?: number;
   /** The commit that added the `--tests` files, whose originals a host that adopted the run reads there. */
   acceptanceCommit: string | null;
   /** The setup command, run again on a host that adopts the run. */
@@ -101,7 +103,8 @@ export class RunContext {
    * keyed by it) and whose commits are its own.
    */
   readonly execution = workflowInfo().runId;
-  readonly activities: RunActivities;
+  /** The run's activities as last built, and the heartbeat timeout they were built with. */
+  private built: { heartbeatTimeoutMs: number | undefined; activities: RunActivities } | null = null;
   readonly machine: RunStateMachine;
   readonly record: RunRecord;
   readonly work: RunWork;
@@ -117,7 +120,6 @@ export class RunContext {
     readonly input: RunInput,
     carried: CarriedState | undefined,
   ) {
-    this.activities = runActivities(input.options);
     this.memory = new MemoryQueue(input.failureMemory !== false);
     const link = input.link ?? null;
     this.machine = new RunStateMachine(carried?.machine, () => this.publish());
@@ -176,6 +178,18 @@ export class RunContext {
       openedTurn: null,
       pendingNotes: [],
     };
+  }
+
+  /**
+   * The activities of the shared queue. Before prepareRun the run does not know its heartbeat
+   * timeout (the preparing host sets it), so they are built again once it does.
+   */
+  get activities(): RunActivities {
+    const heartbeatTimeoutMs = this.work.heartbeatTimeoutMs;
+    if (!this.built || this.built.heartbeatTimeoutMs !== heartbeatTimeoutMs) {
+      this.built = { heartbeatTimeoutMs, activities: runActivities(this.input.options, heartbeatTimeoutMs) };
+    }
+    return this.built.activities;
   }
 
   snapshot(): RunSnapshot {
@@ -288,7 +302,7 @@ export class RunContext {
     for (;;) {
       const queues = this.work.host;
       if (!queues) throw new Error('the run has no host yet');
-      const host = hostActivities(queues, this.hostStartTimeoutMs());
+      const host = hostActivities(queues, this.hostStartTimeoutMs(), this.work.heartbeatTimeoutMs);
       try {
         return await step(host);
       } catch (err) {

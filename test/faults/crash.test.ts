@@ -22,7 +22,9 @@ function expectNoCompletedCallRepeated(llm: ScriptedLlmServer): void {
 describe('a worker killed with SIGKILL', () => {
   let h: Harness;
   let worker: WorkerProcess | null = null;
-  const workerEnv = () => ({ ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url });
+  // The killed worker's step goes to the new one once its heartbeat timeout passes: a few seconds
+  // rather than each step's own 20 to 30.
+  const workerEnv = () => ({ ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url, ACA_HEARTBEAT_TIMEOUT: '5' });
 
   beforeAll(async () => {
     h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });

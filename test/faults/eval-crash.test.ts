@@ -39,7 +39,8 @@ describe('a worker killed in the middle of a batch', () => {
   });
 
   test('a new worker ends the batch with every instance reported once', async () => {
-    const env = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url };
+    // The killed worker's model calls go to the new one once their heartbeat timeout passes.
+    const env = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url, ACA_HEARTBEAT_TIMEOUT: '5' };
     worker = await spawnWorker(env);
     const out = path.join(fixture.root, 'out-crash');
     const started = await runCli(

@@ -96,7 +96,7 @@ describe('history size', () => {
       maxIterations: 5,
       warnAt: 5,
       onLimit: 'ask',
-      askTimeoutMs: 10_000,
+      askTimeoutMs: 5_000,
     });
     for (const limit of [5, 10]) {
       await h.waitFor(handle, (s) => s.waiting === 'limit' && s.iterations === limit, 120_000);

@@ -85,7 +85,13 @@ describePostgres('failure memory under faults', (databaseUrl) => {
   test('a worker killed in the middle of a memory write: the retry completes it without duplicate rows', async () => {
     const name = `memory-kill-${tag}`;
     h = await createHarness({ scenarios: [scenarioNamed(name)], env: { DATABASE_URL: databaseUrl } });
-    const workerEnv = { ...h.cliEnv(), OPENAI_BASE_URL: h.llm.url, DATABASE_URL: databaseUrl };
+    // The killed worker's memory write goes to the new one once its heartbeat timeout passes.
+    const workerEnv = {
+      ...h.cliEnv(),
+      OPENAI_BASE_URL: h.llm.url,
+      DATABASE_URL: databaseUrl,
+      ACA_HEARTBEAT_TIMEOUT: '5',
+    };
     let worker: WorkerProcess | null = await spawnWorker(workerEnv);
     // Hold inserts into `failures` so the attempt's write stops between its two statements:
     // the iteration row is committed, the failure row waits.

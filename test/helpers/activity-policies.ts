@@ -7,12 +7,12 @@ import { fake, resetWorkflowFake } from './workflow-fake';
 export const backoff = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
 export const queues = { disk: 'disk-1', host: 'host-1', tests: 'tests-1' };
 
-export function policies() {
+export function policies(heartbeatTimeoutMs?: number) {
   resetWorkflowFake({});
-  runActivities({ ...DEFAULT_RUN_OPTIONS, modelTimeoutMs: 60_000 });
+  runActivities({ ...DEFAULT_RUN_OPTIONS, modelTimeoutMs: 60_000 }, heartbeatTimeoutMs);
   const [agents, memoryWrites, reports, repository] = fake.proxies;
   resetWorkflowFake({});
-  hostActivities(queues, undefined);
+  hostActivities(queues, undefined, heartbeatTimeoutMs);
   const [files, ping, testing] = fake.proxies;
   return { agents, memoryWrites, reports, repository, files, ping, testing };
 }

@@ -118,6 +118,21 @@ describe('python runner in bwrap', () => {
     expect(beats).toBeGreaterThanOrEqual(3);
   });
 
+  test('heartbeatEveryMs beats more often, for a short heartbeat timeout', async () => {
+    const ws = makeWorkspace({ 'test_slow.py': 'import time\n\ndef test_slow():\n    time.sleep(2.5)\n' });
+    let beats = 0;
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'python',
+      mode: 'bwrap',
+      heartbeat: () => beats++,
+      heartbeatEveryMs: 300,
+    });
+    expect(report.passed).toBe(1);
+    // Every 2 s by default: two or three beats in this time.
+    expect(beats).toBeGreaterThanOrEqual(7);
+  });
+
   test('abort kills the run and rejects', async () => {
     const ws = makeWorkspace({ 'test_sleep.py': 'import time\n\ndef test_sleep():\n    time.sleep(60)\n' });
     const controller = new AbortController();

@@ -80,6 +80,19 @@ describe('the retry policy of each family of activities', () => {
     ]);
     expect(DEFAULT_HOST_START_TIMEOUT_MS).toBe(60_000);
   });
+
+  test("a heartbeat timeout of the run's replaces every group's own, and only where there is one", () => {
+    const timeouts = Object.entries(policies(4_000)).map(([group, p]) => [group, p?.heartbeatTimeout]);
+    expect(Object.fromEntries(timeouts)).toEqual({
+      agents: 4_000,
+      memoryWrites: 4_000,
+      reports: undefined,
+      repository: 4_000,
+      files: 4_000,
+      ping: undefined,
+      testing: 4_000,
+    });
+  });
 });
 
 describe("the git store's and the commit's errors", () => {

@@ -130,6 +130,11 @@ describe('every variable validated in one place', () => {
       '0',
       /ACA_HOST_START_TIMEOUT must be a whole number of seconds from 1 to 86400, got "0"/,
     ],
+    [
+      'ACA_HEARTBEAT_TIMEOUT',
+      '2.5',
+      /ACA_HEARTBEAT_TIMEOUT must be a whole number of seconds from 1 to 3600, got "2.5"/,
+    ],
     ['ACA_CACHED_RUNS', '-3', /ACA_CACHED_RUNS must be a whole number from 0 to 100000, got "-3"/],
     ['ACA_METRICS_PORT', '80a', /ACA_METRICS_PORT must be a port number, got "80a"/],
     ['ACA_GIT_AUTHOR_NAME', '', /ACA_GIT_AUTHOR_NAME must be non-empty/],
@@ -144,6 +149,7 @@ describe('every variable validated in one place', () => {
     const config = loadConfig(
       {
         ACA_HOST_START_TIMEOUT: ' 15 ',
+        ACA_HEARTBEAT_TIMEOUT: '4',
         ACA_CACHED_RUNS: '0',
         ACA_SANDBOX: 'none',
         ACA_MODEL: '',
@@ -155,12 +161,18 @@ describe('every variable validated in one place', () => {
     );
     expect(config).toMatchObject({
       hostStartTimeoutMs: 15_000,
+      heartbeatTimeoutMs: 4_000,
       cachedRuns: 0,
       sandbox: 'none',
       model: 'gpt-4o-mini',
       testSlots: 4,
       gitAuthor: { name: 'Ada', email: 'aca@localhost' },
     });
+    // Unset, each kind of step keeps its own heartbeat timeout.
+    expect(
+      loadConfig({ ACA_HEARTBEAT_TIMEOUT: '', TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml' })
+        .heartbeatTimeoutMs,
+    ).toBeNull();
   });
 
   test("the worker's ssh agent goes with an ssh store only", () => {

@@ -755,6 +755,18 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     ).toEqual(new Set([60_000]));
   });
 
+  test("the preparing host's heartbeat timeout is every later heartbeating step's", async () => {
+    const { result } = runWorkflow({ prepared: { heartbeatTimeoutMs: 3_000 } });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    const timeouts = fake.proxies.map((p) => p.heartbeatTimeout);
+    // prepareRun itself goes out before any host has said: each group's own.
+    expect(timeouts.slice(0, 4)).toEqual(['20s', '8s', undefined, '30s']);
+    expect(new Set(timeouts.slice(4))).toEqual(new Set([3_000, undefined]));
+    const later = fake.proxies.slice(4);
+    for (const queue of [undefined, 'host-1', 'tests-1'])
+      expect(later.some((p) => p.taskQueue === queue && p.heartbeatTimeout === 3_000)).toBe(true);
+  });
+
   test('a busy test queue at the baseline is waited for, not moved from', async () => {
     let busy = true;
     const { result } = runWorkflow(

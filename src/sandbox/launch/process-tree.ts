@@ -11,6 +11,8 @@ export interface ProcessRunOptions {
   wallTimeoutMs: number;
   outputBytes: number;
   heartbeat?: () => void;
+  /** How often `heartbeat` is called; DEFAULT_HEARTBEAT_EVERY_MS unless given. */
+  heartbeatEveryMs?: number;
   signal?: AbortSignal;
   /**
    * Environment tag (`NAME=value`) every process of the run inherits. Used to find
@@ -33,8 +35,8 @@ export interface ProcessRunResult {
   durationMs: number;
 }
 
-/** Temporal wants a heartbeat well inside its heartbeat timeout; 2 s leaves room. */
-const HEARTBEAT_INTERVAL_MS = 2000;
+/** Temporal wants a heartbeat well inside its heartbeat timeout (20 to 30 s by default); 2 s leaves room. */
+export const DEFAULT_HEARTBEAT_EVERY_MS = 2000;
 /** After the main process is gone, how long stray holders of our pipes get before we stop listening. */
 const PIPE_DRAIN_GRACE_MS = 1000;
 
@@ -75,7 +77,7 @@ export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRu
       }
     };
     beat();
-    const heartbeatTimer = setInterval(beat, HEARTBEAT_INTERVAL_MS);
+    const heartbeatTimer = setInterval(beat, opts.heartbeatEveryMs ?? DEFAULT_HEARTBEAT_EVERY_MS);
     const wallTimer = setTimeout(() => {
       timedOut = true;
       killTree();
