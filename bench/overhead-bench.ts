@@ -139,7 +139,7 @@ export async function runOverheadBench(
   const tests = median(runs.map((r) => r.testMs));
   const activityCount = sum(Object.values(runs[0]?.activities ?? {}));
   progress(`round trips: an empty workflow calling ${activityCount} empty activities in sequence`);
-  const roundTrips = await measureRoundTrips(stack, Math.max(1, activityCount));
+  const roundTrips = await measureRoundTrips(stack, Math.max(1, activityCount), Math.max(1, opts.runs));
   return {
     part: 'overhead',
     scenario: DEMO_SCENARIO,
