@@ -197,27 +197,47 @@ export async function changedFilesBetween(
   limit = 1000,
 ): Promise<ChangedFile[]> {
   const target: GitTarget = { gitDir: runGit.commonDir };
-  const common = ['diff', '--no-ext-diff', '--no-textconv', '--no-renames', '--ignore-submodules=all', '-z'];
-  const statusText = await git(target, [...common, '--name-status', from, to, '--']);
-  const countText = await git(target, [...common, '--numstat', from, to, '--']);
+  // One process for both: -z --raw gives ":<modes> <ids> <status>\0<path>\0" per file, then
+  // --numstat "<added>\t<removed>\t<path>\0" per file. A path always follows its raw line, so a
+  // path that looks like either form is read as the path it is.
+  const text = await git(target, [
+    'diff',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-renames',
+    '--ignore-submodules=all',
+    '-z',
+    '--raw',
+    '--numstat',
+    from,
+    to,
+    '--',
+  ]);
   const statuses = new Map<string, ChangedFile['status']>();
-  const statusParts = statusText.split('\0');
-  for (let i = 0; i + 1 < statusParts.length; i += 2) {
-    const letter = statusParts[i];
-    statuses.set(statusParts[i + 1]!, letter === 'A' ? 'added' : letter === 'D' ? 'deleted' : 'modified');
+  const counts: Array<{ path: string; added: number; removed: number }> = [];
+  let rawStatus: string | null = null;
+  for (const token of text.split('\0')) {
+    if (rawStatus !== null) {
+      statuses.set(token, rawStatus === 'A' ? 'added' : rawStatus === 'D' ? 'deleted' : 'modified');
+      rawStatus = null;
+      continue;
+    }
+    const raw = /^:\d+ \d+ [0-9a-f]+ [0-9a-f]+ ([A-Z])\d*$/.exec(token);
+    if (raw) {
+      rawStatus = raw[1]!;
+      continue;
+    }
+    const count = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(token);
+    if (!count) continue;
+    counts.push({
+      path: count[3]!,
+      added: count[1] === '-' ? 0 : Number(count[1]),
+      removed: count[2] === '-' ? 0 : Number(count[2]),
+    });
   }
   const files: ChangedFile[] = [];
-  // -z numstat: "<added>\t<removed>\t<path>\0" per file.
-  for (const record of countText.split('\0')) {
-    const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(record);
-    if (!match) continue;
-    const file = match[3]!;
-    files.push({
-      path: file,
-      status: statuses.get(file) ?? 'modified',
-      added: match[1] === '-' ? 0 : Number(match[1]),
-      removed: match[2] === '-' ? 0 : Number(match[2]),
-    });
+  for (const { path: file, added, removed } of counts) {
+    files.push({ path: file, status: statuses.get(file) ?? 'modified', added, removed });
     if (files.length >= limit) break;
   }
   return files;

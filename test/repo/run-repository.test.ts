@@ -266,3 +266,31 @@ describe('many runs of one repository prepared at once', () => {
     expect(listed.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `run-${12 + i}`).sort());
   });
 });
+
+describe('changedFilesBetween', () => {
+  test('status and line counts of each file, names that look like git output read as names', async () => {
+    const dir = userRepo({ 'x.txt': 'a\nb\n', 'gone\tname.txt': 'q' });
+    const from = sh(dir, 'rev-parse', 'HEAD').trim();
+    fs.writeFileSync(path.join(dir, 'x.txt'), 'a\nc\nd\n');
+    fs.rmSync(path.join(dir, 'gone\tname.txt'));
+    fs.writeFileSync(path.join(dir, 'bin.dat'), Buffer.from([0, 1, 2]));
+    // A name shaped like a numstat record, and one like the start of a raw record.
+    fs.writeFileSync(path.join(dir, '12\t3\tz'), 'one\n');
+    fs.writeFileSync(path.join(dir, ':000000 100644 0 0 A'), 'two\nlines\n');
+    sh(dir, 'add', '--all');
+    sh(dir, 'commit', '--quiet', '-m', 'change');
+    const to = sh(dir, 'rev-parse', 'HEAD').trim();
+    const git = { gitDir: path.join(dir, '.git'), commonDir: path.join(dir, '.git'), workTree: dir };
+    const changed = await changedFilesBetween(git, from, to);
+    expect([...changed].sort((a, b) => a.path.localeCompare(b.path))).toEqual(
+      [
+        { path: ':000000 100644 0 0 A', status: 'added', added: 2, removed: 0 },
+        { path: '12\t3\tz', status: 'added', added: 1, removed: 0 },
+        { path: 'bin.dat', status: 'added', added: 0, removed: 0 },
+        { path: 'gone\tname.txt', status: 'deleted', added: 0, removed: 1 },
+        { path: 'x.txt', status: 'modified', added: 2, removed: 1 },
+      ].sort((a, b) => a.path.localeCompare(b.path)),
+    );
+    expect(await changedFilesBetween(git, from, to, 2)).toHaveLength(2);
+  });
+});
