@@ -4,7 +4,7 @@ import { withFileLock } from '../shared/file-lock';
 import { readRegularFile } from '../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from './apply-errors';
-import { discoverRepository, git, type GitTarget } from './git';
+import { discoverRepository, git, GitError, gitWithStatus, type GitTarget } from './git';
 import { NEVER_COMMITTED_PATHSPECS } from './never-committed';
 import { isUnaddableName } from './unaddable-names';
 
@@ -290,20 +290,23 @@ export async function commitAll(
   }
   await checkCommitSize({ ...target, workTree: worktree.workTree }, [...included, ...excluded]);
   await git(target, ['add', '--all', '--', ...included, ...excluded]);
-  const staged = await git(target, [
-    'diff',
-    '--cached',
-    '--name-only',
-    '--no-ext-diff',
-    '--ignore-submodules=all',
-  ]);
-  if (staged.trim() === '') return null;
   // A model's summary in the message may hold NUL, which no argument can carry: the commit would
   // fail on every retry.
   const text = message.replace(/\0/g, '');
-  await git(target, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text], {
-    ...(author ? { author } : {}),
-  });
+  // Committing straight away saves asking first whether anything is staged: git refuses with
+  // status 1 when nothing is, which only then is checked (a status 1 for any other reason fails).
+  const committed = await gitWithStatus(
+    target,
+    ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text],
+    { ...(author ? { author } : {}), allowExitCodes: [1] },
+  );
+  if (committed.code === 1) {
+    const staged = await gitWithStatus(target, ['diff', '--cached', '--quiet', '--ignore-submodules=all'], {
+      allowExitCodes: [1],
+    });
+    if (staged.code === 0) return null;
+    throw new GitError(['commit'], committed.code, `${committed.stdout}${committed.stderr}`.trim());
+  }
   return looseHead(worktree) ?? (await git(target, ['rev-parse', 'HEAD'])).trim();
 }
 

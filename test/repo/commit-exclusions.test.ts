@@ -48,6 +48,19 @@ describe('bytecode and test caches are never committed', () => {
     expect(committedFiles(worktree, commit!)).toEqual(['.gitignore', 'calc.py']);
   });
 
+  test('a whole-tree commit with nothing changed, or only caches: null, and the branch stays', async () => {
+    const worktree = await runIn();
+    const tip = userGit(worktree.workTree, 'rev-parse', 'HEAD').trim();
+    expect(await commitAll(worktree, 'aca: attempt 1')).toBeNull();
+    writeFiles(worktree.workTree, caches);
+    expect(await commitAll(worktree, 'aca: attempt 2')).toBeNull();
+    expect(userGit(worktree.workTree, 'rev-parse', 'HEAD').trim()).toBe(tip);
+    writeFiles(worktree.workTree, { 'calc.py': 'x = 3\n' });
+    const commit = await commitAll(worktree, 'aca: attempt 3');
+    expect(commit).toBe(userGit(worktree.workTree, 'rev-parse', 'HEAD').trim());
+    expect(commit).not.toBe(tip);
+  });
+
   test("a tool call's commit of a named cache file commits nothing", async () => {
     const worktree = await runIn();
     writeFiles(worktree.workTree, caches);
