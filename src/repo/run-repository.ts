@@ -149,12 +149,21 @@ export async function createFreshRunRepository(options: {
   fs.mkdirSync(path.dirname(options.gitDir), { recursive: true, mode: 0o700 });
   await git({ gitDir: options.gitDir }, ['init', '--quiet', `--initial-branch=${options.branch}`]);
   if (options.from) return startFromEarlierRun(target, runGit, ref, options.from);
-  // The new repository has no index yet: what it writes is the empty tree.
-  const emptyTree = (await git({ gitDir: options.gitDir }, ['write-tree'])).trim();
-  const baseCommit = (
-    await git(target, ['commit-tree', emptyTree, '-m', 'aca: empty base of a run without --repo'])
-  ).trim();
-  await git(target, ['update-ref', ref, baseCommit]);
+  // The new repository has no index yet: its first commit holds the empty tree, on the branch
+  // HEAD names, whose file then holds the commit.
+  await git(target, [
+    'commit',
+    '--allow-empty',
+    '--quiet',
+    '--no-verify',
+    '--no-gpg-sign',
+    '-m',
+    'aca: empty base of a run without --repo',
+  ]);
+  const loose = fs.readFileSync(path.join(options.gitDir, ...ref.split('/')), 'utf8').trim();
+  const baseCommit = /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)
+    ? loose
+    : (await git(target, ['rev-parse', '--verify', ref])).trim();
   return { git: runGit, baseCommit };
 }
 
