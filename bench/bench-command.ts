@@ -30,7 +30,7 @@ import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { gitReport, runGitBench } from './git-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
-import { DEFAULT_MEMORY_LEVELS, memoryReport, runMemoryBench } from './memory-bench';
+import { DEFAULT_MEMORY_LEVELS, DEFAULT_SEEDED_FAILURES, memoryReport, runMemoryBench } from './memory-bench';
 import { DEFAULT_EVAL_INSTANCES, DEFAULT_EVAL_LEVELS, evalBenchReport, runEvalBench } from './eval-bench';
 import { positiveInteger } from '../src/shared/option-numbers';
 
@@ -84,6 +84,8 @@ interface BenchPlan {
   levels: number[];
   /** The memory part's numbers of runs at once: --levels, else 50,100,200. */
   memoryLevels: number[];
+  /** Past failures the memory part seeds before its runs: --memory-failures, else 2,000. */
+  memoryFailures: number;
   reps: number;
   searchFiles: number;
   /** The repo part's repetitions: --reps, else 5 (each makes a worktree of the whole repository). */
@@ -153,6 +155,7 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
     overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
     memoryLevels: integerList(flags.levels, 'levels', DEFAULT_MEMORY_LEVELS),
+    memoryFailures: nonNegativeInteger(flags.memoryFailures, 'memory-failures', DEFAULT_SEEDED_FAILURES),
     reps: positiveInteger(flags.reps, 'reps') ?? 9,
     searchFiles: positiveInteger(flags.searchFiles, 'search-files') ?? 20_000,
     repoReps: positiveInteger(flags.reps, 'reps') ?? 5,
@@ -276,7 +279,10 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
             break;
           }
           case 'memory': {
-            const r = await runMemoryBench({ levels: plan.memoryLevels }, progress);
+            const r = await runMemoryBench(
+              { levels: plan.memoryLevels, seededFailures: plan.memoryFailures },
+              progress,
+            );
             memoryReport(r, io);
             goals.push({ part, goal: r.goal });
             save('memory.json', r);

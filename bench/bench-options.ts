@@ -9,6 +9,7 @@ export interface BenchFlags {
   searchFiles?: string;
   repoFiles?: string;
   storeFiles?: string;
+  memoryFailures?: string;
   history?: string;
   dataset?: string;
   limit?: string;
@@ -35,8 +36,9 @@ Parts:
                goal <= 1.20; its baseline test run in bubblewrap against bare pytest, goal <= 1.10
   store        the demo run and the demo as a --repo run on 20,000 files, with ACA_GIT_STORE against one
                host; a cold worker bringing the last commit from the store; goal: demo <= 1.10x one host
-  memory       embedded failure memory with 2,000 past failures, --levels runs at once (50,100,200) each
-               creating, recalling, storing: recall latency and give-ups; goal: none at 200 distinct tasks
+  memory       embedded failure memory with --memory-failures past failures (2,000), --levels runs at once
+               (50,100,200) each creating, recalling, storing: recall latency and give-ups; goal: none at
+               200 distinct tasks
   history      history events/bytes and prompt tokens per iteration: demo (2 iterations), long (15)
   edit         one fix in a 5,000-line file: edit_file on a window against reading and rewriting the file; tokens
   humaneval    every HumanEval problem as a run with its check() as acceptance test
@@ -52,6 +54,7 @@ export function addBenchOptions(command: Command): Command {
     .option('--search-files <n>', 'files in the generated repository of the search part (20000)')
     .option('--repo-files <n>', 'files in the generated repository of the repo part (20000)')
     .option('--store-files <n>', "files in the generated repository of the store part's repo case (20000)")
+    .option('--memory-failures <n>', 'past failures the memory part seeds before its runs (2000)')
     .option('--history <cases>', 'history cases: demo, long (both)')
     .option('--dataset <file>', 'HumanEval-format JSONL, gz or plain (../shared/datasets/HumanEval.jsonl.gz)')
     .option('--limit <n>', 'first N HumanEval problems only; instances of the eval part (200)')

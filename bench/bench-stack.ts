@@ -193,13 +193,16 @@ export async function openBenchStack(options: BenchStackOptions): Promise<BenchS
     cleanup.push(() => llm.stop());
 
     const workflowsPath = options.workflowsPath ?? WORKFLOWS_PATH;
+    // A bundle of src/workflows built beforehand (ACA_WORKFLOW_BUNDLE) serves here as it serves
+    // any worker; other workflow code is always bundled.
+    const prebuilt = options.workflowsPath ? null : config.workflowBundleFile;
     let bundle = bundles.get(workflowsPath);
-    if (!bundle) {
+    if (!bundle && !prebuilt) {
       progress(`bundling the workflow code (${workflowsPath})`);
       bundle = bundleWorkflowCode({ workflowsPath, logger: quietLogger });
       bundles.set(workflowsPath, bundle);
     }
-    const workflowBundle = await bundle;
+    const workflowBundle = prebuilt ? { codePath: prebuilt } : await bundle!;
     const taskQueue = `bench-${randomBytes(4).toString('hex')}`;
     const nativeConnection = await NativeConnection.connect({ address });
     cleanup.push(() => nativeConnection.close());

@@ -16,7 +16,7 @@ import { openFailureMemory } from '../src/memory/open-memory';
 import { formatTable, goal, goalText, median, percentile, type BenchIO, type Goal } from './bench-util';
 
 export const DEFAULT_MEMORY_LEVELS = [50, 100, 200];
-const SEEDED_FAILURES = 2_000;
+export const DEFAULT_SEEDED_FAILURES = 2_000;
 const GOAL_RUNS = 200;
 
 const WORDS = (
@@ -50,8 +50,8 @@ export interface MemoryBenchResult {
   goal: Goal;
 }
 
-async function seed(memory: FailureMemory): Promise<void> {
-  for (let i = 0; i < SEEDED_FAILURES; i++) {
+async function seed(memory: FailureMemory, failures: number): Promise<void> {
+  for (let i = 0; i < failures; i++) {
     const id = `seed-${i}`;
     await memory.createTask({
       workflowId: id,
@@ -112,15 +112,15 @@ async function runCase(
 }
 
 export async function runMemoryBench(
-  opts: { levels: number[] },
+  opts: { levels: number[]; seededFailures: number },
   progress: (m: string) => void,
 ): Promise<MemoryBenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-memory-bench-'));
   const memory = await openFailureMemory({ dataDir: dir });
   try {
-    progress(`seeding ${SEEDED_FAILURES} failures`);
+    progress(`seeding ${opts.seededFailures} failures`);
     const seedStarted = performance.now();
-    await seed(memory);
+    await seed(memory, opts.seededFailures);
     const seedMs = Math.round(performance.now() - seedStarted);
     const cases: MemoryCase[] = [];
     for (const runs of opts.levels) {
@@ -132,7 +132,7 @@ export async function runMemoryBench(
     const atGoal = cases.find((c) => c.runs === GOAL_RUNS && !c.sameTask);
     return {
       part: 'memory',
-      seededFailures: SEEDED_FAILURES,
+      seededFailures: opts.seededFailures,
       recallWaitMs: RECALL_WAIT_MS,
       seedMs,
       cases,

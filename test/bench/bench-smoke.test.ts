@@ -10,12 +10,14 @@ import { runBench } from '../../bench/main';
 import type { ConcurrencyResult } from '../../bench/concurrency-bench';
 import type { HistoryResult } from '../../bench/history-bench';
 import type { HumanEvalResult } from '../../bench/humaneval-bench';
+import type { MemoryBenchResult } from '../../bench/memory-bench';
 import type { OverheadResult } from '../../bench/overhead-bench';
 import type { RepoBenchResult } from '../../bench/repo-bench';
 import type { SandboxBenchResult } from '../../bench/sandbox-bench';
 import type { SearchBenchResult } from '../../bench/search-bench';
 import type { StoreBenchResult } from '../../bench/store-bench';
 import type { EvalBenchResult } from '../../bench/eval-bench';
+import { workflowBundleFile } from '../helpers/agent-harness';
 import { getTestTemporal } from '../helpers/temporal-env';
 
 const DATASET = path.resolve(__dirname, '..', '..', '..', 'shared', 'datasets', 'HumanEval.jsonl.gz');
@@ -55,9 +57,13 @@ describe('npm run bench (smoke: every part, tiny)', () => {
   const stdout: string[] = [];
   const stderr: string[] = [];
   let code: number;
+  const bundleBefore = process.env.ACA_WORKFLOW_BUNDLE;
 
   beforeAll(async () => {
     getTestTemporal(); // fails clearly when the global setup provided no server
+    // The test run's workflow bundle, which the other suites share, instead of a webpack run of its own.
+    const bundle = await workflowBundleFile();
+    if (bundle) process.env.ACA_WORKFLOW_BUNDLE = bundle;
     let dataset = DATASET;
     if (!fs.existsSync(dataset)) {
       dataset = path.join(outDir, 'smoke.jsonl');
@@ -81,6 +87,9 @@ describe('npm run bench (smoke: every part, tiny)', () => {
         '200',
         '--store-files',
         '200',
+        // Past failures the memory part recalls among: enough for recalls to rank lessons.
+        '--memory-failures',
+        '100',
         '--history',
         'demo',
         '--dataset',
@@ -98,6 +107,8 @@ describe('npm run bench (smoke: every part, tiny)', () => {
   }, 300_000);
 
   afterAll(() => {
+    if (bundleBefore === undefined) delete process.env.ACA_WORKFLOW_BUNDLE;
+    else process.env.ACA_WORKFLOW_BUNDLE = bundleBefore;
     fs.rmSync(outDir, { recursive: true, force: true });
   });
 
@@ -165,6 +176,24 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(r.sandboxMs).toHaveLength(2);
     for (const v of [r.bareMedianMs, r.sandboxMedianMs, r.ratio, r.startupMs])
       expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('memory: the seeded memory, both cases at each level, every recall timed', () => {
+    const r = readJson<MemoryBenchResult>(outDir, 'memory.json');
+    expect(r.seededFailures).toBe(100);
+    expect(r.cases.map((c) => [c.runs, c.sameTask])).toEqual([
+      [1, false],
+      [1, true],
+      [3, false],
+      [3, true],
+    ]);
+    for (const c of r.cases) {
+      expect(c.wallMs).toBeGreaterThan(0);
+      expect(c.recallMaxMs).toBeGreaterThanOrEqual(c.recallP50Ms);
+      expect(Number.isInteger(c.giveUps)).toBe(true);
+    }
+    // The goal is judged at 200 runs on distinct tasks, a level the smoke does not run.
+    expect(r.goal.met).toBeNull();
   });
 
   test('history: events, bytes and tokens per iteration of the demo run', () => {

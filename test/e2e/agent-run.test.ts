@@ -93,6 +93,8 @@ describe('codingAgentWorkflow on a real Temporal dev server', () => {
       expect(h.llm.requests.length).toBe(countWhilePaused);
       expect(((await handle.query('state')) as { state: string }).state).toBe('PAUSED');
 
+      // The slow model kept the pause inside the Coder turn; the rest of the run need not wait.
+      h.llm.setDelay(0);
       await handle.signal('resume');
       const result = await h.result(handle);
       await h.recordHistory(handle, 'pause-resume');

@@ -155,7 +155,7 @@ describe('a run that asks at its iteration limit', () => {
 
   test('a wait nobody answers ends FAILED max_iterations when --ask-timeout is over', async () => {
     const id = 'ask-timed-out';
-    expect((await runCli(askingRun(id, '--ask-timeout', '3s'), env)).code).toBe(0);
+    expect((await runCli(askingRun(id, '--ask-timeout', '1s'), env)).code).toBe(0);
     const result = await runCli(['result', id, '--json'], env);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toMatchObject({

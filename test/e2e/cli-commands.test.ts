@@ -116,6 +116,8 @@ describe('aca commands on a live run', () => {
     expect(early.stdout).toMatch(
       new RegExp(`^${id} has not ended yet: (PLANNING|CODING|TESTING|REFLECTING)$`, 'm'),
     );
+    // The slow model kept the run going for the looks above; the rest of it need not wait.
+    h.llm.setDelay(0);
 
     const final = await runCli(['result', id, '--json'], env);
     expect(final.code).toBe(0);
@@ -173,6 +175,8 @@ describe('aca commands on a live run', () => {
     const sent = await runCli(['feedback', id, note], env);
     expect(sent.code).toBe(0);
     expect(sent.stdout).toMatch(/^Feedback delivered to .*; the next Coder turn receives it/);
+    // The slow model held the first attempt open for the feedback; the rest of the run need not wait.
+    h.llm.setDelay(0);
     await handle.result();
     await h.recordHistory(handle, 'feedback');
     const coderPrompts = h.llm.requests

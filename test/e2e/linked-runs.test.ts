@@ -35,6 +35,10 @@ describe('linked runs: continue, retry, fork', () => {
   };
   const git = (result: RunResult, ...args: string[]) =>
     execFileSync('git', ['--git-dir', result.git!.commonDir, ...args], { encoding: 'utf8' }).trim();
+  // One SUCCESS run serves every test that only starts from it or is refused on it; the fork
+  // test has its own, as it lists the original's whole family.
+  let ended: Promise<RunResult> | undefined;
+  const endedRun = (): Promise<RunResult> => (ended ??= fizzbuzz(id('ended')));
 
   beforeAll(async () => {
     h = await createHarness({ scenarios: [...loadScenarios(), ...loadScenarios(TEST_SCENARIOS)] });
@@ -73,7 +77,7 @@ describe('linked runs: continue, retry, fork', () => {
   }, 120_000);
 
   test('a SUCCESS run continued: the Planner sees the earlier task, what was done and the instruction', async () => {
-    const done = await fizzbuzz(id('done'));
+    const done = await endedRun();
     expect(done.state).toBe('SUCCESS');
     const instruction = 'Also make fizzbuzz(0) return "0" and document the function.';
     const before = h.llm.requests.length;
@@ -202,9 +206,8 @@ describe('linked runs: continue, retry, fork', () => {
   ])(
     '%s: one clear line, exit 2, nothing started',
     async (_name, args, message) => {
-      const ended = await fizzbuzz(id('ended'));
       const newId = id('never');
-      const out = await runCli([...args(ended), '--id', newId], env);
+      const out = await runCli([...args(await endedRun()), '--id', newId], env);
       expect(out.code).toBe(2);
       expect(out.stderr.trim().split('\n')).toHaveLength(1);
       expect(out.stderr).toMatch(message);
