@@ -137,6 +137,17 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(run.historyBytes).toBeGreaterThan(0);
     expect(run.historyBytesPerStep).toBe(Math.round(run.historyBytes / run.modelCalls));
     expect(run.activityMs.agentStep).toBeGreaterThan(0);
+    // Temporal's own round trip, timed with as many empty activities as the run had.
+    const activities = Object.values(run.activities).reduce((a, b) => a + b, 0);
+    expect(r.roundTrips).toEqual({
+      activities,
+      repetitions: 1,
+      perActivityMs: expect.any(Number),
+      workflowTaskMs: expect.any(Number),
+    });
+    expect(r.roundTrips.perActivityMs).toBeGreaterThan(0);
+    expect(r.roundTrips.workflowTaskMs).toBeGreaterThan(0);
+    expect(r.roundTrips.workflowTaskMs).toBeLessThan(r.roundTrips.perActivityMs);
   });
 
   test('concurrency: one level per requested size, a chart', () => {
