@@ -126,7 +126,7 @@ function installQuietRuntime(): void {
 }
 
 const noop = (): void => undefined;
-const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+export const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 
 const bundles = new Map<string, ReturnType<typeof bundleWorkflowCode>>();
 

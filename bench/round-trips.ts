@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import type { BenchStack } from './bench-stack';
-import { fetchExecutions, toMs } from './history-analysis';
+import { quietLogger, type BenchStack } from './bench-stack';
+import { fetchExecutions, timeBreakdown } from './history-analysis';
 import { median, round } from './bench-util';
 
 export interface RoundTrips {
@@ -21,8 +21,6 @@ export interface RoundTrips {
   repetitions: number;
 }
 
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-
 export async function measureRoundTrips(
   stack: BenchStack,
   activities: number,
@@ -30,7 +28,7 @@ export async function measureRoundTrips(
 ): Promise<RoundTrips> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(__dirname, 'round-trip-workflow.ts'),
-    logger: quiet,
+    logger: quietLogger,
   });
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
   const perActivity: number[] = [];
@@ -55,12 +53,10 @@ export async function measureRoundTrips(
         });
         await handle.result();
         perActivity.push((performance.now() - started) / activities);
-        const [execution] = await fetchExecutions(
-          stack.client,
-          handle.workflowId,
-          handle.firstExecutionRunId,
+        const times = timeBreakdown(
+          await fetchExecutions(stack.client, handle.workflowId, handle.firstExecutionRunId),
         );
-        perTask.push(workflowTaskProcessing(execution?.events ?? []));
+        perTask.push((times.workflowTaskMs - times.workflowTaskQueueMs) / times.workflowTasks);
       });
     }
   } finally {
@@ -72,21 +68,4 @@ export async function measureRoundTrips(
     workflowTaskMs: round(median(perTask), 1),
     repetitions,
   };
-}
-
-type Events = Awaited<ReturnType<typeof fetchExecutions>>[number]['events'];
-
-/** Mean time from a workflow task's start to its completion, by the server's event times. */
-function workflowTaskProcessing(events: Events): number {
-  const startedAt = new Map<string, number>();
-  const spans: number[] = [];
-  for (const event of events) {
-    if (event.workflowTaskStartedEventAttributes) startedAt.set(String(event.eventId), toMs(event.eventTime));
-    const completed = event.workflowTaskCompletedEventAttributes;
-    if (completed) {
-      const start = startedAt.get(String(completed.startedEventId));
-      if (start !== undefined) spans.push(toMs(event.eventTime) - start);
-    }
-  }
-  return spans.length ? spans.reduce((a, b) => a + b, 0) / spans.length : Number.NaN;
 }

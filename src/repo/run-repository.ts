@@ -9,6 +9,7 @@ import {
   PROJECT_CONFIG_FILE,
   type ProjectConfig,
 } from './project-config';
+import { looseHead } from './run-worktree';
 
 /** The branch a run's commits go on. */
 export function runBranch(workflowId: string): string {
@@ -150,7 +151,7 @@ export async function createFreshRunRepository(options: {
   await git({ gitDir: options.gitDir }, ['init', '--quiet', `--initial-branch=${options.branch}`]);
   if (options.from) return startFromEarlierRun(target, runGit, ref, options.from);
   // The new repository has no index yet: its first commit holds the empty tree, on the branch
-  // HEAD names, whose file then holds the commit.
+  // HEAD names.
   await git(target, [
     'commit',
     '--allow-empty',
@@ -160,10 +161,7 @@ export async function createFreshRunRepository(options: {
     '-m',
     'aca: empty base of a run without --repo',
   ]);
-  const loose = fs.readFileSync(path.join(options.gitDir, ...ref.split('/')), 'utf8').trim();
-  const baseCommit = /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)
-    ? loose
-    : (await git(target, ['rev-parse', '--verify', ref])).trim();
+  const baseCommit = looseHead(runGit) ?? (await git(target, ['rev-parse', '--verify', ref])).trim();
   return { git: runGit, baseCommit };
 }
 
@@ -223,7 +221,7 @@ export async function changedFilesBetween(
     '--',
   ]);
   const statuses = new Map<string, ChangedFile['status']>();
-  const counts: Array<{ path: string; added: number; removed: number }> = [];
+  const files: ChangedFile[] = [];
   let rawStatus: string | null = null;
   for (const token of text.split('\0')) {
     if (rawStatus !== null) {
@@ -236,17 +234,16 @@ export async function changedFilesBetween(
       rawStatus = raw[1]!;
       continue;
     }
+    // Every raw line comes before the first count, so each file's status is known by now.
     const count = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(token);
     if (!count) continue;
-    counts.push({
-      path: count[3]!,
+    const file = count[3]!;
+    files.push({
+      path: file,
+      status: statuses.get(file) ?? 'modified',
       added: count[1] === '-' ? 0 : Number(count[1]),
       removed: count[2] === '-' ? 0 : Number(count[2]),
     });
-  }
-  const files: ChangedFile[] = [];
-  for (const { path: file, added, removed } of counts) {
-    files.push({ path: file, status: statuses.get(file) ?? 'modified', added, removed });
     if (files.length >= limit) break;
   }
   return files;

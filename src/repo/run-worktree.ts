@@ -315,7 +315,7 @@ export async function commitAll(
  * ref (as right after a commit on it): every file tool call of a run with a git store commits,
  * and a git process costs more than two small reads. Null where git has to say (a packed ref).
  */
-function looseHead(worktree: RunWorktree): string | null {
+export function looseHead(worktree: Pick<RunWorktree, 'gitDir' | 'commonDir'>): string | null {
   try {
     const head = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(
       fs.readFileSync(path.join(worktree.gitDir, 'HEAD'), 'utf8'),
