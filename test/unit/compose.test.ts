@@ -4,7 +4,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config';
+import { TASK_QUEUE_READ_RATES } from '../../src/temporal/dev-server';
 import { ACA_ENV_VARIABLES, TEMPORAL_ENV_VARIABLES } from '../../src/config';
 import { parseGitStoreLocation } from '../../src/repo/git-store-location';
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
@@ -124,6 +126,22 @@ describe('docker-compose.yml', () => {
     expect(script).toMatch(/setup-schema --version 0\.0/);
     expect(script).toMatch(/update-schema --schema-dir "\$schemas\/\$schema\/versioned"/);
     expect(script).toContain('temporal_visibility');
+  });
+
+  test("Temporal runs with the dynamic configuration aca's own dev server starts with", () => {
+    const file = env('temporal').DYNAMIC_CONFIG_FILE_PATH;
+    // The server image resolves a relative path from /etc/temporal.
+    const target = path.posix.resolve('/etc/temporal', file);
+    const mount = mounts('temporal').find((m) => m.target === target);
+    expect(mount).toEqual({ source: expect.stringMatching(/^\.\//), target, mode: 'ro' });
+    const settings = parseYaml(read(mount!.source)) as Record<string, Array<{ value: unknown }>>;
+    const value = (key: string): unknown => {
+      expect(settings[key]).toHaveLength(1);
+      return settings[key][0].value;
+    };
+    for (const key of TASK_QUEUE_READ_RATES) expect(value(key)).toBeGreaterThanOrEqual(1000);
+    expect(value('system.enableActivityEagerExecution')).toBe(true);
+    expect(value('system.forceSearchAttributesCacheRefreshOnRead')).toBe(true);
   });
 
   test("a one-shot step registers aca's search attributes, by the names and types the workflows publish", () => {
