@@ -17,6 +17,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Pool } from 'pg';
+import { programLookup } from '../config';
+import { clusterTemplate } from './cluster-template';
 import { lockDataDir } from './data-dir-lock';
 import { PgliteServer, SOCKET_PORT } from './pglite-server';
 
@@ -46,7 +48,7 @@ export async function openPglitePool(dataDir: string): Promise<PglitePool> {
   fs.mkdirSync(pgdataDir(dataDir), { recursive: true });
   const lock = await lockDataDir(dataDir);
   try {
-    return await startPglite(pgdataDir(dataDir), socketDir(dataDir), async () => lock.release());
+    return await startPglite(pgdataDir(dataDir), socketDir(dataDir), async () => lock.release(), true);
   } catch (err) {
     lock.release();
     throw err;
@@ -76,8 +78,13 @@ async function startPglite(
   dir: string,
   socketFolder: string,
   afterClose: () => Promise<void>,
+  newClusterFromTemplate = false,
 ): Promise<PglitePool> {
-  const server = await PgliteServer.start(dir, socketFolder);
+  const server = await PgliteServer.start(
+    dir,
+    socketFolder,
+    newClusterFromTemplate ? clusterTemplate(programLookup().cacheHome) : undefined,
+  );
   const { Pool } = await import('pg');
   const pool = new Pool({
     host: server.socketDir,

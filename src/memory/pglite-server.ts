@@ -26,11 +26,28 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { ClusterTemplate } from './cluster-template';
 
 /** The thread's code: a file of its own beside this module (copied into dist/ by the build). */
 const THREAD_FILE = path.join(__dirname, 'pglite-thread.cjs');
 
-type Reply = { id: number; ok: true } | { id: number; ok: false; error: string };
+/** What opening a cluster did with the template it was given or asked for. */
+interface Opened {
+  /** A dump of the cluster just initialised, when one was asked for. */
+  template?: Uint8Array;
+  /** The template given did not load; the cluster was initialised without it. */
+  templateRejected?: boolean;
+}
+
+type OpenMessage = {
+  type: 'open';
+  dataDir: string;
+  socketPath: string;
+  template: Uint8Array | null;
+  makeTemplate: boolean;
+};
+
+type Reply = ({ id: number; ok: true } & Opened) | { id: number; ok: false; error: string };
 
 /** The default port, which pg needs to name the socket file (`.s.PGSQL.<port>`) in a folder. */
 export const SOCKET_PORT = 5432;
@@ -41,7 +58,10 @@ const MAX_SOCKET_PATH = 107;
 /** A running PGlite socket server: where pg connects, and how to stop it. */
 export class PgliteServer {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (opened: Opened) => void; reject: (err: Error) => void }
+  >();
   private gone: Error | null = null;
 
   private constructor(
@@ -54,7 +74,7 @@ export class PgliteServer {
       const call = this.pending.get(reply.id);
       if (!call) return;
       this.pending.delete(reply.id);
-      if (reply.ok) call.resolve();
+      if (reply.ok) call.resolve(reply);
       else call.reject(new Error(`embedded database: ${reply.error}`));
     });
     const fail = (err: Error): void => {
@@ -72,9 +92,10 @@ export class PgliteServer {
   /**
    * Opens (creating if needed) the cluster in `dataDir` on a thread and serves it on a socket in
    * `socketDir` (made private to this user), or in a fresh private folder under the system's
-   * temporary folder when that path is too long for a unix socket.
+   * temporary folder when that path is too long for a unix socket. A new cluster starts from
+   * `template` when there is one, and leaves one there when there is not.
    */
-  static async start(dataDir: string, socketDir: string): Promise<PgliteServer> {
+  static async start(dataDir: string, socketDir: string, template?: ClusterTemplate): Promise<PgliteServer> {
     let dir = socketDir;
     let temporary = false;
     if (path.join(dir, `.s.PGSQL.${SOCKET_PORT}`).length > MAX_SOCKET_PATH) {
@@ -91,8 +112,18 @@ export class PgliteServer {
       },
     });
     const server = new PgliteServer(worker, dir, temporary);
+    const fresh = template !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+    const kept = fresh ? template.read() : null;
     try {
-      await server.call({ type: 'open', dataDir, socketPath: path.join(dir, `.s.PGSQL.${SOCKET_PORT}`) });
+      const opened = await server.call({
+        type: 'open',
+        dataDir,
+        socketPath: path.join(dir, `.s.PGSQL.${SOCKET_PORT}`),
+        template: kept,
+        makeTemplate: fresh && kept === null,
+      });
+      if (opened.templateRejected) template?.remove();
+      if (opened.template) template?.write(opened.template);
     } catch (err) {
       await server.stop();
       throw err;
@@ -100,11 +131,11 @@ export class PgliteServer {
     return server;
   }
 
-  private call(message: { type: 'open'; dataDir: string; socketPath: string } | { type: 'close' }) {
+  private call(message: OpenMessage | { type: 'close' }): Promise<Opened> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.nextId++;
     this.worker.ref();
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Opened>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ id, ...message });
     }).finally(() => {

@@ -5,7 +5,7 @@
  * module system) from the package paths the parent resolves and passes in workerData.
  */
 'use strict';
-const { Buffer } = require('node:buffer');
+const { Blob, Buffer } = require('node:buffer');
 const net = require('node:net');
 const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
@@ -129,9 +129,32 @@ let db = null;
 let server = null;
 const sockets = new Set();
 
+/**
+ * Opens the cluster in msg.dataDir: a new one from msg.template (a dump of a fresh cluster) when
+ * given, and answers with a dump of the new cluster when msg.makeTemplate asks for one.
+ */
 async function open(msg) {
   // pg_trgm ships as a separate bundle that has to be handed to PGlite at start.
-  db = await PGlite.create(msg.dataDir, { extensions: { pg_trgm } });
+  const options = { extensions: { pg_trgm } };
+  const opened = {};
+  if (msg.template) {
+    try {
+      db = await PGlite.create(msg.dataDir, { ...options, loadDataDir: new Blob([msg.template]) });
+    } catch {
+      // The folder was new: start it again, as if no template had been kept.
+      if (db) await db.close().catch(() => undefined);
+      fs.rmSync(msg.dataDir, { recursive: true, force: true });
+      fs.mkdirSync(msg.dataDir, { recursive: true });
+      db = await PGlite.create(msg.dataDir, options);
+      opened.templateRejected = true;
+    }
+  } else {
+    db = await PGlite.create(msg.dataDir, options);
+    if (msg.makeTemplate) {
+      // Taken before any schema is made, so it holds nothing but the initialised cluster.
+      opened.template = new Uint8Array(await (await db.dumpDataDir('gzip')).arrayBuffer());
+    }
+  }
   const queue = new SessionQueue(db);
   // The folder's lock says nobody else serves this database: a socket left here is stale.
   fs.rmSync(msg.socketPath, { force: true });
@@ -149,6 +172,7 @@ async function open(msg) {
       resolve();
     });
   });
+  return opened;
 }
 
 async function close() {
@@ -165,7 +189,7 @@ async function close() {
 parentPort.on('message', (msg) => {
   const work = msg.type === 'open' ? open(msg) : close();
   work.then(
-    () => parentPort.postMessage({ id: msg.id, ok: true }),
+    (opened) => parentPort.postMessage({ id: msg.id, ok: true, ...opened }),
     (err) => parentPort.postMessage({ id: msg.id, ok: false, error: String((err && err.stack) || err) }),
   );
 });
