@@ -27,6 +27,8 @@ import {
   seccompArchOf,
 } from '../../src/sandbox';
 import { executeFileTool } from '../../src/tools/file-tools';
+import { programLookup } from '../../src/config';
+import { clusterTemplate } from '../../src/memory/cluster-template';
 import type { TestRunReport } from '../../src/shared/types';
 import { byName, MARK, py, SECRET, SECRET_REVERSED, watchHost } from './escape-host';
 import { pidsWithMarker, waitFor } from './host-probes';
@@ -34,6 +36,8 @@ import { makeWorkspace, snapshotOwners } from './workspace-fixture';
 
 const HOME = os.homedir();
 const HOST_TMP_PROBE = path.join(os.tmpdir(), `${MARK}-host-probe`);
+/** The cluster every new embedded database of this user starts from (memory/cluster-template.ts). */
+const CLUSTER_TEMPLATE = clusterTemplate(programLookup().cacheHome).file;
 const PROJECT_PACKAGE_JSON = path.join(projectRoot(), 'package.json');
 
 let hostSleeper: ChildProcess;
@@ -86,15 +90,24 @@ def test_not_root():
 
 def test_become_root():
     os.setuid(0)
+
+def test_plant_cluster_template():
+    os.makedirs(os.path.dirname(${py(CLUSTER_TEMPLATE)}), exist_ok=True)
+    with open(${py(CLUSTER_TEMPLATE)}, "w") as f:
+        f.write("planted")
 `,
     });
+    const templateBefore = fs.existsSync(CLUSTER_TEMPLATE) ? fs.readFileSync(CLUSTER_TEMPLATE) : null;
     const owners = snapshotOwners(ws);
     const report = await runTestSuite({ workspace: ws, language: 'python', mode: 'bwrap' });
     expect(report.outcome).toBe('completed');
     expect(report.passed).toBe(0);
-    expect(report.failed).toBe(8);
+    expect(report.failed).toBe(9);
     const cases = byName(report);
     expect(cases.test_write_etc.message).toMatch(/Read-only file system/);
+    expect(templateBefore ? fs.readFileSync(CLUSTER_TEMPLATE) : fs.existsSync(CLUSTER_TEMPLATE)).toEqual(
+      templateBefore ?? false,
+    );
     expect(cases.test_read_root.message).toMatch(/No such file or directory/);
     expect(cases.test_read_project.message).toMatch(/No such file or directory/);
 
