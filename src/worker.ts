@@ -250,16 +250,19 @@ export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel
   const logLevel: LogLevel = config.logLevel ?? options.logLevel ?? 'INFO';
   Runtime.install({
     logger: new DefaultLogger(logLevel, writeLogLine),
-    ...(config.metricsPort === null
-      ? {}
-      : {
-          telemetryOptions: {
+    telemetryOptions: {
+      // The SDK's native side would otherwise print its own lines (a lost server's retries),
+      // coloured with terminal escapes even into a log file; forwarded, they are lines like the rest.
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(config.metricsPort === null
+        ? {}
+        : {
             metrics: {
               prometheus: { bindAddress: `0.0.0.0:${config.metricsPort}` },
               metricPrefix: 'temporal_',
             },
-          },
-        }),
+          }),
+    },
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * `aca worker` and `aca up` as processes: draining on SIGTERM, one worker per embedded database
- * folder, a prebuilt workflow bundle that is not there, the warning without a sandbox, and the
- * local stack from start to Ctrl-C.
+ * folder, a prebuilt workflow bundle that is not there, its log when the server goes away, the
+ * warning without a sandbox, and the local stack from start to Ctrl-C.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -11,7 +11,8 @@ import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { LOCK_FILE } from '../../src/memory/data-dir-lock';
 import type { RunResult } from '../../src/shared/run-types';
-import { getFreePort, isTemporalReachable } from '../../src/temporal/dev-server';
+import { getFreePort, isTemporalReachable, startDevServerOnFreePorts } from '../../src/temporal/dev-server';
+import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { ACA_BIN, runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
@@ -97,6 +98,32 @@ describe('aca worker as a process', () => {
     expect(outcome.stderr).toContain(`ACA_WORKFLOW_BUNDLE names ${missing}, which does not exist`);
     expect(outcome.stdout).not.toContain('aca worker polling');
   });
+
+  test("a lost server's retries are logged as the worker's own lines, without terminal escapes", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-worker-lost-server-'));
+    const server = await startDevServerOnFreePorts({
+      cliPath: findTemporalCli()!,
+      dbFile: path.join(home, 'temporal.db'),
+      headless: true,
+    });
+    try {
+      const worker = await spawnWorker(
+        workerEnv({ ACA_HOME: path.join(home, 'aca'), TEMPORAL_ADDRESS: server.address }),
+      );
+      workers.push(worker);
+      await server.stop();
+      await until(() => /retried \d+ times/.test(worker.output()), 60_000, "the worker's retry warning");
+      const retries = worker
+        .output()
+        .split('\n')
+        .filter((line) => /retried \d+ times/.test(line));
+      for (const line of retries) expect(line).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z WARN  /);
+      expect(worker.output()).not.toContain('\x1b');
+    } finally {
+      await server.stop();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   test('ACA_SANDBOX=none: the worker says at start what that gives up', async () => {
     const worker = await spawnWorker(
