@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { readRegularFile } from '../shared/regular-file';
 
 /** Far above a real template (about 5 MB compressed): anything larger is not one. */
 const MAX_TEMPLATE_BYTES = 64 * 1024 * 1024;
@@ -63,25 +64,14 @@ export function clusterTemplate(cacheHome: string, version: string = pgliteVersi
 }
 
 /**
- * The file's bytes if it is a regular file (not a link) of this user's that nobody else may write;
- * otherwise null. Checked on the open descriptor, so a swap after the check changes nothing.
+ * The kept cluster if it is a regular file (not a link) of this user's that nobody else may write,
+ * checked on the open descriptor; otherwise null. An empty file is no cluster either.
  */
 function readOwnFile(file: string): Buffer | null {
-  let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    const bytes = readRegularFile(file, { maxBytes: MAX_TEMPLATE_BYTES, privateOnly: true });
+    return bytes && bytes.length > 0 ? bytes : null;
   } catch {
     return null;
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    const ownUid = process.getuid?.();
-    if (!stat.isFile() || (ownUid !== undefined && stat.uid !== ownUid)) return null;
-    if ((stat.mode & 0o022) !== 0 || stat.size === 0 || stat.size > MAX_TEMPLATE_BYTES) return null;
-    return fs.readFileSync(fd);
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
   }
 }

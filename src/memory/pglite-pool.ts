@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Pool } from 'pg';
 import { programLookup } from '../config';
-import { clusterTemplate } from './cluster-template';
+import { clusterTemplate, type ClusterTemplate } from './cluster-template';
 import { lockDataDir } from './data-dir-lock';
 import { PgliteServer, SOCKET_PORT } from './pglite-server';
 
@@ -48,7 +48,12 @@ export async function openPglitePool(dataDir: string): Promise<PglitePool> {
   fs.mkdirSync(pgdataDir(dataDir), { recursive: true });
   const lock = await lockDataDir(dataDir);
   try {
-    return await startPglite(pgdataDir(dataDir), socketDir(dataDir), async () => lock.release(), true);
+    return await startPglite(
+      pgdataDir(dataDir),
+      socketDir(dataDir),
+      async () => lock.release(),
+      clusterTemplate(programLookup().cacheHome),
+    );
   } catch (err) {
     lock.release();
     throw err;
@@ -78,13 +83,10 @@ async function startPglite(
   dir: string,
   socketFolder: string,
   afterClose: () => Promise<void>,
-  newClusterFromTemplate = false,
+  /** Where a new cluster starts from (none for a copy of an existing one). */
+  template?: ClusterTemplate,
 ): Promise<PglitePool> {
-  const server = await PgliteServer.start(
-    dir,
-    socketFolder,
-    newClusterFromTemplate ? clusterTemplate(programLookup().cacheHome) : undefined,
-  );
+  const server = await PgliteServer.start(dir, socketFolder, template);
   const { Pool } = await import('pg');
   const pool = new Pool({
     host: server.socketDir,

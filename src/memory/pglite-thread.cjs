@@ -142,7 +142,6 @@ async function open(msg) {
       db = await PGlite.create(msg.dataDir, { ...options, loadDataDir: new Blob([msg.template]) });
     } catch {
       // The folder was new: start it again, as if no template had been kept.
-      if (db) await db.close().catch(() => undefined);
       fs.rmSync(msg.dataDir, { recursive: true, force: true });
       fs.mkdirSync(msg.dataDir, { recursive: true });
       db = await PGlite.create(msg.dataDir, options);

@@ -10,7 +10,14 @@ import { SystemError } from './errors';
 
 /** What stood at the path instead of a regular file of a bounded size. */
 export type IrregularKind =
-  'fifo' | 'socket' | 'directory' | 'character device' | 'block device' | 'symbolic link' | 'too large';
+  | 'fifo'
+  | 'socket'
+  | 'directory'
+  | 'character device'
+  | 'block device'
+  | 'symbolic link'
+  | 'too large'
+  | 'not private';
 
 export class IrregularFileError extends SystemError {
   constructor(
@@ -22,7 +29,9 @@ export class IrregularFileError extends SystemError {
     super(
       kind === 'too large'
         ? `${file} is larger than ${maxBytes} bytes; refusing to read it`
-        : `${file} is a ${kind}, not a regular file; refusing to read it`,
+        : kind === 'not private'
+          ? `${file} is not a file of this user's that only this user may write; refusing to read it`
+          : `${file} is a ${kind}, not a regular file; refusing to read it`,
     );
   }
 }
@@ -34,6 +43,11 @@ export interface RegularFileOptions {
    * planted in a work tree must not be followed. Links in the folders above are always followed.
    */
   followLinks?: boolean;
+  /**
+   * Only a file this process's user owns and nobody else may write (group or others): for a file
+   * in a folder another user might reach, such as a cache under XDG_CACHE_HOME.
+   */
+  privateOnly?: boolean;
 }
 
 function kindOf(stat: fs.Stats): IrregularKind {
@@ -43,6 +57,11 @@ function kindOf(stat: fs.Stats): IrregularKind {
   if (stat.isCharacterDevice()) return 'character device';
   if (stat.isBlockDevice()) return 'block device';
   return 'symbolic link';
+}
+
+function isPrivate(stat: fs.Stats): boolean {
+  const ownUid = process.getuid?.();
+  return (ownUid === undefined || stat.uid === ownUid) && (stat.mode & 0o022) === 0;
 }
 
 /**
@@ -77,6 +96,7 @@ export function readRegularFile(file: string, options: RegularFileOptions): Buff
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw new IrregularFileError(file, kindOf(stat), maxBytes);
     if (stat.size > maxBytes) throw new IrregularFileError(file, 'too large', maxBytes);
+    if (options.privateOnly && !isPrivate(stat)) throw new IrregularFileError(file, 'not private', maxBytes);
     // The file may change after fstat: read until its end, never past one byte over the bound.
     let buffer = Buffer.alloc(Math.min(stat.size, maxBytes) + 1);
     let length = 0;

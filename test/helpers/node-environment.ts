@@ -46,10 +46,9 @@ export default class AcaTestEnvironment extends NodeEnvironment {
     await super.teardown();
     const end = processCpu();
     if (!this.cpuDir || !this.cpuAtStart || !end) return;
-    const dir = this.cpuDir;
     const file = path.relative(this.rootDir, this.testPath);
     fs.writeFileSync(
-      path.join(dir, `${file.replace(/[^A-Za-z0-9.-]/g, '_')}.json`),
+      path.join(this.cpuDir, `${file.replace(/[^A-Za-z0-9.-]/g, '_')}.json`),
       JSON.stringify({
         file,
         ownMs: end.ownMs - this.cpuAtStart.ownMs,

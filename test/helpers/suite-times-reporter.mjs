@@ -102,7 +102,7 @@ function readSuiteCpu(dir) {
 }
 
 /**
- * @param {{ wallMs: number, maxWorkers: number, suiteMsTotal: number, suites: Array<{ file: string, ms: number, tests: number, failed: number }> }} report
+ * @param {{ wallMs: number, maxWorkers: number, suiteMsTotal: number, suiteCpuMsTotal?: number, suites: Array<{ file: string, ms: number, cpuMs?: number, tests: number, failed: number }> }} report
  * @param {number} top
  * @param {string} where
  */
