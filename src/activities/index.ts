@@ -1,4 +1,5 @@
 import { openTurn } from '../agents/agent-turn';
+import type { OpenTurnInput } from '../agents/turn-context';
 import { createAgentActivities, turnSources, type AgentActivityDeps } from './agent-activities';
 import { createEvalActivities } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
@@ -15,12 +16,13 @@ export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
 export function createActivities(deps: ActivityDeps) {
   const agentDeps = { ...deps, recallLessons: createLessonRecall(deps) };
   const sources = turnSources(agentDeps);
+  const openTurnHere = (input: OpenTurnInput) => openTurn(deps.store, input, sources);
   return {
     ...createAgentActivities(agentDeps),
-    ...createTestActivities({ ...deps, openTurn: (input) => openTurn(deps.store, input, sources) }),
+    ...createTestActivities({ ...deps, openTurn: openTurnHere }),
     ...createMemoryActivities(deps),
     ...createRepoActivities(deps),
-    ...createWorkspaceActivities(deps),
+    ...createWorkspaceActivities({ ...deps, openTurn: openTurnHere }),
     ...createEvalActivities(deps),
   };
 }

@@ -12,6 +12,8 @@ import type { SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
 import { afterPendingCommit, atRecordedCommit, commitStep, type PendingCommit } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
+import type { OpenTurnInput } from '../agents/turn-context';
+import type { TurnOpening } from './agent-activities';
 
 export interface PrepareWorkspaceInput {
   testsDir: string | null;
@@ -20,11 +22,26 @@ export interface PrepareWorkspaceInput {
   commitMessage: string;
   /** The workflow execution the step belongs to (see HostRuns.commit). */
   execution: string;
+  /**
+   * The run's first turn (the Planner's), opened here once the tests are committed: it saves the
+   * run a step on its host. Its protected paths are the ones this step finds.
+   */
+  openAfter?: TurnOpening;
+}
+
+export interface PreparedWorkspace {
+  protectedPaths: string[];
+  /** The commit of the acceptance tests; null: none given. */
+  commit: string | null;
+  /** The turn of openAfter was opened. */
+  openedTurn?: boolean;
 }
 
 export interface WorkspaceActivityDeps {
   host: HostRuns;
   sandboxMode: SandboxMode;
+  /** Opens a turn's conversation (see openTurn in agents/agent-turn.ts); absent: openAfter is ignored. */
+  openTurn?: (input: OpenTurnInput) => Promise<unknown>;
 }
 
 export interface CloseRunInput {
@@ -52,20 +69,26 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
      * Copies the user's acceptance tests into the work tree at the same relative paths,
      * read-only, and commits them. Returns those paths so no agent may write them.
      */
-    async prepareWorkspace(
-      input: PrepareWorkspaceInput,
-    ): Promise<{ protectedPaths: string[]; commit: string | null }> {
-      const { place } = input;
+    async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PreparedWorkspace> {
+      const { place, openAfter } = input;
       return withHeartbeats(5_000, () =>
         atRecordedCommit(deps.host, place, async (runGit) => {
           const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
-          if (protectedPaths.length === 0) return { protectedPaths, commit: null };
-          const commit = await commitStep(deps.host, place, {
-            message: input.commitMessage,
-            step: 'acceptance tests',
-            execution: input.execution,
+          const commit =
+            protectedPaths.length === 0
+              ? null
+              : await commitStep(deps.host, place, {
+                  message: input.commitMessage,
+                  step: 'acceptance tests',
+                  execution: input.execution,
+                });
+          if (!openAfter || !deps.openTurn) return { protectedPaths, commit };
+          await deps.openTurn({
+            ...openAfter,
+            context: { ...openAfter.context, protectedPaths },
+            workspace: runGit.workTree,
           });
-          return { protectedPaths, commit };
+          return { protectedPaths, commit, openedTurn: true };
         }),
       );
     },

@@ -114,19 +114,32 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
       );
     }
   }
+  // The Planner's turn opens in the same step on the host, when the run is to plan at all.
+  const planner = takesOverPlan(run) ? null : plannerTurn(run);
   const acceptance = await run.onHost((host) =>
-    host.files.prepareWorkspace.executeWithOptions({ summary: 'prepare workspace' }, [
+    host.files.prepareWorkspace.executeWithOptions(
       {
-        testsDir: input.testsDir,
-        place: run.place()!,
-        commitMessage: 'aca: acceptance tests given with --tests',
-        execution: run.execution,
+        summary: !planner
+          ? 'prepare workspace'
+          : planner.recallLessons
+            ? 'prepare workspace · planner · recall similar failures, open the turn'
+            : 'prepare workspace · planner · open the turn',
       },
-    ]),
+      [
+        {
+          testsDir: input.testsDir,
+          place: run.place()!,
+          commitMessage: 'aca: acceptance tests given with --tests',
+          execution: run.execution,
+          ...(planner ? { openAfter: turnOpening(run, planner) } : {}),
+        },
+      ],
+    ),
   );
   work.protectedPaths = acceptance.protectedPaths;
   run.recordCommit(acceptance.commit);
   if (work.protectedPaths.length > 0) work.acceptanceCommit = record.headCommit;
+  if (planner && acceptance.openedTurn) work.openedTurn = planner.turnKey;
   return { next: 'PLANNING' };
 }
 
@@ -158,21 +171,29 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
   work.setUp = true;
 }
 
-async function plan(run: RunContext): Promise<PhaseOutcome> {
+/** A retry or a fork goes on with the plan it took over, without a Planner's turn. */
+function takesOverPlan(run: RunContext): boolean {
   const link = run.input.link ?? null;
-  if (link && link.kind !== 'continue' && run.work.plan) {
-    // A retry or a fork goes on with the plan it took over.
+  return link !== null && link.kind !== 'continue' && Boolean(run.work.plan);
+}
+
+function plannerTurn(run: RunContext): TurnRequest {
+  return {
+    role: 'planner',
+    turnKey: 'planner',
+    context: {},
+    recallLessons: run.input.failureMemory !== false,
+  };
+}
+
+async function plan(run: RunContext): Promise<PhaseOutcome> {
+  if (takesOverPlan(run)) {
     rememberTask(run);
     return { next: 'CODING' };
   }
   let planned: TurnResult;
   try {
-    planned = await runAgentTurn(run, {
-      role: 'planner',
-      turnKey: 'planner',
-      context: {},
-      recallLessons: run.input.failureMemory !== false,
-    });
+    planned = await runAgentTurn(run, plannerTurn(run));
   } finally {
     // The first memory write, queued whatever the turn's fate. Not before the turn: on the
     // embedded database's single connection, the Planner's lookup would wait behind it.

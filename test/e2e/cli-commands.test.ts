@@ -222,8 +222,7 @@ describe('aca commands on a live run', () => {
       return index;
     };
     const order = [
-      at(/prepare workspace: done$/),
-      at(/planner · recall similar failures, open the turn: done$/),
+      at(/prepare workspace · planner · recall similar failures, open the turn: done$/),
       at(/planner · model step 1: asks for list_files \. \(\d+\+\d+ tokens, \$0\.\d{4}\)$/),
       at(/planner · list_files \.: ok$/),
       at(/planner · model step 2: plan: /),

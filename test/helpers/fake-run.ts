@@ -8,7 +8,12 @@ import type { OpenTurnInput } from '../../src/agents/agent-turn';
 import type { PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
 import type { PendingCommit } from '../../src/activities/host-steps';
-import type { ClosedRun, CloseRunInput } from '../../src/activities/workspace-activities';
+import type {
+  ClosedRun,
+  CloseRunInput,
+  PreparedWorkspace,
+  PrepareWorkspaceInput,
+} from '../../src/activities/workspace-activities';
 import { DEFAULT_RUN_OPTIONS, type RunInput, type RunOptions } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
 import { attemptPassed } from '../../src/shared/targets';
@@ -92,7 +97,11 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
       movable: false,
       ...script.prepared,
     }),
-    prepareWorkspace: async () => ({ protectedPaths: [], commit: null }),
+    prepareWorkspace: async (input: PrepareWorkspaceInput): Promise<PreparedWorkspace> => {
+      if (!input.openAfter) return { protectedPaths: [], commit: null };
+      log.opens.set(input.openAfter.ref.split('/').pop()!, input.openAfter);
+      return { protectedPaths: [], commit: null, openedTurn: true };
+    },
     openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
       log.opens.set(input.open.ref.split('/').pop()!, input.open);
       return { commit: committedBy(input) };

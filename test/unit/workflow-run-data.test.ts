@@ -247,29 +247,19 @@ describe('a run, pinned whole', () => {
       },
       {
         name: 'prepareWorkspace',
-        summary: 'prepare workspace',
+        summary: 'prepare workspace · planner · recall similar failures, open the turn',
         args: [
           {
             testsDir: null,
             place: place('base'),
             commitMessage: 'aca: acceptance tests given with --tests',
             execution: 'run-1',
-          },
-        ],
-        taskQueue: host,
-      },
-      {
-        name: 'openTurn',
-        summary: 'planner · recall similar failures, open the turn',
-        args: [
-          {
-            open: {
+            openAfter: {
               ref: ref('planner'),
               model: 'stub',
               context: { role: 'planner', ...base },
               recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
             },
-            place: place('base'),
           },
         ],
         taskQueue: host,
@@ -567,7 +557,7 @@ describe('a run, pinned whole', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(query('state')).toMatchObject({ state: 'PAUSED', paused: true });
-    expect(fake.calls.filter((c) => c.name === 'openTurn').length).toBe(2);
+    expect(fake.calls.filter((c) => c.name === 'openTurn').length).toBe(1);
     signal('resume');
     const done = await result;
     expect(moves(done.transitions)).toEqual([

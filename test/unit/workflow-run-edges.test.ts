@@ -274,7 +274,9 @@ describe('the steps of a turn', () => {
     const { log, result } = runWorkflow({}, {}, { failureMemory: false });
     await result;
     expect(log.opens.get('planner')).not.toHaveProperty('recallLessons');
-    expect(fake.calls.find((c) => c.name === 'openTurn')!.summary).toBe('planner · open the turn');
+    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.summary).toBe(
+      'prepare workspace · planner · open the turn',
+    );
     expect(log.memory).toEqual([]);
   });
 

@@ -976,6 +976,9 @@ describe('the record a run starts from', () => {
       'reflector-3#0',
     ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
+    // No Planner's turn: the preparing step is asked to open none, and none is opened.
+    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.args[0]).not.toHaveProperty('openAfter');
+    expect(log.opens.has('planner')).toBe(false);
     expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
   });
 
@@ -997,6 +1000,9 @@ describe('the record a run starts from', () => {
   test('a retry of a run that never planned plans', async () => {
     const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, null) });
     expect(await result).toMatchObject({ state: 'SUCCESS', error: null, targets: [] });
+    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.args[0]).toMatchObject({
+      openAfter: { ref: expect.stringMatching(/\/planner$/) as unknown },
+    });
     expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
   });
 
@@ -1506,13 +1512,37 @@ describe("the Reflector's turn, opened by the failed test run", () => {
       regressions: ['t::old'],
       targets: [{ id: 'tests/t.py::x', outcome: 'failed' }],
     });
+    // The Planner's turn is opened by the step that prepares the workspace.
+    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.summary).toBe(
+      'prepare workspace · planner · recall similar failures, open the turn',
+    );
     expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toEqual([
-      'planner · recall similar failures, open the turn',
       'coder · open the turn',
       'tester · open the turn',
       'coder · open the turn',
     ]);
     expect(log.steps).toContain('reflector-1#0');
+  });
+
+  test("a preparing step that opened nothing: the Planner's turn is opened by a step of its own", async () => {
+    const { log, result } = runWorkflow({
+      activities: {
+        // A host without the opening: the step copies and commits, and says nothing was opened.
+        prepareWorkspace: async () => ({ protectedPaths: ['tests/test_a.py'], commit: 'acc' }),
+      },
+    });
+    await result;
+    const names = fake.calls.map((c) => c.name);
+    expect(names.slice(names.indexOf('prepareWorkspace'), names.indexOf('prepareWorkspace') + 3)).toEqual([
+      'prepareWorkspace',
+      'openTurn',
+      'agentStep',
+    ]);
+    expect(fake.calls.find((c) => c.name === 'openTurn')!.summary).toBe(
+      'planner · recall similar failures, open the turn',
+    );
+    // Opened after the step, so with the paths it protects.
+    expect(log.opens.get('planner')!.context.protectedPaths).toEqual(['tests/test_a.py']);
   });
 
   test('a passing run that misses a target reflects too, and a run the step did not open for opens it itself', async () => {

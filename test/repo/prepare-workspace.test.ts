@@ -1,0 +1,139 @@
+/**
+ * prepareWorkspace on the run's host: the acceptance tests copied and committed, and, when the
+ * workflow asks, the Planner's turn opened in the same step, seeing the tests it now protects.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
+import {
+  createWorkspaceActivities,
+  type PreparedWorkspace,
+  type PrepareWorkspaceInput,
+} from '../../src/activities/workspace-activities';
+import type { TurnOpening } from '../../src/activities/agent-activities';
+import { openTurn } from '../../src/agents/agent-turn';
+import { HostRuns } from '../../src/repo/host-runs';
+import { FileConversationStore } from '../../src/store/conversation-store';
+import type { RunPlace } from '../../src/shared/run-types';
+import { tempDirs } from '../helpers/temp-dirs';
+
+const tempDir = tempDirs('aca-prepare-workspace-');
+const author = { name: 'aca', email: 'aca@localhost' };
+
+async function preparedRun(home: string) {
+  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  const env = new MockActivityEnvironment();
+  const prepared = (await env.run(repo.prepareRun, {
+    workflowId: 'wf-prepare',
+    workspace: path.join(home, 'workspaces', 'wf-prepare'),
+    language: 'python',
+    repo: null,
+    testCommand: null,
+    setupCommand: null,
+  })) as PreparedRun;
+  const place: RunPlace = {
+    workflowId: 'wf-prepare',
+    branch: prepared.branch,
+    commit: prepared.startCommit,
+    git: prepared.git,
+    disk: prepared.queues.disk,
+  };
+  const conversations = new FileConversationStore(path.join(home, 'conversations'));
+  const recalled: string[] = [];
+  const workspace = createWorkspaceActivities({
+    sandboxMode: 'none',
+    host,
+    openTurn: (input) =>
+      openTurn(conversations, input, {
+        loadReport: () => Promise.resolve(null),
+        recallLessons: (query) => {
+          recalled.push(query.task);
+          return Promise.resolve([
+            { task: 'an older task', rootCause: 'off by one', fixHypothesis: 'use <=', fix: null, similarity: 0.9 },
+          ]);
+        },
+      }),
+  });
+  const prepare = (input: PrepareWorkspaceInput) =>
+    env.run(workspace.prepareWorkspace, input) as Promise<PreparedWorkspace>;
+  return { prepared, place, conversations, recalled, prepare };
+}
+
+function acceptanceDir(): string {
+  const dir = tempDir();
+  fs.mkdirSync(path.join(dir, 'tests'));
+  fs.writeFileSync(path.join(dir, 'tests', 'test_a.py'), 'def test_a():\n    assert True\n');
+  return dir;
+}
+
+const plannerOpening: TurnOpening = {
+  ref: 'wf-prepare/first-run/run-1/planner',
+  model: 'stub',
+  context: {
+    role: 'planner',
+    task: 'Write a.py',
+    language: 'python',
+    attempt: 1,
+    maxIterations: 3,
+    // What the workflow knew before the step: nothing protected yet.
+    protectedPaths: [],
+  },
+  recallLessons: { workflowId: 'wf-prepare', task: 'Write a.py' },
+};
+
+test("the Planner's turn opens after the tests are committed, protecting them, and a retry opens nothing twice", async () => {
+  const home = tempDir();
+  const { prepared, place, conversations, recalled, prepare } = await preparedRun(home);
+  const input: PrepareWorkspaceInput = {
+    testsDir: acceptanceDir(),
+    place,
+    commitMessage: 'aca: acceptance tests given with --tests',
+    execution: 'run-1',
+    openAfter: plannerOpening,
+  };
+  const done = await prepare(input);
+  expect(done).toEqual({
+    protectedPaths: ['tests/test_a.py'],
+    commit: expect.stringMatching(/^[0-9a-f]{40}$/) as unknown,
+    openedTurn: true,
+  });
+  const committed = execFileSync(
+    'git',
+    ['--git-dir', prepared.git.gitDir, 'ls-tree', '-r', '--name-only', done.commit!],
+    { encoding: 'utf8' },
+  );
+  expect(committed.split('\n')).toContain('tests/test_a.py');
+
+  const conversation = await conversations.load(plannerOpening.ref);
+  expect(conversation).toMatchObject({
+    role: 'planner',
+    workspace: prepared.git.workTree,
+    protectedPaths: ['tests/test_a.py'],
+  });
+  const firstMessage = conversation.entries[1]!;
+  expect(firstMessage.kind).toBe('user');
+  expect(JSON.stringify(firstMessage)).toContain('off by one');
+  expect(recalled).toEqual(['Write a.py']);
+
+  // Retried (say the completion was lost): the same commit, the turn not opened again.
+  const again = await prepare(input);
+  expect(again).toEqual(done);
+  expect(recalled).toEqual(['Write a.py']);
+});
+
+test('without openAfter no turn is opened', async () => {
+  const home = tempDir();
+  const { place, conversations, recalled, prepare } = await preparedRun(home);
+  const done = await prepare({
+    testsDir: null,
+    place,
+    commitMessage: 'aca: acceptance tests given with --tests',
+    execution: 'run-1',
+  });
+  expect(done).toEqual({ protectedPaths: [], commit: null });
+  expect(await conversations.exists(plannerOpening.ref)).toBe(false);
+  expect(recalled).toEqual([]);
+});
