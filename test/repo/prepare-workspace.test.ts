@@ -6,7 +6,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
+import {
+  createRepoActivities,
+  type PreparedRun,
+  type PrepareRunInput,
+} from '../../src/activities/repo-activities';
 import {
   createWorkspaceActivities,
   type PreparedWorkspace,
@@ -26,14 +30,15 @@ async function preparedRun(home: string) {
   const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
   const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
   const env = new MockActivityEnvironment();
-  const prepared = (await env.run(repo.prepareRun, {
+  const input: PrepareRunInput = {
     workflowId: 'wf-prepare',
     workspace: path.join(home, 'workspaces', 'wf-prepare'),
     language: 'python',
     repo: null,
     testCommand: null,
     setupCommand: null,
-  })) as PreparedRun;
+  };
+  const prepared = (await env.run(repo.prepareRun, input)) as PreparedRun;
   const place: RunPlace = {
     workflowId: 'wf-prepare',
     branch: prepared.branch,
@@ -52,7 +57,13 @@ async function preparedRun(home: string) {
         recallLessons: (query) => {
           recalled.push(query.task);
           return Promise.resolve([
-            { task: 'an older task', rootCause: 'off by one', fixHypothesis: 'use <=', fix: null, similarity: 0.9 },
+            {
+              task: 'an older task',
+              rootCause: 'off by one',
+              fixHypothesis: 'use <=',
+              fix: null,
+              similarity: 0.9,
+            },
           ]);
         },
       }),
