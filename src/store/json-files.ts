@@ -20,9 +20,16 @@ export class JsonFiles {
 
   async put(ref: string, body: string): Promise<void> {
     const file = this.fileFor(ref);
-    await fs.mkdir(path.dirname(file), { recursive: true });
     const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
-    await fs.writeFile(temporary, body, { encoding: 'utf8', flag: 'wx' });
+    const write = () => fs.writeFile(temporary, body, { encoding: 'utf8', flag: 'wx' });
+    try {
+      await write();
+    } catch (err) {
+      // The run's first document makes its folder: every later save skips asking for it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await write();
+    }
     await fs.rename(temporary, file);
   }
 

@@ -189,6 +189,19 @@ describe('run stores', () => {
     },
   );
 
+  test("in files: a save makes the run's folder, and makes it again once it is gone, leaving no temporary file", async () => {
+    const runs = path.join(tempDir('run-files-folders'), 'runs');
+    const conversations = new FileConversationStore(runs);
+    const workflow = uniqueId('wf');
+    const ref = `${workflow}/run-1/coder-1`;
+    await conversations.save(conversation(ref));
+    await conversations.save(conversation(`${workflow}/run-1/coder-2`));
+    fs.rmSync(path.join(runs, workflow), { recursive: true });
+    await conversations.save(conversation(ref));
+    expect(await conversations.load(ref)).toEqual(conversation(ref));
+    expect(fs.readdirSync(path.join(runs, workflow, 'run-1'))).toEqual(['coder-1.json']);
+  });
+
   describePostgres('in Postgres', (url) => {
     const schema = freshSchemaName('runs');
     let stores: RunStores;

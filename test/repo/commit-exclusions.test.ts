@@ -107,6 +107,37 @@ describe('names git refuses to add', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  test('a refused name inside a folder whose own name is not valid UTF-8 is found and left out', async () => {
+    const worktree = await runIn();
+    execFileSync('python3', [
+      '-c',
+      "import os, sys; d = sys.argv[1].encode() + b'/pkg\\xff/.GIT'; os.makedirs(d); open(d + b'/config', 'w').write('[core]')",
+      worktree.workTree,
+    ]);
+    writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n' });
+    const warnings: string[] = [];
+    const commit = await commitAll(worktree, 'aca: attempt 1', undefined, undefined, (m) => warnings.push(m));
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py']);
+    expect(warnings).toEqual([expect.stringContaining('left out of the commit: pkg\uFFFD/.GIT')]);
+  });
+
+  test('FIFOs inside a nested repository and inside a refused folder are removed too', async () => {
+    const worktree = await runIn();
+    writeFiles(worktree.workTree, {
+      'vendor/lib/.git/HEAD': 'ref: refs/heads/main\n',
+      '.GIT/x': 'y',
+      'calc.py': 'x = 2\n',
+    });
+    execFileSync('mkfifo', [
+      path.join(worktree.workTree, 'vendor/lib/.gitignore'),
+      path.join(worktree.workTree, '.GIT/.gitattributes'),
+    ]);
+    const commit = await commitAll(worktree, 'aca: attempt 1');
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py']);
+    expect(fs.existsSync(path.join(worktree.workTree, 'vendor/lib/.gitignore'))).toBe(false);
+    expect(fs.existsSync(path.join(worktree.workTree, '.GIT/.gitattributes'))).toBe(false);
+  }, 30_000);
+
   test('a FIFO named .gitignore in a folder whose name is not valid UTF-8 is removed, not left to hang git', async () => {
     const worktree = await runIn();
     execFileSync('python3', [
