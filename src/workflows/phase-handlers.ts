@@ -171,10 +171,13 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
   work.setUp = true;
 }
 
-/** A retry or a fork goes on with the plan it took over, without a Planner's turn. */
+/**
+ * A retry or a fork goes on with the plan it took over, without a Planner's turn. Before the
+ * Planner's turn only such a run has a plan (see RunContext: a continued run starts without its
+ * parent's).
+ */
 function takesOverPlan(run: RunContext): boolean {
-  const link = run.input.link ?? null;
-  return link !== null && link.kind !== 'continue' && Boolean(run.work.plan);
+  return Boolean(run.work.plan);
 }
 
 function plannerTurn(run: RunContext): TurnRequest {

@@ -977,7 +977,9 @@ describe('the record a run starts from', () => {
     ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
     // No Planner's turn: the preparing step is asked to open none, and none is opened.
-    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.args[0]).not.toHaveProperty('openAfter');
+    const preparing = fake.calls.find((c) => c.name === 'prepareWorkspace')!;
+    expect(preparing.summary).toBe('prepare workspace');
+    expect(preparing.args[0]).not.toHaveProperty('openAfter');
     expect(log.opens.has('planner')).toBe(false);
     expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
   });
