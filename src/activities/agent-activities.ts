@@ -23,6 +23,7 @@ import {
   type TurnMapBudgets,
   type TurnMapRequest,
 } from '../repo-map/turn-map';
+import { takeUpConversation } from '../agents/conversation-fork';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
@@ -80,6 +81,11 @@ export interface AgentStepInput {
   model: string;
   stepIndex: number;
   timeoutMs: number;
+  /**
+   * The turn's conversation as an earlier execution opened it, when a Reset put its opening
+   * before the reset point: taken over as it stood at this step (see takeUpConversation).
+   */
+  openedAs?: string;
 }
 
 export interface OpenTurnStepInput {
@@ -94,6 +100,8 @@ export interface OpenTurnStepInput {
 /** An opened turn: the commit this step made of the turn before's work (null: none). */
 export interface OpenedTurn {
   commit: string | null;
+  /** The conversation opened: under this execution's reference (see AgentStepInput.openedAs). */
+  ref: string;
 }
 
 /** A step's decision and what it cost: null when the model has no known price. */
@@ -106,6 +114,8 @@ export interface ToolCallInput {
   place: RunPlace;
   /** The workflow execution the call belongs to (see HostRuns.commit). */
   execution?: string;
+  /** As in AgentStepInput: the conversation an earlier execution opened for the turn. */
+  openedAs?: string;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -154,6 +164,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       atRecordedCommit(host, place, async (runGit) => {
+        if (input.openedAs) {
+          await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
+        }
         try {
           return await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
             Promise.resolve({
@@ -190,7 +203,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
         ),
       );
-      return { commit: opened.commit };
+      return { commit: opened.commit, ref: input.open.ref };
     },
 
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
@@ -219,6 +232,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
         decision = await withHeartbeats(
           HEARTBEAT_EVERY_MS,
           async () => {
+            if (input.openedAs) {
+              await takeUpConversation(deps.store, input.ref, input.openedAs, { step: input.stepIndex });
+            }
             return runAgentStep(
               deps.store,
               model,

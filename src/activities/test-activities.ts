@@ -124,8 +124,8 @@ export interface TestRunSummary {
   cannotRun?: string;
   /** The commit this step made of the turn before's work (see commitFirst); null: none. */
   commit?: string | null;
-  /** The turn of openIfFailed was opened. */
-  openedTurn?: boolean;
+  /** The conversation of openIfFailed, opened (see OpenedTurn.ref). */
+  openedRef?: string;
 }
 
 /**
@@ -243,7 +243,7 @@ export function createTestActivities(deps: TestActivityDeps) {
               },
               workspace: runGit.workTree,
             });
-            return { ...summary, openedTurn: true };
+            return { ...summary, openedRef: openIfFailed.ref };
           } finally {
             if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
           }

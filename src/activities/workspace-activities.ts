@@ -33,8 +33,8 @@ export interface PreparedWorkspace {
   protectedPaths: string[];
   /** The commit of the acceptance tests; null: none given. */
   commit: string | null;
-  /** The turn of openAfter was opened. */
-  openedTurn?: boolean;
+  /** The conversation of openAfter, opened (see OpenedTurn.ref). */
+  openedRef?: string;
 }
 
 export interface WorkspaceActivityDeps {
@@ -88,7 +88,7 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
             context: { ...openAfter.context, protectedPaths },
             workspace: runGit.workTree,
           });
-          return { protectedPaths, commit, openedTurn: true };
+          return { protectedPaths, commit, openedRef: openAfter.ref };
         }),
       );
     },

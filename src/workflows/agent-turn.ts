@@ -30,8 +30,11 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
   const maxSteps = input.options.maxStepsPerTurn;
   let idleSteps = 0;
   await run.whenNotPaused();
-  if (run.work.openedTurn === request.turnKey) {
+  // The conversation as opened: this execution's, or after a Reset maybe an earlier one's.
+  let openedAs = ref;
+  if (run.work.openedTurn?.key === request.turnKey) {
     // The step before opened it (see RunWork.openedTurn).
+    openedAs = run.work.openedTurn.ref;
     run.work.openedTurn = null;
   } else {
     const opened = await run.onHost((host) =>
@@ -45,7 +48,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       ),
     );
     run.committed(opened.commit);
+    openedAs = opened.ref;
   }
+  const takenOver = openedAs === ref ? {} : { openedAs };
   for (let step = 0; step < maxSteps; step++) {
     await run.whenNotPaused();
     const summary = `${role} · model step ${step + 1}`;
@@ -55,6 +60,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         model: input.model,
         stepIndex: step,
         timeoutMs: input.options.modelTimeoutMs,
+        ...takenOver,
       },
     ]);
     run.countUsage(role, decision.usage, decision.usd);
@@ -64,7 +70,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
       const outcome = await run.onHost((host) =>
         host.files[call.name].executeWithOptions({ summary: `${role} · ${what}` }, [
-          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution },
+          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver },
         ]),
       );
       run.recordCommit(outcome.commit);

@@ -139,7 +139,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   work.protectedPaths = acceptance.protectedPaths;
   run.recordCommit(acceptance.commit);
   if (work.protectedPaths.length > 0) work.acceptanceCommit = record.headCommit;
-  if (planner && acceptance.openedTurn) work.openedTurn = planner.turnKey;
+  if (planner && acceptance.openedRef) work.openedTurn = { key: planner.turnKey, ref: acceptance.openedRef };
   return { next: 'PLANNING' };
 }
 
@@ -321,7 +321,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
     'tests',
   );
   run.committed(report.commit);
-  if (report.openedTurn) run.work.openedTurn = reflectorTurn(run).turnKey;
+  if (report.openedRef) run.work.openedTurn = { key: reflectorTurn(run).turnKey, ref: report.openedRef };
   record.regressions = report.regressions;
   record.failingTests = report.failingTests ?? [];
   if (report.targets) record.targets = report.targets;

@@ -64,10 +64,12 @@ export interface RunWork {
   /** A finished turn's work, committed by the next step on the host (see commitFirst). */
   pendingCommit: { message: string; step: string } | null;
   /**
-   * A turn the step before it already opened (a failed test run opens the Reflector's), so the
-   * turn starts with its first model step: a round trip less.
+   * A turn the step before it already opened (the acceptance tests' step opens the Planner's, a
+   * failed test run the Reflector's), so the turn starts with its first model step: a round trip
+   * less. `ref` is the conversation that step opened, which after a Reset is an earlier
+   * execution's.
    */
-  openedTurn: string | null;
+  openedTurn: { key: string; ref: string } | null;
   /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
   pendingNotes?: string[];
 }

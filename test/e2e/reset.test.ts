@@ -68,6 +68,21 @@ const scenarios: Scenario[] = [
   },
 ];
 
+/** The WorkflowTaskCompleted event of the task that asked for the first model step of `turnKey`. */
+async function taskBeforeFirstStep(handle: WorkflowHandle, turnKey: string): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const asking = events.find((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'agentStep') return false;
+    const payload = scheduled.input?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as { ref: string; stepIndex: number };
+    return input.ref.endsWith(`/${turnKey}`) && input.stepIndex === 0;
+  });
+  const completed = asking?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
+  if (!completed) throw new Error(`no first step of ${turnKey} in the history`);
+  return Number(completed);
+}
+
 /** The WorkflowTaskCompleted event of the task that opened the Coder's turn of `attempt`. */
 async function taskBeforeCoderTurn(handle: WorkflowHandle, attempt: number): Promise<number> {
   const events = (await handle.fetchHistory()).events ?? [];
@@ -166,5 +181,59 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
       'def add(a, b):\n    return a + b\n',
     );
     expect(gitIn(repo, 'rev-parse', 'HEAD^').trim()).toBe(head);
+  }, 300_000);
+
+  test("reset to the task that takes up the Reflector's turn the failed test run opened: the new execution takes the opening over and asks the model again", async () => {
+    const cli = findTemporalCli();
+    if (!cli) throw new Error('this test needs the Temporal CLI (see src/temporal/temporal-cli.ts)');
+    const repo = makeRepo(PROJECT);
+    addVenv(repo, {});
+    const id = `reset-open-${randomBytes(3).toString('hex')}`;
+    const env = h.cliEnv();
+    const ran = await runCli(
+      ['run', TASK, '--repo', repo, '--model', 'scripted:reset-py-fix', '--id', id, '--json'],
+      env,
+    );
+    const first = JSON.parse(ran.stdout) as RunResult;
+    expect(first).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    const [attempt1, attempt2] = first.attempts.map((a) => a.commit);
+    const asked = (agent: string) =>
+      h.llm.requests.filter((r) => r.agent === agent && r.status === 200).length;
+    const reflectorBefore = asked('reflector');
+
+    const handle = h.client.workflow.getHandle(id);
+    // In the kept history the Reflector's turn is already open (by the failed test run), under
+    // the execution that is reset.
+    const eventId = await taskBeforeFirstStep(handle, 'reflector-1');
+    const reset = spawnSync(
+      cli,
+      [
+        'workflow',
+        'reset',
+        '--workflow-id',
+        id,
+        '--event-id',
+        String(eventId),
+        '--reason',
+        'reflect again',
+        '--address',
+        h.config.temporalAddress,
+        '--namespace',
+        h.config.namespace,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(reset.stderr).toBe('');
+    expect(reset.status).toBe(0);
+
+    const again = (await h.client.workflow.getHandle(id).result()) as RunResult;
+    expect(again).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
+    // The Reflector was asked again, once: its one step, on the opening taken over.
+    expect(asked('reflector')).toBe(reflectorBefore + 1);
+    expect(again.lastAnalysis?.rootCause).toBe('add multiplies');
+    expect(again.attempts[0]!.commit).toBe(attempt1);
+    expect(again.attempts[1]!.commit).not.toBe(attempt2);
+    expect(again.headCommit).toBe(again.attempts[1]!.commit);
+    expect(gitIn(repo, 'show', `${again.headCommit}:calc/ops.py`)).toBe('def add(a, b):\n    return a + b\n');
   }, 300_000);
 });

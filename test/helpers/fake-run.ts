@@ -100,11 +100,11 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
     prepareWorkspace: async (input: PrepareWorkspaceInput): Promise<PreparedWorkspace> => {
       if (!input.openAfter) return { protectedPaths: [], commit: null };
       log.opens.set(input.openAfter.ref.split('/').pop()!, input.openAfter);
-      return { protectedPaths: [], commit: null, openedTurn: true };
+      return { protectedPaths: [], commit: null, openedRef: input.openAfter.ref };
     },
     openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
       log.opens.set(input.open.ref.split('/').pop()!, input.open);
-      return { commit: committedBy(input) };
+      return { commit: committedBy(input), ref: input.open.ref };
     },
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const turnKey = input.ref.split('/').pop()!;
@@ -158,7 +158,7 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
           ...(summary.targets?.length ? { targets: summary.targets } : {}),
         },
       });
-      return { ...summary, openedTurn: true };
+      return { ...summary, openedRef: open.ref };
     },
     closeRun: async (input: CloseRunInput): Promise<ClosedRun> => ({
       commit: committedBy(input),

@@ -2,7 +2,7 @@
  * Runs the Jest unit tests of the workflow code under Mocha, for StrykerJS's Mocha runner
  * (stryker.config.json): one process takes mutant after mutant in milliseconds, where the Jest
  * runner starts Jest anew for each mutant (minutes per hundred on this machine). Provides what
- * those files use of Jest: test, test.each, expect, and jest.mock of `@temporalio/workflow`,
+ * those files use of Jest: test, test.each, expect, beforeAll, afterAll, and jest.mock of `@temporalio/workflow`,
  * which every import here resolves to the workflow fake. TypeScript is compiled by tsx/cjs,
  * required before this file.
  */
@@ -33,8 +33,13 @@ const test = Object.assign((name: string, fn: Body) => it(name, fn), {
     },
 });
 
+const mochaHook = (name: 'before' | 'after') => (fn: Body) =>
+  (globalThis as unknown as Record<string, (f: Body) => void>)[name]!(fn);
+
 Object.assign(globalThis, {
   expect,
   test,
+  beforeAll: mochaHook('before'),
+  afterAll: mochaHook('after'),
   jest: { mock: () => undefined, requireActual: Module.createRequire(__filename) },
 });

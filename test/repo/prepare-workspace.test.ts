@@ -109,7 +109,7 @@ test("the Planner's turn opens after the tests are committed, protecting them, a
   expect(done).toEqual({
     protectedPaths: ['tests/test_a.py'],
     commit: expect.stringMatching(/^[0-9a-f]{40}$/) as unknown,
-    openedTurn: true,
+    openedRef: plannerOpening.ref,
   });
   const committed = execFileSync(
     'git',

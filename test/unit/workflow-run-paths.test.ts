@@ -1526,6 +1526,43 @@ describe("the Reflector's turn, opened by the failed test run", () => {
     expect(log.steps).toContain('reflector-1#0');
   });
 
+  test("turns an earlier execution opened (a Reset's history): their steps and calls name that conversation", async () => {
+    const earlier = (ref: string) => ref.replace('/run-1/', '/before-reset/');
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0
+          ? { progress: true, toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }] }
+          : {},
+      activities: {
+        prepareWorkspace: async (input: { openAfter?: { ref: string } }) => ({
+          protectedPaths: [],
+          commit: null,
+          openedRef: earlier(input.openAfter!.ref),
+        }),
+        openTurn: async (input: { open: { ref: string } }) => ({
+          commit: null,
+          // The Coder's opening is in the kept history; the Tester's is this execution's own.
+          ref: input.open.ref.endsWith('/coder-1') ? earlier(input.open.ref) : input.open.ref,
+        }),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    const takenOver = (name: string) =>
+      fake.calls
+        .filter((c) => c.name === name)
+        .map((c) => {
+          const args = c.args[0] as { ref: string; openedAs?: string };
+          return [args.ref.split('/').pop(), args.openedAs ?? null];
+        });
+    expect(takenOver('agentStep')).toEqual([
+      ['planner', 'wf-1/first-run/before-reset/planner'],
+      ['coder-1', 'wf-1/first-run/before-reset/coder-1'],
+      ['coder-1', 'wf-1/first-run/before-reset/coder-1'],
+      ['tester-1', null],
+    ]);
+    expect(takenOver('create_file')).toEqual([['coder-1', 'wf-1/first-run/before-reset/coder-1']]);
+  });
+
   test("a preparing step that opened nothing: the Planner's turn is opened by a step of its own", async () => {
     const { log, result } = runWorkflow({
       activities: {

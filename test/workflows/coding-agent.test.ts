@@ -181,7 +181,7 @@ const stubActivities = {
   hostAlive: async () => 'stub',
   openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
     opens.set(input.open.ref, input.open);
-    return { commit: commitOf(input) };
+    return { commit: commitOf(input), ref: input.open.ref };
   },
   closeRun: async (input: CloseRunInput) => ({
     commit: commitOf(input),
