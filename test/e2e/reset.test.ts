@@ -68,35 +68,37 @@ const scenarios: Scenario[] = [
   },
 ];
 
-/** The WorkflowTaskCompleted event of the task that asked for the first model step of `turnKey`. */
-async function taskBeforeFirstStep(handle: WorkflowHandle, turnKey: string): Promise<number> {
+/** The WorkflowTaskCompleted event of the task that scheduled the first `activity` whose input matches. */
+async function taskThatScheduled<T>(
+  handle: WorkflowHandle,
+  activity: string,
+  matches: (input: T) => boolean,
+): Promise<number> {
   const events = (await handle.fetchHistory()).events ?? [];
-  const asking = events.find((e) => {
+  const scheduling = events.find((e) => {
     const scheduled = e.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== 'agentStep') return false;
+    if (scheduled?.activityType?.name !== activity) return false;
     const payload = scheduled.input?.payloads?.[0]?.data;
-    const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as { ref: string; stepIndex: number };
-    return input.ref.endsWith(`/${turnKey}`) && input.stepIndex === 0;
+    return matches(JSON.parse(Buffer.from(payload!).toString('utf8')) as T);
   });
-  const completed = asking?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
-  if (!completed) throw new Error(`no first step of ${turnKey} in the history`);
+  const completed = scheduling?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
+  if (!completed) throw new Error(`no such ${activity} in the history`);
   return Number(completed);
 }
 
-/** The WorkflowTaskCompleted event of the task that opened the Coder's turn of `attempt`. */
-async function taskBeforeCoderTurn(handle: WorkflowHandle, attempt: number): Promise<number> {
-  const events = (await handle.fetchHistory()).events ?? [];
-  const opening = events.find((e) => {
-    const scheduled = e.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== 'openTurn') return false;
-    const payload = scheduled.input?.payloads?.[0]?.data;
-    const input = JSON.parse(Buffer.from(payload!).toString('utf8')) as { open: { ref: string } };
-    return input.open.ref.endsWith(`/coder-${attempt}`);
-  });
-  const completed = opening?.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
-  if (!completed) throw new Error(`no Coder turn of attempt ${attempt} in the history`);
-  return Number(completed);
-}
+/** The task that opened the Coder's turn of `attempt`. */
+const taskBeforeCoderTurn = (handle: WorkflowHandle, attempt: number) =>
+  taskThatScheduled<{ open: { ref: string } }>(handle, 'openTurn', (input) =>
+    input.open.ref.endsWith(`/coder-${attempt}`),
+  );
+
+/** The task that asked for the first model step of `turnKey`. */
+const taskBeforeFirstStep = (handle: WorkflowHandle, turnKey: string) =>
+  taskThatScheduled<{ ref: string; stepIndex: number }>(
+    handle,
+    'agentStep',
+    (input) => input.ref.endsWith(`/${turnKey}`) && input.stepIndex === 0,
+  );
 
 describe('a Reset of a finished --repo run to before its last attempt', () => {
   let h: Harness;
@@ -110,29 +112,24 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
     removeFixtureRepos();
   });
 
-  test("the re-run starts from attempt 1's files, asks the model again, and its commits are the result, diff and apply", async () => {
-    const cli = findTemporalCli();
-    if (!cli) throw new Error('this test needs the Temporal CLI (see src/temporal/temporal-cli.ts)');
+  /** A finished run of the scenario on a fresh repository: SUCCESS at attempt 2. */
+  async function finishedRun(idPrefix: string) {
     const repo = makeRepo(PROJECT);
     addVenv(repo, {});
-    const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
-    const id = `reset-${randomBytes(3).toString('hex')}`;
-    const env = h.cliEnv();
+    const id = `${idPrefix}-${randomBytes(3).toString('hex')}`;
     const ran = await runCli(
       ['run', TASK, '--repo', repo, '--model', 'scripted:reset-py-fix', '--id', id, '--json'],
-      env,
+      h.cliEnv(),
     );
     const first = JSON.parse(ran.stdout) as RunResult;
     expect(first).toMatchObject({ state: 'SUCCESS', iterations: 2 });
-    const [attempt1, attempt2] = first.attempts.map((a) => a.commit);
-    expect(first.headCommit).toBe(attempt2);
-    const coderTwoAsked = () =>
-      h.llm.requests.filter((r) => r.agent === 'coder' && r.turn === 1 && r.status === 200).length;
-    const askedBefore = coderTwoAsked();
-    expect(askedBefore).toBeGreaterThan(0);
+    return { repo, id, first, handle: h.client.workflow.getHandle(id) };
+  }
 
-    const handle = h.client.workflow.getHandle(id);
-    const eventId = await taskBeforeCoderTurn(handle, 2);
+  /** `temporal workflow reset` of run `id` to `eventId`, as an operator types it; the re-run's result. */
+  async function resetTo(id: string, eventId: number, reason: string): Promise<RunResult> {
+    const cli = findTemporalCli();
+    if (!cli) throw new Error('this test needs the Temporal CLI (see src/temporal/temporal-cli.ts)');
     const reset = spawnSync(
       cli,
       [
@@ -143,7 +140,7 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
         '--event-id',
         String(eventId),
         '--reason',
-        'run the last attempt again',
+        reason,
         '--address',
         h.config.temporalAddress,
         '--namespace',
@@ -153,8 +150,21 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
     );
     expect(reset.stderr).toBe('');
     expect(reset.status).toBe(0);
+    return (await h.client.workflow.getHandle(id).result()) as RunResult;
+  }
 
-    const again = (await h.client.workflow.getHandle(id).result()) as RunResult;
+  test("the re-run starts from attempt 1's files, asks the model again, and its commits are the result, diff and apply", async () => {
+    const { repo, id, first, handle } = await finishedRun('reset');
+    const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
+    const env = h.cliEnv();
+    const [attempt1, attempt2] = first.attempts.map((a) => a.commit);
+    expect(first.headCommit).toBe(attempt2);
+    const coderTwoAsked = () =>
+      h.llm.requests.filter((r) => r.agent === 'coder' && r.turn === 1 && r.status === 200).length;
+    const askedBefore = coderTwoAsked();
+    expect(askedBefore).toBeGreaterThan(0);
+
+    const again = await resetTo(id, await taskBeforeCoderTurn(handle, 2), 'run the last attempt again');
     // The model was asked again for attempt 2, and its edit found attempt 1's text: the re-run
     // worked on the files of the commit recorded at the reset point.
     expect(coderTwoAsked()).toBeGreaterThan(askedBefore);
@@ -184,49 +194,15 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
   }, 300_000);
 
   test("reset to the task that takes up the Reflector's turn the failed test run opened: the new execution takes the opening over and asks the model again", async () => {
-    const cli = findTemporalCli();
-    if (!cli) throw new Error('this test needs the Temporal CLI (see src/temporal/temporal-cli.ts)');
-    const repo = makeRepo(PROJECT);
-    addVenv(repo, {});
-    const id = `reset-open-${randomBytes(3).toString('hex')}`;
-    const env = h.cliEnv();
-    const ran = await runCli(
-      ['run', TASK, '--repo', repo, '--model', 'scripted:reset-py-fix', '--id', id, '--json'],
-      env,
-    );
-    const first = JSON.parse(ran.stdout) as RunResult;
-    expect(first).toMatchObject({ state: 'SUCCESS', iterations: 2 });
+    const { repo, id, first, handle } = await finishedRun('reset-open');
     const [attempt1, attempt2] = first.attempts.map((a) => a.commit);
     const asked = (agent: string) =>
       h.llm.requests.filter((r) => r.agent === agent && r.status === 200).length;
     const reflectorBefore = asked('reflector');
 
-    const handle = h.client.workflow.getHandle(id);
     // In the kept history the Reflector's turn is already open (by the failed test run), under
     // the execution that is reset.
-    const eventId = await taskBeforeFirstStep(handle, 'reflector-1');
-    const reset = spawnSync(
-      cli,
-      [
-        'workflow',
-        'reset',
-        '--workflow-id',
-        id,
-        '--event-id',
-        String(eventId),
-        '--reason',
-        'reflect again',
-        '--address',
-        h.config.temporalAddress,
-        '--namespace',
-        h.config.namespace,
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(reset.stderr).toBe('');
-    expect(reset.status).toBe(0);
-
-    const again = (await h.client.workflow.getHandle(id).result()) as RunResult;
+    const again = await resetTo(id, await taskBeforeFirstStep(handle, 'reflector-1'), 'reflect again');
     expect(again).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
     // The Reflector was asked again, once: its one step, on the opening taken over.
     expect(asked('reflector')).toBe(reflectorBefore + 1);
