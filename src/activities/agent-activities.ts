@@ -104,8 +104,11 @@ export interface OpenedTurn {
   ref: string;
 }
 
-/** A step's decision and what it cost: null when the model has no known price. */
-export type AgentStepOutcome = StepDecision & { usd: number | null };
+/**
+ * A step's decision and what it cost (null when the model has no known price); `ref` when the step
+ * took its conversation over (given `openedAs`): the conversation it wrote.
+ */
+export type AgentStepOutcome = StepDecision & { usd: number | null; ref?: string };
 
 export interface ToolCallInput {
   ref: string;
@@ -168,7 +171,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
         }
         try {
-          return await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+          const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
             Promise.resolve({
               workspace: runGit.workTree,
               // With a store, each change is committed and pushed at once: another host that
@@ -187,6 +190,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
                 : {}),
             }),
           );
+          return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
         } catch (err) {
           throw asCommitFailure(err);
         }
@@ -284,7 +288,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           messages: JSON.stringify(toChatMessages(conversation)).slice(-MAX_LOGGED_PROMPT_CHARS),
         });
       }
-      return { ...decision, usd };
+      return { ...decision, usd, ...(input.openedAs ? { ref: input.ref } : {}) };
     },
 
     // One activity per workspace tool, named after it, so each call is retried and shown on its own

@@ -265,6 +265,8 @@ export interface ToolCallOutcome {
   ok: boolean;
   error?: string;
   commit?: string;
+  /** The conversation the call wrote, when it took it over (see AgentStepOutcome.ref). */
+  ref?: string;
 }
 
 /** Where a tool call runs: the run's work tree on its host, at the recorded commit. */

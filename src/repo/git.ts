@@ -124,6 +124,7 @@ async function execBytes(
   env: NodeJS.ProcessEnv,
   cwd = '/',
   timeoutMs = 0,
+  input?: Buffer,
 ): Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; timedOut: boolean }> {
   const result = await runViaHelper({
     command: gitBinary(),
@@ -132,6 +133,7 @@ async function execBytes(
     env: env as Record<string, string>,
     timeoutMs,
     maxOutputBytes: MAX_OUTPUT_BYTES,
+    ...(input ? { input } : {}),
   });
   if (result.overflowed) {
     throw Object.assign(new Error(`git ${args.join(' ')}: output over ${MAX_OUTPUT_BYTES} bytes`), {
@@ -141,8 +143,14 @@ async function execBytes(
   return { stdout: result.stdout, stderr: result.stderr, code: result.code, timedOut: result.timedOut };
 }
 
-async function exec(args: string[], env: NodeJS.ProcessEnv, cwd = '/', timeoutMs = 0): Promise<ExecResult> {
-  const result = await execBytes(args, env, cwd, timeoutMs);
+async function exec(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd = '/',
+  timeoutMs = 0,
+  input?: Buffer,
+): Promise<ExecResult> {
+  const result = await execBytes(args, env, cwd, timeoutMs, input);
   return { ...result, stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') };
 }
 
@@ -276,6 +284,8 @@ export interface GitCallOptions {
   allowExitCodes?: number[];
   /** Only for calls to the git store: see GitNetworkAccess. */
   network?: GitNetworkAccess;
+  /** Written to git's stdin (e.g. pathspecs with `--pathspec-from-file=-`). */
+  input?: Buffer;
 }
 
 /** Runs git on `target` with its configuration pinned; a GitError when it exits non-zero. */
@@ -301,7 +311,7 @@ export async function gitWithStatus(
     ...(options.network?.env ?? {}),
   };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  const result = await exec(full, env, '/', options.network?.timeoutMs ?? 0);
+  const result = await exec(full, env, '/', options.network?.timeoutMs ?? 0, options.input);
   if (result.timedOut) throw new GitError(args, null, result.stderr, true);
   if (result.code !== 0 && !(options.allowExitCodes ?? []).includes(result.code ?? -1)) {
     throw new GitError(args, result.code, result.stderr);

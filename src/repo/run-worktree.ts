@@ -153,24 +153,30 @@ export interface CommitExclusions {
   nested: string[];
   /** Entries whose names git refuses to add (unaddable-names.ts), which would fail every commit. */
   unaddable: string[];
+  /**
+   * Both, as the bytes of their paths: a name that is not UTF-8 reads as U+FFFD in the two lists
+   * above, which would name nothing (or, as a pattern, everything).
+   */
+  paths: Buffer[];
 }
 
 const SLASH = Buffer.from('/');
+const NUL = Buffer.from([0]);
 
 /**
  * Readies the work tree for `git add` in one walk, since a walk holds the worker's event loop
  * (15-20 ms for 20,000 files on two cores) and every commit needs it: removes what removeSpecialFiles
  * removes, and finds what commits leave out. Neither a nested repository nor an unaddable entry
  * is looked into for exclusions; special files are removed everywhere. Names are walked as bytes
- * (see removeSpecialFiles) and reported decoded, U+FFFD for bytes that are not UTF-8, which
- * excludePathspecs matches.
+ * (see removeSpecialFiles): the paths left out are given as bytes too, and decoded (U+FFFD for
+ * bytes that are not UTF-8) only for messages.
  */
 export function clearForCommit(workTree: string, limit = 200_000): CommitExclusions {
-  const nested: string[] = [];
-  const unaddable: string[] = [];
+  const nested: Array<[string, Buffer]> = [];
+  const unaddable: Array<[string, Buffer]> = [];
   const top = Buffer.from(workTree);
-  const pending: Array<{ full: Buffer; relative: string; excluded: boolean }> = [
-    { full: top, relative: '', excluded: false },
+  const pending: Array<{ full: Buffer; bytes: Buffer; relative: string; excluded: boolean }> = [
+    { full: top, bytes: Buffer.alloc(0), relative: '', excluded: false },
   ];
   let seen = 0;
   while (pending.length > 0) {
@@ -185,8 +191,11 @@ export function clearForCommit(workTree: string, limit = 200_000): CommitExclusi
     if (seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
     const atTop = folder.full === top;
     let excluded = folder.excluded;
-    if (!excluded && !atTop && entries.some((e) => e.name.toString('latin1') === '.git')) {
-      nested.push(folder.relative);
+    // A `.git` that is a FIFO, socket or device is removed below, as before any other look.
+    const isGitEntry = (e: fs.Dirent<Buffer>) =>
+      e.name.toString('latin1') === '.git' && (e.isDirectory() || e.isFile() || e.isSymbolicLink());
+    if (!excluded && !atTop && entries.some(isGitEntry)) {
+      nested.push([folder.relative, folder.bytes]);
       excluded = true;
     }
     const fullOf = (entry: fs.Dirent<Buffer>) => Buffer.concat([folder.full, SLASH, entry.name]);
@@ -200,27 +209,31 @@ export function clearForCommit(workTree: string, limit = 200_000): CommitExclusi
       if (isTopGit || (excluded && !isDirectory)) continue;
       const name = entry.name.toString('utf8');
       const relative = folder.relative ? `${folder.relative}/${name}` : name;
+      const bytes = atTop ? entry.name : Buffer.concat([folder.bytes, SLASH, entry.name]);
       let entryExcluded = excluded;
       if (!excluded && isUnaddableName(name, entry.isSymbolicLink())) {
-        unaddable.push(relative);
+        unaddable.push([relative, bytes]);
         entryExcluded = true;
       }
-      if (isDirectory) pending.push({ full: fullOf(entry), relative, excluded: entryExcluded });
+      if (isDirectory) pending.push({ full: fullOf(entry), bytes, relative, excluded: entryExcluded });
     }
   }
-  return { nested: nested.sort(), unaddable: unaddable.sort() };
+  const names = (found: Array<[string, Buffer]>) => found.map(([name]) => name).sort();
+  return {
+    nested: names(nested),
+    unaddable: names(unaddable),
+    paths: [...nested, ...unaddable].map(([, bytes]) => bytes),
+  };
 }
 
-/**
- * An exclude pathspec for a path found by walking the work tree. A name that is not valid UTF-8
- * reaches us with U+FFFD in place of its bytes, so matching it literally would miss it: those
- * parts match any bytes instead, the rest of the path still literally.
- */
-function excludePathspecs(relative: string): string[] {
-  if (!relative.includes('\uFFFD')) return [`:(exclude,literal)${relative}`];
-  const glob = relative.replace(/[*?[\]\\]/g, (c) => `\\${c}`).replace(/\uFFFD+/g, '*');
-  // A glob matches whole paths only, not the folders they are in: the folder's contents too.
-  return [`:(exclude,glob)${glob}`, `:(exclude,glob)${glob}/**`];
+/** A path as an exclude pathspec, byte for byte (for `--pathspec-from-file`). */
+function excludeLiteral(path: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(':(exclude,literal)'), path]);
+}
+
+/** Whether the bytes are UTF-8 and so survive being passed as a string argument. */
+function isUtf8(bytes: Buffer): boolean {
+  return Buffer.from(bytes.toString('utf8')).equals(bytes);
 }
 
 /**
@@ -288,13 +301,18 @@ export async function commitAll(
   warn: (message: string) => void = () => undefined,
 ): Promise<string | null> {
   const target = worktreeTarget(worktree);
-  const { nested, unaddable } = clearForCommit(worktree.workTree);
+  const { unaddable, paths: leftOut } = clearForCommit(worktree.workTree);
   if (unaddable.length > 0) {
     warn(
       `left out of the commit: ${listFiles(unaddable)} (names git refuses to add, as they would read as .git on some file systems)`,
     );
   }
-  const excluded = [...[...nested, ...unaddable].flatMap(excludePathspecs), ...NEVER_COMMITTED_PATHSPECS];
+  // `git add` takes its pathspecs as bytes, on stdin; `ls-files` takes arguments only, so there a
+  // path that is not UTF-8 stays in: the listing names what may be added, and more is safe.
+  const excluded = [
+    ...leftOut.filter(isUtf8).map((p) => `:(exclude,literal)${p.toString('utf8')}`),
+    ...NEVER_COMMITTED_PATHSPECS,
+  ];
   let included = paths ? paths.map((p) => `:(literal)${p}`) : ['.'];
   if (paths) {
     // `git add` fails outright on a named path it cannot take (ignored, in a submodule, gone and
@@ -318,7 +336,14 @@ export async function commitAll(
     if (included.length === 0) return null;
   }
   await checkCommitSize({ ...target, workTree: worktree.workTree }, [...included, ...excluded]);
-  await git(target, ['add', '--all', '--', ...included, ...excluded]);
+  const addSpecs = [
+    ...included.map((spec) => Buffer.from(spec)),
+    ...NEVER_COMMITTED_PATHSPECS.map((spec) => Buffer.from(spec)),
+    ...leftOut.map(excludeLiteral),
+  ];
+  await git(target, ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+    input: Buffer.concat(addSpecs.flatMap((spec) => [spec, NUL])),
+  });
   // A model's summary in the message may hold NUL, which no argument can carry: the commit would
   // fail on every retry.
   const text = message.replace(/\0/g, '');

@@ -50,7 +50,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     run.committed(opened.commit);
     openedAs = opened.ref;
   }
-  const takenOver = openedAs === ref ? {} : { openedAs };
+  // Until a step of this execution has taken the conversation over (a Reset), each one is told
+  // where it was; the step that did says so, and a second Reset then takes over from it.
+  const takenOver = () => (openedAs === ref ? {} : { openedAs });
   for (let step = 0; step < maxSteps; step++) {
     await run.whenNotPaused();
     const summary = `${role} · model step ${step + 1}`;
@@ -60,9 +62,10 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         model: input.model,
         stepIndex: step,
         timeoutMs: input.options.modelTimeoutMs,
-        ...takenOver,
+        ...takenOver(),
       },
     ]);
+    if (decision.ref) openedAs = decision.ref;
     run.countUsage(role, decision.usage, decision.usd);
     let anyToolWorked = false;
     for (const call of decision.toolCalls) {
@@ -70,9 +73,10 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
       const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
       const outcome = await run.onHost((host) =>
         host.files[call.name].executeWithOptions({ summary: `${role} · ${what}` }, [
-          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver },
+          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver() },
         ]),
       );
+      if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;
     }

@@ -121,6 +121,27 @@ describe('names git refuses to add', () => {
     expect(warnings).toEqual([expect.stringContaining('left out of the commit: pkg\uFFFD/.GIT')]);
   });
 
+  test('a nested repository whose name is not valid UTF-8 is left out, and only it', async () => {
+    const worktree = await runIn();
+    execFileSync('python3', [
+      '-c',
+      "import os, sys; d = sys.argv[1].encode() + b'/\\xff'; os.makedirs(d + b'/.git'); open(d + b'/inner.py', 'w').write('x')",
+      worktree.workTree,
+    ]);
+    writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n', 'pkg/new.py': 'y = 1\n' });
+    const commit = await commitAll(worktree, 'aca: attempt 1');
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py', 'pkg/new.py']);
+  });
+
+  test('a folder whose `.git` is a FIFO is not a nested repository: the FIFO goes, its files are committed', async () => {
+    const worktree = await runIn();
+    writeFiles(worktree.workTree, { 'sub/a.py': 'a = 1\n', 'calc.py': 'x = 2\n' });
+    execFileSync('mkfifo', [path.join(worktree.workTree, 'sub/.git')]);
+    const commit = await commitAll(worktree, 'aca: attempt 1');
+    expect(committedFiles(worktree, commit!)).toEqual(['calc.py', 'sub/a.py']);
+    expect(fs.existsSync(path.join(worktree.workTree, 'sub/.git'))).toBe(false);
+  }, 30_000);
+
   test('FIFOs inside a nested repository and inside a refused folder are removed too', async () => {
     const worktree = await runIn();
     writeFiles(worktree.workTree, {

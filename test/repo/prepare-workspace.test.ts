@@ -133,7 +133,7 @@ test("the Planner's turn opens after the tests are committed, protecting them, a
   const again = await prepare(input);
   expect(again).toEqual(done);
   expect(recalled).toEqual(['Write a.py']);
-});
+}, 30_000);
 
 test('without openAfter no turn is opened', async () => {
   const home = tempDir();
@@ -147,4 +147,4 @@ test('without openAfter no turn is opened', async () => {
   expect(done).toEqual({ protectedPaths: [], commit: null });
   expect(await conversations.exists(plannerOpening.ref)).toBe(false);
   expect(recalled).toEqual([]);
-});
+}, 30_000);

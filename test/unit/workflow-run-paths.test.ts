@@ -1563,6 +1563,41 @@ describe("the Reflector's turn, opened by the failed test run", () => {
     expect(takenOver('create_file')).toEqual([['coder-1', 'wf-1/first-run/before-reset/coder-1']]);
   });
 
+  test('a step that took the conversation over names it: the steps after it follow, so a second Reset takes over from there', async () => {
+    const exec = (ref: string, name: string) => ref.replace('/run-1/', `/${name}/`);
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey !== 'coder-1'
+          ? {}
+          : stepIndex === 0
+            ? {
+                progress: true,
+                toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }],
+                // In the kept history: execution B's first step, which took A's opening over.
+                ref: 'wf-1/first-run/exec-b/coder-1',
+              }
+            : {},
+      activities: {
+        openTurn: async (input: { open: { ref: string } }) => ({
+          commit: null,
+          ref: input.open.ref.endsWith('/coder-1') ? exec(input.open.ref, 'exec-a') : input.open.ref,
+        }),
+        // Execution C's call: it took B's conversation over, and says so.
+        create_file: async (input: { ref: string; openedAs?: string }) => ({
+          ok: true,
+          ...(input.openedAs ? { ref: input.ref } : {}),
+        }),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    const inputs = (name: string) =>
+      fake.calls
+        .filter((c) => c.name === name && (c.args[0] as { ref: string }).ref.endsWith('/coder-1'))
+        .map((c) => (c.args[0] as { openedAs?: string }).openedAs ?? null);
+    expect(inputs('agentStep')).toEqual(['wf-1/first-run/exec-a/coder-1', null]);
+    expect(inputs('create_file')).toEqual(['wf-1/first-run/exec-b/coder-1']);
+  });
+
   test("a preparing step that opened nothing: the Planner's turn is opened by a step of its own", async () => {
     const { log, result } = runWorkflow({
       activities: {
