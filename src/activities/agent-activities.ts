@@ -23,7 +23,10 @@ import {
   type TurnMapBudgets,
   type TurnMapRequest,
 } from '../repo-map/turn-map';
+import { ApplicationFailure } from '@temporalio/common';
 import { takeUpConversation } from '../agents/conversation-fork';
+import { ConversationNotFoundError } from '../store/conversation-store';
+import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
@@ -154,6 +157,18 @@ export function turnSources(deps: AgentActivityDeps): TurnSources {
   };
 }
 
+/**
+ * A turn's conversation this worker cannot find does not appear by waiting: it was saved by a
+ * worker with another ACA_HOME. The step fails at once, saying so, rather than retry for good.
+ */
+function asMissingConversation(err: unknown): unknown {
+  if (!(err instanceof ConversationNotFoundError)) return err;
+  return ApplicationFailure.nonRetryable(
+    `${err.message} on this worker: conversations are kept in the ACA_HOME of the worker that opened the turn unless DATABASE_URL names a Postgres database that every worker shares, as workers on more than one host need (docs/scaling.md)`,
+    FAILURE_TYPES.conversationMissing,
+  );
+}
+
 function hostOf(deps: AgentActivityDeps): HostRuns {
   if (!deps.host)
     throw new Error('turn openings and file tools run on a worker with hosts (see createAcaActivities)');
@@ -167,10 +182,10 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       atRecordedCommit(host, place, async (runGit) => {
-        if (input.openedAs) {
-          await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
-        }
         try {
+          if (input.openedAs) {
+            await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
+          }
           const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
             Promise.resolve({
               workspace: runGit.workTree,
@@ -192,7 +207,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           );
           return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
         } catch (err) {
-          throw asCommitFailure(err);
+          throw asMissingConversation(asCommitFailure(err));
         }
       }),
     );
@@ -252,7 +267,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           () => (streamed ? { streamed } : undefined),
         );
       } catch (err) {
-        throw toActivityFailure(err);
+        throw toActivityFailure(asMissingConversation(err));
       }
       const tokens = ctx.metricMeter.createCounter(
         'aca_tokens',

@@ -28,6 +28,8 @@ export const FAILURE_TYPES = {
   sandboxUnavailable: 'SandboxUnavailable',
   /** A stored report the run needs (its baseline's) is not in the report store. */
   reportMissing: 'ReportMissing',
+  /** A turn's conversation is not in this worker's conversation store (hosts without DATABASE_URL). */
+  conversationMissing: 'ConversationMissing',
   /** The workflow found its own state impossible (a phase entered without what it needs). */
   runStateBroken: 'RunStateBroken',
   /** A signal or update asked for a move the state table forbids, or a move after the run ended. */

@@ -1,3 +1,4 @@
+import { AcaError } from '../shared/errors';
 import { JsonFiles } from './json-files';
 import type { AgentRole, Language, TokenUsage, TurnFinish } from '../shared/types';
 import type { FileToolName, ToolResult } from '../tools/file-tools';
@@ -62,9 +63,16 @@ export interface ConversationStore {
   save(conversation: Conversation): Promise<void>;
 }
 
-/** The error `load` throws for a reference with nothing stored under it, whatever the store. */
-export function conversationNotFound(ref: string): Error {
-  return Object.assign(new Error(`no conversation is stored under "${ref}"`), { code: 'ENOENT' });
+/** What `load` throws for a reference with nothing stored under it, whatever the store. */
+export class ConversationNotFoundError extends AcaError {
+  readonly code = 'ENOENT';
+  constructor(readonly ref: string) {
+    super(`no conversation is stored under "${ref}"`);
+  }
+}
+
+export function conversationNotFound(ref: string): ConversationNotFoundError {
+  return new ConversationNotFoundError(ref);
 }
 
 /** Keeps each conversation as one JSON file, replaced atomically on every save. */

@@ -129,9 +129,17 @@ test("the Planner's turn opens after the tests are committed, protecting them, a
   expect(JSON.stringify(firstMessage)).toContain('off by one');
   expect(recalled).toEqual(['Write a.py']);
 
-  // Retried (say the completion was lost): the same commit, the turn not opened again.
+  // Retried (say the completion was lost): the step starts again from the recorded commit and
+  // commits the same tree on it; the turn, already open, is not opened again.
+  // A second later, so that a commit made again has a date (and an id) of its own.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
   const again = await prepare(input);
-  expect(again).toEqual(done);
+  expect(again).toMatchObject({ protectedPaths: done.protectedPaths, openedRef: done.openedRef });
+  const treeAndParent = (commit: string) =>
+    execFileSync('git', ['--git-dir', prepared.git.gitDir, 'show', '-s', '--format=%T %P', commit], {
+      encoding: 'utf8',
+    });
+  expect(treeAndParent(again.commit!)).toBe(treeAndParent(done.commit!));
   expect(recalled).toEqual(['Write a.py']);
 }, 30_000);
 

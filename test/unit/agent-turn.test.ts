@@ -6,6 +6,7 @@ import { FileConversationStore } from '../../src/store/conversation-store';
 import { createOpenAIChatModel } from '../../src/llm/chat-model';
 import type { Scenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createAgentActivities } from '../../src/activities/agent-activities';
@@ -150,6 +151,33 @@ describe('an agent turn against the scripted model', () => {
       expect(log).not.toContain('secret project');
       expect(log).not.toContain('print(');
     }
+  });
+
+  test('a step whose conversation this worker does not have fails at once, not retried, saying why', async () => {
+    const activities = createAgentActivities({
+      store: new FileConversationStore(path.join(root, 'runs')),
+      reports: new FileReportStore(path.join(root, 'runs')),
+      chatModel: createOpenAIChatModel({ baseURL: llm.url }),
+      recallLessons: noSources.recallLessons,
+      logPrompts: false,
+      prices: BUILTIN_PRICES,
+    });
+    const env = new MockActivityEnvironment();
+    const asked = llm.requests.length;
+    const failure = (await env
+      .run(activities.agentStep, {
+        ref: 'elsewhere/run-1/coder-1',
+        model: 'scripted:any',
+        stepIndex: 0,
+        timeoutMs: 5000,
+      })
+      .catch((err: unknown) => err)) as ApplicationFailure;
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'ConversationMissing', nonRetryable: true });
+    expect(failure.message).toMatch(
+      /no conversation is stored under "elsewhere\/run-1\/coder-1" on this worker: .*DATABASE_URL/,
+    );
+    expect(llm.requests.length).toBe(asked);
   });
 
   test("a Planner's turn opens with the lessons recalled once, in its first message", async () => {
