@@ -119,12 +119,18 @@ interface ExecResult {
  * everything in it at the limit: killing git alone would leave its helpers (ssh, the http
  * transport) holding the output pipes open.
  */
+interface ExecOptions {
+  cwd?: string;
+  /** 0: no limit. */
+  timeoutMs?: number;
+  /** Written to git's stdin. */
+  input?: Buffer;
+}
+
 async function execBytes(
   args: string[],
   env: NodeJS.ProcessEnv,
-  cwd = '/',
-  timeoutMs = 0,
-  input?: Buffer,
+  { cwd = '/', timeoutMs = 0, input }: ExecOptions = {},
 ): Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; timedOut: boolean }> {
   const result = await runViaHelper({
     command: gitBinary(),
@@ -143,14 +149,8 @@ async function execBytes(
   return { stdout: result.stdout, stderr: result.stderr, code: result.code, timedOut: result.timedOut };
 }
 
-async function exec(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd = '/',
-  timeoutMs = 0,
-  input?: Buffer,
-): Promise<ExecResult> {
-  const result = await execBytes(args, env, cwd, timeoutMs, input);
+async function exec(args: string[], env: NodeJS.ProcessEnv, options: ExecOptions = {}): Promise<ExecResult> {
+  const result = await execBytes(args, env, options);
   return { ...result, stdout: result.stdout.toString('utf8'), stderr: result.stderr.toString('utf8') };
 }
 
@@ -258,7 +258,7 @@ export async function discoverRepository(
       '--show-toplevel',
     ],
     env,
-    dir,
+    { cwd: dir },
   );
   if (result.code !== 0) throw new GitError(['rev-parse'], result.code, result.stderr);
   const [gitDir, common, topLevel] = result.stdout.trim().split('\n');
@@ -311,7 +311,10 @@ export async function gitWithStatus(
     ...(options.network?.env ?? {}),
   };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  const result = await exec(full, env, '/', options.network?.timeoutMs ?? 0, options.input);
+  const result = await exec(full, env, {
+    timeoutMs: options.network?.timeoutMs ?? 0,
+    ...(options.input ? { input: options.input } : {}),
+  });
   if (result.timedOut) throw new GitError(args, null, result.stderr, true);
   if (result.code !== 0 && !(options.allowExitCodes ?? []).includes(result.code ?? -1)) {
     throw new GitError(args, result.code, result.stderr);
