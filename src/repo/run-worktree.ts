@@ -149,13 +149,12 @@ export function nestedRepositories(workTree: string, limit = 200_000): string[] 
 
 /** What commits leave out of the work tree (see clearForCommit). */
 export interface CommitExclusions {
-  /** Folders below the top that hold a `.git` of their own (as nestedRepositories). */
-  nested: string[];
   /** Entries whose names git refuses to add (unaddable-names.ts), which would fail every commit. */
   unaddable: string[];
   /**
-   * Both, as the bytes of their paths: a name that is not UTF-8 reads as U+FFFD in the two lists
-   * above, which would name nothing (or, as a pattern, everything).
+   * Those and the folders below the top that hold a `.git` of their own (as nestedRepositories),
+   * as the bytes of their paths: a name that is not UTF-8 reads as U+FFFD in a string, which would
+   * name nothing (or, as a pattern, everything).
    */
   paths: Buffer[];
 }
@@ -172,7 +171,7 @@ const NUL = Buffer.from([0]);
  * bytes that are not UTF-8) only for messages.
  */
 export function clearForCommit(workTree: string, limit = 200_000): CommitExclusions {
-  const nested: Array<[string, Buffer]> = [];
+  const nested: Buffer[] = [];
   const unaddable: Array<[string, Buffer]> = [];
   const top = Buffer.from(workTree);
   const pending: Array<{ full: Buffer; bytes: Buffer; relative: string; excluded: boolean }> = [
@@ -195,7 +194,7 @@ export function clearForCommit(workTree: string, limit = 200_000): CommitExclusi
     const isGitEntry = (e: fs.Dirent<Buffer>) =>
       e.name.toString('latin1') === '.git' && (e.isDirectory() || e.isFile() || e.isSymbolicLink());
     if (!excluded && !atTop && entries.some(isGitEntry)) {
-      nested.push([folder.relative, folder.bytes]);
+      nested.push(folder.bytes);
       excluded = true;
     }
     const fullOf = (entry: fs.Dirent<Buffer>) => Buffer.concat([folder.full, SLASH, entry.name]);
@@ -218,11 +217,9 @@ export function clearForCommit(workTree: string, limit = 200_000): CommitExclusi
       if (isDirectory) pending.push({ full: fullOf(entry), bytes, relative, excluded: entryExcluded });
     }
   }
-  const names = (found: Array<[string, Buffer]>) => found.map(([name]) => name).sort();
   return {
-    nested: names(nested),
-    unaddable: names(unaddable),
-    paths: [...nested, ...unaddable].map(([, bytes]) => bytes),
+    unaddable: unaddable.map(([name]) => name).sort(),
+    paths: [...nested, ...unaddable.map(([, bytes]) => bytes)],
   };
 }
 
@@ -263,31 +260,10 @@ export function specialFiles(workTree: string, limit = 200_000): string[] {
 /**
  * Removes what specialFiles finds: unlinking a FIFO or socket never opens it. Names are walked as
  * bytes: a folder whose name is not valid UTF-8 would come back as a string naming nothing, and
- * a FIFO `.gitignore` in it would stay to hang git.
+ * a FIFO `.gitignore` in it would stay to hang git. The walk is clearForCommit's.
  */
 export function removeSpecialFiles(workTree: string, limit = 200_000): void {
-  const top = Buffer.from(workTree);
-  const pending = [top];
-  let seen = 0;
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    let entries: fs.Dirent<Buffer>[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
-    } catch {
-      continue;
-    }
-    seen += entries.length;
-    if (seen > limit) throw new Error(`the work tree holds more than ${limit} entries`);
-    for (const entry of entries) {
-      const full = Buffer.concat([dir, Buffer.from('/'), entry.name]);
-      if (entry.isDirectory()) {
-        if (!(dir === top && entry.name.toString('latin1') === '.git')) pending.push(full);
-      } else if (!entry.isFile() && !entry.isSymbolicLink()) {
-        fs.rmSync(full, { force: true });
-      }
-    }
-  }
+  clearForCommit(workTree, limit);
 }
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */

@@ -71,10 +71,6 @@ export class ConversationNotFoundError extends AcaError {
   }
 }
 
-export function conversationNotFound(ref: string): ConversationNotFoundError {
-  return new ConversationNotFoundError(ref);
-}
-
 /** Keeps each conversation as one JSON file, replaced atomically on every save. */
 export class FileConversationStore implements ConversationStore {
   private readonly files: JsonFiles;
@@ -89,7 +85,7 @@ export class FileConversationStore implements ConversationStore {
 
   async load(ref: string): Promise<Conversation> {
     const body = await this.files.get(ref);
-    if (body === null) throw conversationNotFound(ref);
+    if (body === null) throw new ConversationNotFoundError(ref);
     return JSON.parse(body) as Conversation;
   }
 

@@ -18,7 +18,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, QueryResultRow } from 'pg';
 import type { Conversation, ConversationStore } from './conversation-store';
-import { conversationNotFound } from './conversation-store';
+import { ConversationNotFoundError } from './conversation-store';
 import type { ReportStore } from './report-store';
 import { checkRunRef } from '../shared/run-ref';
 import type { TestRunReport } from '../shared/types';
@@ -108,7 +108,7 @@ export class PgConversationStore implements ConversationStore {
 
   async load(ref: string): Promise<Conversation> {
     const body = await this.documents.get(ref);
-    if (body === null) throw conversationNotFound(ref);
+    if (body === null) throw new ConversationNotFoundError(ref);
     return JSON.parse(body) as Conversation;
   }
 

@@ -38,14 +38,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     run.work.openedTurn = null;
   } else {
     const opened = await run.onHost((host) =>
-      host.files.openTurn.executeWithOptions(
-        {
-          summary: request.recallLessons
-            ? `${role} · recall similar failures, open the turn`
-            : `${role} · open the turn`,
-        },
-        [{ open: opening, place: run.place()!, ...run.commitFirst() }],
-      ),
+      host.files.openTurn.executeWithOptions({ summary: openingSummary(request) }, [
+        { open: opening, place: run.place()!, ...run.commitFirst() },
+      ]),
     );
     run.committed(opened.commit);
     openedAs = opened.ref;
@@ -90,6 +85,13 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     }
   }
   return turnError(`${role} did not call its finishing tool within ${maxSteps} steps`);
+}
+
+/** What the Web UI shows for the opening of a turn. */
+export function openingSummary(request: TurnRequest): string {
+  return request.recallLessons
+    ? `${request.role} · recall similar failures, open the turn`
+    : `${request.role} · open the turn`;
 }
 
 /** What opens a turn: its conversation's ref, the model, and the context its first message is made of. */

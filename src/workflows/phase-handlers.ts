@@ -10,7 +10,7 @@ import {
 } from '../shared/targets';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import type { Plan, TurnFinish } from '../shared/types';
-import { runAgentTurn, turnOpening, type TurnRequest, type TurnResult } from './agent-turn';
+import { openingSummary, runAgentTurn, turnOpening, type TurnRequest, type TurnResult } from './agent-turn';
 import { RunStopped, type RunContext } from './run-context';
 import type { RunEnding } from './run-ending';
 import type { RunPhase, WorkingPhase } from './state-machine';
@@ -118,13 +118,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   const planner = takesOverPlan(run) ? null : plannerTurn(run);
   const acceptance = await run.onHost((host) =>
     host.files.prepareWorkspace.executeWithOptions(
-      {
-        summary: !planner
-          ? 'prepare workspace'
-          : planner.recallLessons
-            ? 'prepare workspace · planner · recall similar failures, open the turn'
-            : 'prepare workspace · planner · open the turn',
-      },
+      { summary: planner ? `prepare workspace · ${openingSummary(planner)}` : 'prepare workspace' },
       [
         {
           testsDir: input.testsDir,

@@ -92,10 +92,12 @@ describe('names git refuses to add', () => {
     },
   );
 
+  /** A path of raw bytes: strings as UTF-8, number arrays as the bytes they list. */
+  const bytes = (...parts: Array<string | number[] | Buffer>) =>
+    Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p as string))));
+
   test('names that are not valid UTF-8 are left out too', async () => {
     const worktree = await runIn();
-    const bytes = (...parts: Array<string | number[] | Buffer>) =>
-      Buffer.concat(parts.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(p as string))));
     const top = Buffer.from(worktree.workTree);
     const planted = bytes(top, '/sub/.git:', [0xff, 0xfe], '[x]');
     fs.mkdirSync(planted, { recursive: true });
@@ -109,11 +111,9 @@ describe('names git refuses to add', () => {
 
   test('a refused name inside a folder whose own name is not valid UTF-8 is found and left out', async () => {
     const worktree = await runIn();
-    execFileSync('python3', [
-      '-c',
-      "import os, sys; d = sys.argv[1].encode() + b'/pkg\\xff/.GIT'; os.makedirs(d); open(d + b'/config', 'w').write('[core]')",
-      worktree.workTree,
-    ]);
+    const planted = bytes(worktree.workTree, '/pkg', [0xff], '/.GIT');
+    fs.mkdirSync(planted, { recursive: true });
+    fs.writeFileSync(bytes(planted, '/config'), '[core]');
     writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n' });
     const warnings: string[] = [];
     const commit = await commitAll(worktree, 'aca: attempt 1', undefined, undefined, (m) => warnings.push(m));
@@ -123,11 +123,9 @@ describe('names git refuses to add', () => {
 
   test('a nested repository whose name is not valid UTF-8 is left out, and only it', async () => {
     const worktree = await runIn();
-    execFileSync('python3', [
-      '-c',
-      "import os, sys; d = sys.argv[1].encode() + b'/\\xff'; os.makedirs(d + b'/.git'); open(d + b'/inner.py', 'w').write('x')",
-      worktree.workTree,
-    ]);
+    const nested = bytes(worktree.workTree, '/', [0xff]);
+    fs.mkdirSync(bytes(nested, '/.git'), { recursive: true });
+    fs.writeFileSync(bytes(nested, '/inner.py'), 'x');
     writeFiles(worktree.workTree, { 'calc.py': 'x = 2\n', 'pkg/new.py': 'y = 1\n' });
     const commit = await commitAll(worktree, 'aca: attempt 1');
     expect(committedFiles(worktree, commit!)).toEqual(['calc.py', 'pkg/new.py']);
