@@ -70,6 +70,11 @@ export interface AgentActivityDeps {
    */
   host?: HostRuns;
   /**
+   * Conversations and reports are kept on this machine (no DATABASE_URL): a file tool call with
+   * them and the work tree on this worker's disk is certain to take milliseconds (see toolCallHere).
+   */
+  localStores?: boolean;
+  /**
    * Token budgets of the repository map in each turn's first message (the Planner's, the others');
    * `false` leaves the map out.
    */
@@ -123,6 +128,12 @@ export interface ToolCallInput {
   /** As in AgentStepInput: the conversation an earlier execution opened for the turn. */
   openedAs?: string;
 }
+
+/**
+ * A file tool call taken where the workflow runs (see toolCallHere), or why it was not: the
+ * workflow then sends it to the host's queue.
+ */
+export type ToolCallHere = { here: true; outcome: ToolCallOutcome } | { here: false; why: string };
 
 const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
@@ -212,8 +223,42 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       }),
     );
   };
+  /** Why a file tool call cannot be taken on this worker as a local activity; null: it can. */
+  const notHere = (place: RunPlace): string | null => {
+    const host = deps.host;
+    if (!host) return 'this worker keeps no runs';
+    if (!deps.localStores) return 'conversations are kept in a database';
+    if (host.usesStore) return 'each change is pushed to the git store';
+    if (host.disk() !== place.disk) return "the run's files are on another host";
+    if (!host.isAtRecordedCommit(place)) return 'the branch is not known to be at the recorded commit';
+    return null;
+  };
   const sources = turnSources(deps);
   return {
+    /**
+     * A file tool call as a local activity of the worker running the workflow task, when that
+     * worker has the run's files at the recorded commit and nothing of the call leaves this
+     * machine (no git store to push to, no database): milliseconds of local disk work, without
+     * the round trip through the host's queue. Anything else is answered `here: false` at once
+     * and goes to the host's queue, where slow work has its own timeouts and heartbeats.
+     */
+    async toolCallHere(input: ToolCallInput): Promise<ToolCallHere> {
+      const why = notHere(input.place);
+      if (why !== null) return { here: false, why };
+      try {
+        if (input.openedAs) {
+          await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
+        }
+        const workspace = input.place.git.workTree;
+        const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+          Promise.resolve({ workspace }),
+        );
+        return { here: true, outcome: input.openedAs ? { ...outcome, ref: input.ref } : outcome };
+      } catch (err) {
+        throw asMissingConversation(err);
+      }
+    },
+
     /** Runs on the run's host: the repository map reads its work tree. */
     async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
       const host = hostOf(deps);

@@ -101,8 +101,14 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
     if (marker?.markerName === 'core_local_activity') {
       const details = decode(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
       const type = details?.activity_type ?? '?';
-      const result = decode(marker.details?.result?.payloads?.[0]);
+      let result = decode(marker.details?.result?.payloads?.[0]);
       const failure = marker.failure?.message;
+      if (type === 'toolCallHere' && !failure) {
+        const taken = result as { here?: boolean; outcome?: unknown } | undefined;
+        // Not taken here: the same call went to the host's queue, whose line follows.
+        if (!taken?.here) continue;
+        result = taken.outcome;
+      }
       lines.push(
         `${time}  ${summary || type}: ${failure ? `failed: ${short(failure)}` : describeOutcome(type, result)}`,
       );

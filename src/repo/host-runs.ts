@@ -182,18 +182,20 @@ export class HostRuns {
   }
 
   /**
+   * Whether the run's branch is known, without starting git, to be at the recorded commit (its
+   * loose ref names it). False also when only git could say (a packed ref).
+   */
+  isAtRecordedCommit(place: RunPlace): boolean {
+    return looseTip(place) === place.commit;
+  }
+
+  /**
    * The branch's tip: read from its loose ref file when there is one, since every file tool call
    * asks and a git process costs tens of milliseconds; else (a packed ref) from git.
    */
   private async tipOf(place: RunPlace): Promise<string | null> {
-    try {
-      const loose = fs
-        .readFileSync(path.join(place.git.commonDir, 'refs', 'heads', ...place.branch.split('/')), 'utf8')
-        .trim();
-      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
-    } catch {
-      // Packed, or not there at all: git knows.
-    }
+    const loose = looseTip(place);
+    if (loose) return loose;
     const tip = await git(
       { gitDir: place.git.gitDir, workTree: place.git.workTree },
       ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`],
@@ -312,5 +314,17 @@ export class HostRuns {
       fs.rmSync(temporary, { recursive: true, force: true });
     }
     return folder;
+  }
+}
+
+/** The commit the branch's loose ref file names; null when it has none (packed, or no branch). */
+function looseTip(place: RunPlace): string | null {
+  try {
+    const loose = fs
+      .readFileSync(path.join(place.git.commonDir, 'refs', 'heads', ...place.branch.split('/')), 'utf8')
+      .trim();
+    return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose) ? loose : null;
+  } catch {
+    return null;
   }
 }

@@ -65,12 +65,17 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     let anyToolWorked = false;
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();
-      const what = `${call.name}${call.target ? ` ${call.target}` : ''}`;
-      const outcome = await run.onHost((host) =>
-        host.files[call.name].executeWithOptions({ summary: `${role} · ${what}` }, [
-          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver() },
-        ]),
-      );
+      const summary = `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}`;
+      const args = {
+        ref,
+        toolCallId: call.id,
+        place: run.place()!,
+        execution: run.execution,
+        ...takenOver(),
+      };
+      const outcome =
+        (await run.hereIfHost((local) => local.toolCallHere.executeWithOptions({ summary }, [args]))) ??
+        (await run.onHost((host) => host.files[call.name].executeWithOptions({ summary }, [args])));
       if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;

@@ -10,8 +10,10 @@ import type { AgentRole, FailureReason, Plan, TokenUsage } from '../shared/types
 import {
   DEFAULT_HOST_START_TIMEOUT_MS,
   hostActivities,
+  localHostActivities,
   runActivities,
   type HostActivities,
+  type LocalHostActivities,
   type RunActivities,
   type RunHostQueues,
 } from './activity-options';
@@ -314,6 +316,22 @@ export class RunContext {
       }
     }
   }
+
+  /**
+   * A host step certain to take milliseconds, as a local activity of the worker running this
+   * workflow task when that worker has the run's files (one host, no git store; the step itself
+   * checks): no round trip through the host's queue. Null when it has not, or the run can move:
+   * the caller sends the step to the host's queue (onHost).
+   */
+  async hereIfHost<T>(
+    step: (local: LocalHostActivities) => Promise<{ here: true; outcome: T } | { here: false }>,
+  ): Promise<T | null> {
+    if (this.work.movable || !this.work.host) return null;
+    const answer = await step(this.localHost);
+    return answer.here ? answer.outcome : null;
+  }
+
+  private readonly localHost = localHostActivities();
 
   private hostStartTimeoutMs(): number | undefined {
     if (!this.work.movable) return undefined;

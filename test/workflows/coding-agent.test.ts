@@ -10,7 +10,12 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
-import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agent-activities';
+import type {
+  AgentStepInput,
+  AgentStepOutcome,
+  ToolCallHere,
+  ToolCallInput,
+} from '../../src/activities/agent-activities';
 import type { OpenTurnInput } from '../../src/agents/agent-turn';
 import type {
   CheckTargetsInput,
@@ -60,12 +65,17 @@ interface RunScript {
   checkTargets?: (input: CheckTargetsInput) => { targets: TargetResult[]; unknown: string[] };
   /** The run's first host's task queues (default: the stub worker's queue) and whether it can move. */
   host?: { queue: string; movable: boolean };
+  /** The worker running the workflow has the run's files: tool calls are taken there (toolCallHere). */
+  toolsHere?: boolean;
 }
 
 interface RunLog {
   /** Each model step's input; a turn's first step also carries the turn's opening, logged with it. */
   steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput & { open?: OpenTurnInput } }>;
+  /** Tool calls run on the host's queue, by tool; those taken where the workflow runs, as `here:<call id>`. */
   tools: string[];
+  /** Every call toolCallHere was asked to take, taken or not. */
+  askedHere: string[];
   testRuns: number[];
   /** The targets each test run was asked to judge, by attempt (0: the baseline). */
   testTargets: Array<string[] | undefined>;
@@ -87,6 +97,7 @@ function logOf(workflowId: string): RunLog {
     log = {
       steps: [],
       tools: [],
+      askedHere: [],
       testRuns: [],
       testTargets: [],
       checkedTargets: [],
@@ -203,6 +214,13 @@ const stubActivities = {
     return decision(
       'finished' in answer || 'toolCalls' in answer ? answer : { ...answer, finished: FINISHES[role] },
     );
+  },
+  async toolCallHere(input: ToolCallInput): Promise<ToolCallHere> {
+    const { script, log } = current();
+    log.askedHere.push(input.toolCallId);
+    if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
+    log.tools.push(`here:${input.toolCallId}`);
+    return { here: true, outcome: { ok: true } };
   },
   list_files: toolStub('list_files'),
   read_file: toolStub('read_file'),
@@ -411,6 +429,50 @@ describe('the run state machine with stub activities', () => {
     });
     // Four model steps of 10 + 5 tokens: the Planner, two of the Coder, the Tester.
     expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
+  });
+
+  test("tool calls are local activities where the workflow's worker has the run's files, else the host queue's", async () => {
+    const calls = (turnKey: string, stepIndex: number): StepAnswer =>
+      turnKey === 'coder-1' && stepIndex === 0
+        ? {
+            toolCalls: [
+              { id: 'c1', name: 'create_file', target: 'a.py' },
+              { id: 'c2', name: 'read_file', target: 'a.py' },
+            ],
+          }
+        : {};
+    const scheduledTypes = async (handle: WorkflowHandle) =>
+      ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
+        e.activityTaskScheduledEventAttributes
+          ? [e.activityTaskScheduledEventAttributes.activityType!.name]
+          : [],
+      );
+    const markers = async (handle: WorkflowHandle) =>
+      ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
+
+    const local = await started({ step: calls, toolsHere: true });
+    expect(await local.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(logOf(local.workflowId).tools).toEqual(['here:c1', 'here:c2']);
+    expect(await scheduledTypes(local)).not.toEqual(expect.arrayContaining(['create_file']));
+    expect(await scheduledTypes(local)).not.toEqual(expect.arrayContaining(['read_file']));
+    expect(await markers(local)).toBe(2);
+
+    // Refused (another host has the files): the same calls go to the host's queue, in order.
+    const elsewhere = await started({ step: calls });
+    expect(await elsewhere.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(logOf(elsewhere.workflowId).askedHere).toEqual(['c1', 'c2']);
+    expect(logOf(elsewhere.workflowId).tools).toEqual(['create_file', 'read_file']);
+
+    // A run that can move (a git store) pushes each change: never asked locally.
+    const movable = await started({
+      step: calls,
+      toolsHere: true,
+      host: { queue: TASK_QUEUE, movable: true },
+    });
+    expect(await movable.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(logOf(movable.workflowId).askedHere).toEqual([]);
+    expect(logOf(movable.workflowId).tools).toEqual(['create_file', 'read_file']);
+    expect(await markers(movable)).toBe(0);
   });
 
   test('without failure memory (--no-failure-memory, every run of aca eval): no lessons asked for, nothing stored', async () => {

@@ -1,0 +1,191 @@
+/**
+ * toolCallHere: a file tool call taken as a local activity of the worker running the workflow
+ * task. It runs only where that worker has the run's files at the recorded commit and nothing of
+ * the call leaves the machine; anything else is refused at once, touching nothing, and the
+ * workflow sends the call to the host's queue.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger } from '@temporalio/worker';
+import {
+  createAgentActivities,
+  type ToolCallHere,
+  type ToolCallInput,
+} from '../../src/activities/agent-activities';
+import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
+import { HostRuns } from '../../src/repo/host-runs';
+import { FileConversationStore } from '../../src/store/conversation-store';
+import { FileReportStore } from '../../src/store/report-store';
+import { BUILTIN_PRICES } from '../../src/llm/model-prices';
+import type { RunPlace } from '../../src/shared/run-types';
+import { tempDirs } from '../helpers/temp-dirs';
+
+const tempDir = tempDirs('aca-tool-call-here-');
+const author = { name: 'aca', email: 'aca@localhost' };
+
+interface Setup {
+  place: RunPlace;
+  conversations: FileConversationStore;
+  call(input: Partial<ToolCallInput> & { toolCallId: string }): Promise<ToolCallHere>;
+}
+
+async function preparedRun(options: { localStores?: boolean; withStore?: boolean } = {}): Promise<Setup> {
+  const home = tempDir();
+  const store = options.withStore
+    ? {
+        url: path.join(home, 'store.git'),
+        scheme: 'file' as const,
+        display: path.join(home, 'store.git'),
+        isDefault: false,
+      }
+    : null;
+  const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  // Quiet: the failures some cases expect would be logged as warnings.
+  const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+  const prepared = (await env.run(repo.prepareRun, {
+    workflowId: 'wf-here',
+    workspace: path.join(home, 'workspaces', 'wf-here'),
+    language: 'python' as const,
+    repo: null,
+    testCommand: null,
+    setupCommand: null,
+  })) as PreparedRun;
+  const place: RunPlace = {
+    workflowId: 'wf-here',
+    branch: prepared.branch,
+    commit: prepared.startCommit,
+    git: prepared.git,
+    disk: prepared.queues.disk,
+  };
+  const conversations = new FileConversationStore(path.join(home, 'conversations'));
+  const activities = createAgentActivities({
+    store: conversations,
+    reports: new FileReportStore(path.join(home, 'conversations')),
+    chatModel: { complete: () => Promise.reject(new Error('no model here')) },
+    recallLessons: () => Promise.resolve([]),
+    logPrompts: false,
+    prices: BUILTIN_PRICES,
+    host,
+    localStores: options.localStores ?? true,
+  });
+  return {
+    place,
+    conversations,
+    call: (input) =>
+      env.run(activities.toolCallHere, {
+        ref: 'wf-here/run/coder-1',
+        place,
+        execution: 'run',
+        ...input,
+      }) as Promise<ToolCallHere>,
+  };
+}
+
+/** A Coder's conversation whose last answer asked for `calls` (name, JSON arguments). */
+async function askedFor(setup: Setup, calls: Array<[id: string, name: string, args: object]>): Promise<void> {
+  await setup.conversations.save({
+    ref: 'wf-here/run/coder-1',
+    role: 'coder',
+    model: 'stub',
+    language: 'python',
+    workspace: setup.place.git.workTree,
+    protectedPaths: [],
+    entries: [
+      { kind: 'system', content: 'coder' },
+      { kind: 'user', content: 'write a.py' },
+      {
+        kind: 'assistant',
+        content: null,
+        toolCalls: calls.map(([id, name, args]) => ({ id, name, arguments: JSON.stringify(args) })),
+      },
+    ],
+    toolResults: {},
+    steps: [],
+  });
+}
+
+const workFile = (setup: Setup, name: string) => path.join(setup.place.git.workTree, name);
+
+describe('a file tool call taken where the workflow runs', () => {
+  test('runs on the host that has the files at the recorded commit, once per call', async () => {
+    const setup = await preparedRun();
+    await askedFor(setup, [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]]);
+    const answer = await setup.call({ toolCallId: 'c1' });
+    expect(answer).toEqual({ here: true, outcome: { ok: true } });
+    expect(fs.readFileSync(workFile(setup, 'a.py'), 'utf8')).toBe('x = 1\n');
+    expect((await setup.conversations.load('wf-here/run/coder-1')).toolResults.c1).toMatchObject({
+      ok: true,
+    });
+    // A retry of the local activity finds the stored answer and does not write again.
+    fs.writeFileSync(workFile(setup, 'a.py'), 'changed since\n');
+    expect(await setup.call({ toolCallId: 'c1' })).toEqual({ here: true, outcome: { ok: true } });
+    expect(fs.readFileSync(workFile(setup, 'a.py'), 'utf8')).toBe('changed since\n');
+  });
+
+  test.each([
+    ['the run is on another disk', { disk: 'another-disk' }, "the run's files are on another host"],
+    [
+      'the branch is not at the recorded commit',
+      { commit: '0'.repeat(40) },
+      'the branch is not known to be at the recorded commit',
+    ],
+  ])('is refused, touching nothing, when %s', async (_what, change, why) => {
+    const setup = await preparedRun();
+    await askedFor(setup, [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]]);
+    const answer = await setup.call({ toolCallId: 'c1', place: { ...setup.place, ...change } });
+    expect(answer).toEqual({ here: false, why });
+    expect(fs.existsSync(workFile(setup, 'a.py'))).toBe(false);
+    expect((await setup.conversations.load('wf-here/run/coder-1')).toolResults).toEqual({});
+  });
+
+  test.each([
+    ['conversations are in a database', { localStores: false }, 'conversations are kept in a database'],
+    ['changes are pushed to a git store', { withStore: true }, 'each change is pushed to the git store'],
+  ])('is refused when %s', async (_what, options, why) => {
+    const setup = await preparedRun(options);
+    await askedFor(setup, [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]]);
+    expect(await setup.call({ toolCallId: 'c1' })).toEqual({ here: false, why });
+    expect(fs.existsSync(workFile(setup, 'a.py'))).toBe(false);
+  });
+
+  test('a packed branch ref, which only git reads, sends the call to the host queue', async () => {
+    const setup = await preparedRun();
+    execFileSync('git', ['--git-dir', setup.place.git.commonDir, 'pack-refs', '--all']);
+    await askedFor(setup, [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]]);
+    expect(await setup.call({ toolCallId: 'c1' })).toEqual({
+      here: false,
+      why: 'the branch is not known to be at the recorded commit',
+    });
+  });
+
+  test('keeps the file tools inside the work tree: links, parent folders and absolute paths', async () => {
+    const setup = await preparedRun();
+    const outside = tempDir();
+    fs.symlinkSync(outside, workFile(setup, 'link'));
+    await askedFor(setup, [
+      ['c1', 'create_file', { path: 'link/planted.py', content: 'x' }],
+      ['c2', 'create_file', { path: '../escape.py', content: 'x' }],
+      ['c3', 'create_file', { path: path.join(outside, 'abs.py'), content: 'x' }],
+      ['c4', 'read_file', { path: 'link/../../../etc/passwd' }],
+    ]);
+    for (const id of ['c1', 'c2', 'c3', 'c4']) {
+      const answer = await setup.call({ toolCallId: id });
+      expect(answer).toMatchObject({ here: true, outcome: { ok: false } });
+    }
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.existsSync(path.join(path.dirname(setup.place.git.workTree), 'escape.py'))).toBe(false);
+  });
+
+  test('a turn this worker has no conversation for fails at once, not retried', async () => {
+    const setup = await preparedRun();
+    const failure = (await setup
+      .call({ toolCallId: 'c1' })
+      .catch((err: unknown) => err)) as ApplicationFailure;
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'ConversationMissing', nonRetryable: true });
+  });
+});
