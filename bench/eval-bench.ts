@@ -209,16 +209,11 @@ export async function runEvalBench(
     });
     const report = (await handle.result()) as EvalReport;
     const wallMs = performance.now() - started;
-    let executions = 0;
-    let historyEvents = 0;
-    let historyBytes = 0;
-    let maxExecutionEvents = 0;
-    for await (const execution of stack.client.workflow.list({ query: `WorkflowId = '${batchId}'` })) {
-      executions += 1;
-      historyEvents += execution.historyLength;
-      historyBytes += execution.historySize ?? 0;
-      maxExecutionEvents = Math.max(maxExecutionEvents, execution.historyLength);
-    }
+    const listed = await closedExecutions(stack, batchId);
+    const executions = listed.length;
+    const historyEvents = listed.reduce((sum, e) => sum + e.historyLength, 0);
+    const historyBytes = listed.reduce((sum, e) => sum + (e.historySize ?? 0), 0);
+    const maxExecutionEvents = Math.max(0, ...listed.map((e) => e.historyLength));
     const perInstanceMs = wallMs / opts.instances;
     levels.push({
       concurrency,
@@ -268,4 +263,27 @@ export function evalBenchReport(r: EvalBenchResult, io: BenchIO): void {
     ]),
   ))
     io.out(line);
+}
+
+/**
+ * The batch's executions as visibility lists them once every one is closed: visibility is updated
+ * after the result is delivered, and a record read before that still has the history length of
+ * the execution's start.
+ */
+async function closedExecutions(
+  stack: BenchStack,
+  batchId: string,
+): Promise<Array<{ historyLength: number; historySize?: number }>> {
+  for (let tries = 0; ; tries++) {
+    const listed: Array<{ historyLength: number; historySize?: number; closed: boolean }> = [];
+    for await (const execution of stack.client.workflow.list({ query: `WorkflowId = '${batchId}'` })) {
+      listed.push({
+        historyLength: execution.historyLength,
+        historySize: execution.historySize ?? 0,
+        closed: execution.closeTime !== undefined,
+      });
+    }
+    if ((listed.length > 0 && listed.every((e) => e.closed)) || tries >= 100) return listed;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

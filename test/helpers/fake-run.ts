@@ -29,6 +29,8 @@ export interface FakeRunScript {
   /** Overrides of single activities. */
   activities?: Record<string, (...args: never[]) => unknown>;
   prepared?: Partial<PreparedRun>;
+  /** The worker running the workflow has the run's files: toolCallHere takes each tool call. */
+  toolsHere?: boolean;
 }
 
 export interface FakeRunLog {
@@ -123,6 +125,10 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
           : { ...answer, finished: FINISHES[role]! }),
       };
     },
+    toolCallHere: async () =>
+      script.toolsHere
+        ? { here: true, outcome: { ok: true } }
+        : { here: false, why: "the run's files are on another host" },
     create_file: tool,
     read_file: tool,
     edit_file: tool,

@@ -43,6 +43,8 @@ export const fake = {
   calls: [] as ActivityCall[],
   /** Every proxyActivities call's options, in order. */
   proxies: [] as Array<Record<string, unknown>>,
+  /** Every proxyLocalActivities call's options, in order. */
+  localProxies: [] as Array<Record<string, unknown>>,
   handlers: new Map<string, Handler>(),
   details: [] as string[],
   searchAttributes: [] as Array<Array<{ key: { name: string }; value: unknown }>>,
@@ -66,6 +68,7 @@ export function resetWorkflowFake(activities: Record<string, Stub>): void {
   fake.activities = activities;
   fake.calls = [];
   fake.proxies = [];
+  fake.localProxies = [];
   fake.handlers = new Map();
   fake.details = [];
   fake.searchAttributes = [];
@@ -156,6 +159,24 @@ export function proxyActivities<T>(options: Record<string, unknown>): T {
     },
   ) as T;
 }
+
+/** Local activities are called as the others are; their calls name the queue `(local)`. */
+export function proxyLocalActivities<T>(options: Record<string, unknown>): T {
+  fake.localProxies.push(options);
+  return new Proxy(
+    {},
+    {
+      get: (_target, name) => {
+        const activity = (...args: unknown[]) => callActivity(String(name), undefined, args, LOCAL_QUEUE);
+        activity.executeWithOptions = (opts: { summary?: string }, args: unknown[]) =>
+          callActivity(String(name), opts.summary, args, LOCAL_QUEUE);
+        return activity;
+      },
+    },
+  ) as T;
+}
+
+export const LOCAL_QUEUE = '(local)';
 
 function durationMs(d: number | string): number {
   if (typeof d === 'number') return d;

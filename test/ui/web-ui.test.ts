@@ -142,16 +142,17 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       // The latest analysis is part of the current details.
       expect(text).toContain('Latest analysis');
       expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
-      // Every summary is listed with its outcome: model steps, test runs, and the steps of the
-      // run's host (file tools, commits), all regular activities.
+      // Every summary is listed: model steps, test runs and the host's steps (commits, openings)
+      // as activities with their outcome; file tool calls, which this one-host worker took
+      // where the workflow ran, as local activities (the UI gives those no status).
       expect(text).toMatch(/Activity coder · model step 1 Completed/);
       expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
-      expect(text).toMatch(/Activity coder · create_file fizzbuzz\.py Completed/);
-      expect(text).toMatch(/Activity planner · list_files \. Completed/);
+      expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
+      expect(text).toMatch(/Local Activity planner · list_files \./);
       expect(text).toMatch(
         /Activity git · changed files; give the workspace back from the sandbox user Completed/,
       );
-      expect(text).not.toMatch(/Local Activity/);
+      expect(text.match(/Local Activity/g)).toHaveLength(6);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
@@ -239,9 +240,13 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'runTests • tester · run tests (attempt 1)',
         'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
-      // The steps of the run's host appear like any activity, by type and summary.
-      expect(text).toContain('create_file • coder · create_file fizzbuzz.py');
-      expect(text).toMatch(/\blist_files\b/);
+      // The steps of the run's host appear like any activity, by type and summary; a file tool
+      // call taken where the workflow ran is a local activity event with its summary.
+      expect(text).toContain('closeRun • git · changed files; give the workspace back from the sandbox user');
+      expect(text).toContain('openTurn • tester · open the turn');
+      expect(text).toContain(
+        'Local Activity Activity Type toolCallHere Summary coder · create_file fizzbuzz.py',
+      );
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
     } finally {

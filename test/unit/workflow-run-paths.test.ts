@@ -22,7 +22,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { ContinuedAsNew, fake, query, update } from '../helpers/workflow-fake';
+import { ContinuedAsNew, fake, LOCAL_QUEUE, query, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
 
@@ -1346,6 +1346,69 @@ describe('turns that end badly', () => {
     );
     // The Coder's turn is committed by the next host step, from the tool's commit.
     expect(pendingCommits()[0]).toMatchObject({ step: 'openTurn', from: 'tool-commit' });
+  });
+
+  test("tool calls taken where the workflow runs: the local answer is the call's; a refusal sends the same call to the host's queue", async () => {
+    const calls = (turnKey: string, stepIndex: number) =>
+      turnKey === 'coder-1' && stepIndex < 4
+        ? { progress: true, toolCalls: [{ id: `c${stepIndex}`, name: 'edit_file' as const, target: 'a.py' }] }
+        : {};
+    const taken = ['c0', 'c2'];
+    const { log, result } = runWorkflow({
+      step: calls,
+      activities: {
+        // c0 and c2 taken here and failing, c1 refused here and failing on the host.
+        toolCallHere: async (input: { toolCallId: string }) =>
+          taken.includes(input.toolCallId)
+            ? { here: true, outcome: { ok: false } }
+            : { here: false, why: "the run's files are on another host" },
+        edit_file: async () => ({ ok: false, commit: null }),
+      },
+    });
+    expect((await result).state).toBe('SUCCESS');
+    const toolCalls = fake.calls.filter((c) => c.name === 'toolCallHere' || c.name === 'edit_file');
+    expect(
+      toolCalls.map((c) => [c.name, c.taskQueue, (c.args[0] as { toolCallId: string }).toolCallId]),
+    ).toEqual([
+      ['toolCallHere', LOCAL_QUEUE, 'c0'],
+      ['toolCallHere', LOCAL_QUEUE, 'c1'],
+      ['edit_file', 'host-1', 'c1'],
+      ['toolCallHere', LOCAL_QUEUE, 'c2'],
+    ]);
+    // The same input either way, and the same summary.
+    expect(toolCalls[1]!.args).toEqual(toolCalls[2]!.args);
+    expect(toolCalls[1]!.args[0]).toEqual({
+      ref: 'wf-1/first-run/run-1/coder-1',
+      toolCallId: 'c1',
+      place: {
+        workflowId: 'wf-1',
+        branch: 'aca/wf-1',
+        commit: 'base',
+        git: expect.any(Object),
+        disk: 'disk-1',
+      },
+      execution: 'run-1',
+    });
+    expect(new Set(toolCalls.map((c) => c.summary))).toEqual(new Set(['coder · edit_file a.py']));
+    // Three failed calls in a row, wherever each ran, end the turn as no progress.
+    expect(log.steps.filter((s) => s.startsWith('coder-1'))).toEqual(['coder-1#0', 'coder-1#1', 'coder-1#2']);
+    expect(fake.logs.filter((l) => l.level === 'warn').map((l) => l.attrs)).toEqual([
+      { error: 'coder made no progress in 3 steps in a row (only failing calls or no calls)' },
+    ]);
+  });
+
+  test('a run that can move (a git store) sends every tool call to its host, never asking locally', async () => {
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0
+          ? { toolCalls: [{ id: 'c0', name: 'create_file', target: 'a.py' }] }
+          : {},
+      prepared: { movable: true },
+      toolsHere: true,
+    });
+    expect((await result).state).toBe('SUCCESS');
+    expect(fake.calls.filter((c) => c.name === 'toolCallHere')).toEqual([]);
+    expect(fake.calls.filter((c) => c.name === 'create_file').map((c) => c.taskQueue)).toEqual(['host-1']);
   });
 
   test('an analysis that says the tests are wrong sends the Tester back; the commit message keeps one line', async () => {
