@@ -31,6 +31,8 @@ export interface RepoActivityDeps {
   hostStartTimeoutMs?: number;
   /** How long a run's step may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
+  /** Conversations and reports are files under this worker's ACA_HOME (no DATABASE_URL). */
+  localStores?: boolean;
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -74,6 +76,12 @@ export interface PreparedRun {
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
+  /**
+   * Whether the run's file tool calls are offered to the worker running the workflow task (see
+   * toolCallHere): nothing of a call leaves the preparing host (no git store, no DATABASE_URL).
+   * Absent: never offered, so a call is not asked twice where it could never be taken.
+   */
+  localToolCalls?: boolean;
 }
 
 export interface AdoptedRun {
@@ -93,6 +101,7 @@ export function createRepoActivities(deps: RepoActivityDeps) {
         ...(await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host)),
         ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
         ...(deps.heartbeatTimeoutMs ? { heartbeatTimeoutMs: deps.heartbeatTimeoutMs } : {}),
+        ...(deps.localStores && deps.gitStore === null ? { localToolCalls: true } : {}),
       }));
     },
 

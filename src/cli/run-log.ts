@@ -106,8 +106,8 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
       if (type === 'toolCallHere' && !failure) {
         const taken = result as { here?: boolean; outcome?: unknown } | undefined;
         // Not taken here: the same call went to the host's queue, whose line follows.
-        if (!taken?.here) continue;
-        result = taken.outcome;
+        if (taken?.here === false) continue;
+        if (taken?.here === true) result = taken.outcome;
       }
       lines.push(
         `${time}  ${summary || type}: ${failure ? `failed: ${short(failure)}` : describeOutcome(type, result)}`,

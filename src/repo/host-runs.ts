@@ -1,6 +1,7 @@
 /**
  * The runs whose files are on this host. A run's files live on the host that prepared it (or
- * adopted it): every step that reads or writes them goes to that host's task queue, so no other
+ * adopted it): every step that reads or writes them goes to that host's task queue, or is taken
+ * as a local activity by a worker of that host (a file tool call, see toolCallHere), so no other
  * host ever needs them. A step starts from the commit the workflow recorded; when the work tree's
  * branch is anywhere else (a retried step, a Temporal Reset), it is brought back there first.
  *

@@ -6,6 +6,12 @@ import type { RunContext } from './run-context';
 /** A turn that called its finishing tool, or one that ended without it. */
 export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: string };
 
+/**
+ * Tool calls always sent to the host's queue: a search may scan a large tree for seconds (its own
+ * limit is ten), too long to hold a workflow task for.
+ */
+const HOST_QUEUE_ONLY: ReadonlySet<string> = new Set(['search_files']);
+
 /** Steps in a row that only failed, or called nothing, before a turn is given up. */
 export const MAX_IDLE_STEPS = 3;
 
@@ -74,7 +80,9 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         ...takenOver(),
       };
       const outcome =
-        (await run.hereIfHost((local) => local.toolCallHere.executeWithOptions({ summary }, [args]))) ??
+        (HOST_QUEUE_ONLY.has(call.name)
+          ? null
+          : await run.hereIfHost((local) => local.toolCallHere.executeWithOptions({ summary }, [args]))) ??
         (await run.onHost((host) => host.files[call.name].executeWithOptions({ summary }, [args])));
       if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);

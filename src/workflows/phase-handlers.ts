@@ -67,6 +67,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   work.host = prepared.queues;
   work.preparedOn = prepared.queues.disk;
   work.movable = prepared.movable;
+  work.localToolCalls = prepared.localToolCalls === true;
   if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
   if (prepared.heartbeatTimeoutMs) work.heartbeatTimeoutMs = prepared.heartbeatTimeoutMs;
   work.setupCommand = prepared.setupCommand;

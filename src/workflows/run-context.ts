@@ -51,6 +51,8 @@ export interface RunWork {
   preparedOn: string | null;
   /** Whether the run can move to another host (a git store is configured). */
   movable: boolean;
+  /** Whether file tool calls are offered to the worker running the workflow task (see hereIfHost). */
+  localToolCalls?: boolean;
   /** How long a host step may wait to start before the run moves, as the preparing host set it. */
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat, as the preparing host set it; absent: each step's own. */
@@ -319,14 +321,15 @@ export class RunContext {
 
   /**
    * A host step certain to take milliseconds, as a local activity of the worker running this
-   * workflow task when that worker has the run's files (one host, no git store; the step itself
-   * checks): no round trip through the host's queue. Null when it has not, or the run can move:
-   * the caller sends the step to the host's queue (onHost).
+   * workflow task when that worker has the run's files (the step itself checks): no round trip
+   * through the host's queue. Null when it has not, or when the preparing host said nothing of
+   * such a step stays on the machine (a git store, DATABASE_URL): the caller then sends the step
+   * to the host's queue (onHost).
    */
   async hereIfHost<T>(
     step: (local: LocalHostActivities) => Promise<{ here: true; outcome: T } | { here: false }>,
   ): Promise<T | null> {
-    if (this.work.movable || !this.work.host) return null;
+    if (!this.work.localToolCalls || this.work.movable || !this.work.host) return null;
     const answer = await step(this.localHost);
     return answer.here ? answer.outcome : null;
   }

@@ -97,6 +97,7 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
       setupCommand: input.setupCommand,
       queues: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       movable: false,
+      localToolCalls: true,
       ...script.prepared,
     }),
     prepareWorkspace: async (input: PrepareWorkspaceInput): Promise<PreparedWorkspace> => {

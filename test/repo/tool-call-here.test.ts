@@ -15,6 +15,8 @@ import {
   type ToolCallHere,
   type ToolCallInput,
 } from '../../src/activities/agent-activities';
+import type { ToolCallOutcome } from '../../src/agents/agent-turn';
+import type { FileToolName } from '../../src/tools/file-tools';
 import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
 import { HostRuns } from '../../src/repo/host-runs';
 import { FileConversationStore } from '../../src/store/conversation-store';
@@ -28,12 +30,16 @@ const author = { name: 'aca', email: 'aca@localhost' };
 
 interface Setup {
   place: RunPlace;
+  prepared: PreparedRun;
   conversations: FileConversationStore;
   call(input: Partial<ToolCallInput> & { toolCallId: string }): Promise<ToolCallHere>;
+  /** The same call as the host's queue takes it (the create_file activity). */
+  onHostQueue(input: Partial<ToolCallInput> & { toolCallId: string }): Promise<ToolCallOutcome>;
 }
 
 async function preparedRun(options: { localStores?: boolean; withStore?: boolean } = {}): Promise<Setup> {
   const home = tempDir();
+  if (options.withStore) execFileSync('git', ['init', '-q', '--bare', path.join(home, 'store.git')]);
   const store = options.withStore
     ? {
         url: path.join(home, 'store.git'),
@@ -43,7 +49,13 @@ async function preparedRun(options: { localStores?: boolean; withStore?: boolean
       }
     : null;
   const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
-  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  const repo = createRepoActivities({
+    gitAuthor: author,
+    sandboxMode: 'none',
+    gitStore: store,
+    host,
+    localStores: options.localStores ?? true,
+  });
   // Quiet: the failures some cases expect would be logged as warnings.
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   const prepared = (await env.run(repo.prepareRun, {
@@ -72,23 +84,29 @@ async function preparedRun(options: { localStores?: boolean; withStore?: boolean
     host,
     localStores: options.localStores ?? true,
   });
+  const inputOf = (input: Partial<ToolCallInput> & { toolCallId: string }): ToolCallInput => ({
+    ref: 'wf-here/run/coder-1',
+    place,
+    execution: 'run',
+    ...input,
+  });
   return {
     place,
+    prepared,
     conversations,
-    call: (input) =>
-      env.run(activities.toolCallHere, {
-        ref: 'wf-here/run/coder-1',
-        place,
-        execution: 'run',
-        ...input,
-      }) as Promise<ToolCallHere>,
+    call: (input) => env.run(activities.toolCallHere, inputOf(input)) as Promise<ToolCallHere>,
+    onHostQueue: (input) => env.run(activities.create_file, inputOf(input)) as Promise<ToolCallOutcome>,
   };
 }
 
 /** A Coder's conversation whose last answer asked for `calls` (name, JSON arguments). */
-async function askedFor(setup: Setup, calls: Array<[id: string, name: string, args: object]>): Promise<void> {
+async function askedFor(
+  setup: Setup,
+  calls: Array<[id: string, name: string, args: object]>,
+  ref = 'wf-here/run/coder-1',
+): Promise<void> {
   await setup.conversations.save({
-    ref: 'wf-here/run/coder-1',
+    ref,
     role: 'coder',
     model: 'stub',
     language: 'python',
@@ -104,7 +122,15 @@ async function askedFor(setup: Setup, calls: Array<[id: string, name: string, ar
       },
     ],
     toolResults: {},
-    steps: [],
+    steps: [
+      {
+        toolCalls: calls.map(([id, name]) => ({ id, name: name as FileToolName, target: '' })),
+        finished: null,
+        progress: true,
+        usage: { prompt: 0, completion: 0 },
+        note: null,
+      },
+    ],
   });
 }
 
@@ -124,6 +150,37 @@ describe('a file tool call taken where the workflow runs', () => {
     fs.writeFileSync(workFile(setup, 'a.py'), 'changed since\n');
     expect(await setup.call({ toolCallId: 'c1' })).toEqual({ here: true, outcome: { ok: true } });
     expect(fs.readFileSync(workFile(setup, 'a.py'), 'utf8')).toBe('changed since\n');
+  });
+
+  test("a call taken here and sent again to the host's queue (a crash before the marker) is answered, not run twice", async () => {
+    const setup = await preparedRun();
+    await askedFor(setup, [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]]);
+    const here = await setup.call({ toolCallId: 'c1' });
+    fs.writeFileSync(workFile(setup, 'a.py'), 'changed since\n');
+    expect(await setup.onHostQueue({ toolCallId: 'c1' })).toEqual(here.here && here.outcome);
+    expect(fs.readFileSync(workFile(setup, 'a.py'), 'utf8')).toBe('changed since\n');
+  });
+
+  test('a turn an earlier execution opened (a Reset) is taken over, and the call names the copy it wrote', async () => {
+    const setup = await preparedRun();
+    await askedFor(
+      setup,
+      [['c1', 'create_file', { path: 'a.py', content: 'x = 1\n' }]],
+      'wf-here/old/coder-1',
+    );
+    const answer = await setup.call({ toolCallId: 'c1', openedAs: 'wf-here/old/coder-1' });
+    expect(answer).toEqual({ here: true, outcome: { ok: true, ref: 'wf-here/run/coder-1' } });
+    expect((await setup.conversations.load('wf-here/run/coder-1')).toolResults.c1).toMatchObject({
+      ok: true,
+    });
+    // The earlier execution's conversation stays as it was.
+    expect((await setup.conversations.load('wf-here/old/coder-1')).toolResults).toEqual({});
+  });
+
+  test('the preparing host says whether calls are to be offered at all: only without a git store or a database', async () => {
+    expect((await preparedRun()).prepared.localToolCalls).toBe(true);
+    expect((await preparedRun({ localStores: false })).prepared.localToolCalls).toBeUndefined();
+    expect((await preparedRun({ withStore: true })).prepared.localToolCalls).toBeUndefined();
   });
 
   test.each([

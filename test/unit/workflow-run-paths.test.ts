@@ -1397,6 +1397,26 @@ describe('turns that end badly', () => {
     ]);
   });
 
+  test.each([
+    ['a search, which may scan for seconds', {}, 'search_files' as const],
+    [
+      'any call of a run whose host keeps conversations in a database',
+      { localToolCalls: false },
+      'create_file' as const,
+    ],
+  ])('%s goes to the host queue, never asked locally', async (_what, prepared, name) => {
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0 ? { toolCalls: [{ id: 'c0', name, target: 'a' }] } : {},
+      prepared,
+      toolsHere: true,
+      activities: { [name]: async () => ({ ok: true, commit: null }) },
+    });
+    expect((await result).state).toBe('SUCCESS');
+    expect(fake.calls.filter((c) => c.name === 'toolCallHere')).toEqual([]);
+    expect(fake.calls.filter((c) => c.name === name).map((c) => c.taskQueue)).toEqual(['host-1']);
+  });
+
   test('a run that can move (a git store) sends every tool call to its host, never asking locally', async () => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>

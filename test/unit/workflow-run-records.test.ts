@@ -177,6 +177,7 @@ describe('the state carried to the next execution', () => {
       extension: null,
       host: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       preparedOn: 'disk-1',
+      localToolCalls: true,
       movable: false,
       acceptanceCommit: null,
       setupCommand: null,

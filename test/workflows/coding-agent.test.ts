@@ -180,6 +180,7 @@ const stubActivities = {
       tests: current().script.host?.queue ?? TASK_QUEUE,
     },
     movable: current().script.host?.movable ?? false,
+    ...(current().script.host?.movable ? {} : { localToolCalls: true }),
   }),
   async adoptRun(input: { place: RunPlace }) {
     current().log.adoptions.push(input.place);
