@@ -76,7 +76,10 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
   let result: RunResult;
 
   beforeAll(async () => {
-    harness = await createHarness();
+    // One host as `aca demo` has it: conversations and failure memory under its ACA_HOME, not in
+    // the database CI names, so the run's file tool calls are taken where the workflow runs.
+    harness = await createHarness({ env: { DATABASE_URL: undefined } });
+    expect(harness.config.databaseUrl).toBeNull();
     await harness.startWorker();
     handle = await harness.start('demo-fizzbuzz');
     result = await harness.result(handle);
