@@ -172,5 +172,7 @@ describe('aca up', () => {
       if (up.exitCode === null) up.kill('SIGKILL');
       await llm.stop();
     }
-  });
+    // Its own waits allow two minutes each (the server and worker coming up, then the run): on a
+    // loaded 2-core machine the two together have taken longer than Jest's two-minute default.
+  }, 300_000);
 });
