@@ -108,7 +108,14 @@ describe('aca scripted-model with scenarios of ones own', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     server.stdout!.on('data', (d: Buffer) => (serverOutput += d.toString()));
-    await until(() => /OPENAI_BASE_URL=(\S+)/.test(serverOutput), 30_000, 'the scripted model to listen');
+    // Each line is a write of its own and may arrive in a later chunk: wait for the lines read below.
+    await until(
+      () =>
+        /OPENAI_BASE_URL=(\S+)/.test(serverOutput) &&
+        ['my-hello', 'demo-fizzbuzz'].every((name) => serverOutput.includes(`--model scripted:${name}\n`)),
+      30_000,
+      'the scripted model to listen and list its scenarios',
+    );
     const url = /OPENAI_BASE_URL=(\S+)/.exec(serverOutput)![1]!;
     expect(serverOutput).toContain('--model scripted:my-hello');
     expect(serverOutput).toContain('--model scripted:demo-fizzbuzz');
