@@ -2,6 +2,7 @@ import { Context, log } from '@temporalio/activity';
 import {
   openTurn,
   type ToolCallOutcome,
+  type ToolCallSite,
   type TurnSources,
   runAgentStep,
   executeTurnToolCall,
@@ -187,6 +188,19 @@ function hostOf(deps: AgentActivityDeps): HostRuns {
 }
 
 export function createAgentActivities(deps: AgentActivityDeps) {
+  /**
+   * The call itself, in `workspace`, on either path: a turn an earlier execution opened is taken
+   * over first, and the outcome names the copy then written.
+   */
+  const runToolCall = async (input: ToolCallInput, site: ToolCallSite): Promise<ToolCallOutcome> => {
+    if (input.openedAs) {
+      await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
+    }
+    const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+      Promise.resolve(site),
+    );
+    return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
+  };
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
     const { place } = input;
     const host = hostOf(deps);
@@ -194,29 +208,23 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       atRecordedCommit(host, place, async (runGit) => {
         try {
-          if (input.openedAs) {
-            await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
-          }
-          const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
-            Promise.resolve({
-              workspace: runGit.workTree,
-              // With a store, each change is committed and pushed at once: another host that
-              // adopts the run mid-turn finds every file the turn's answers say it wrote.
-              ...(host.usesStore
-                ? {
-                    commitChange: (path: string, toolName: string) =>
-                      host.commit(place, {
-                        message: `aca: ${turn}: ${toolName} ${path}`,
-                        step: `${input.ref}/${input.toolCallId}`,
-                        execution: input.execution ?? '',
-                        paths: [path],
-                        warn: warnInActivity,
-                      }),
-                  }
-                : {}),
-            }),
-          );
-          return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
+          return await runToolCall(input, {
+            workspace: runGit.workTree,
+            // With a store, each change is committed and pushed at once: another host that
+            // adopts the run mid-turn finds every file the turn's answers say it wrote.
+            ...(host.usesStore
+              ? {
+                  commitChange: (path: string, toolName: string) =>
+                    host.commit(place, {
+                      message: `aca: ${turn}: ${toolName} ${path}`,
+                      step: `${input.ref}/${input.toolCallId}`,
+                      execution: input.execution ?? '',
+                      paths: [path],
+                      warn: warnInActivity,
+                    }),
+                }
+              : {}),
+          });
         } catch (err) {
           throw asMissingConversation(asCommitFailure(err));
         }
@@ -246,14 +254,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       const why = notHere(input.place);
       if (why !== null) return { here: false, why };
       try {
-        if (input.openedAs) {
-          await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
-        }
-        const workspace = input.place.git.workTree;
-        const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
-          Promise.resolve({ workspace }),
-        );
-        return { here: true, outcome: input.openedAs ? { ...outcome, ref: input.ref } : outcome };
+        return { here: true, outcome: await runToolCall(input, { workspace: input.place.git.workTree }) };
       } catch (err) {
         throw asMissingConversation(err);
       }

@@ -146,7 +146,16 @@ async function callActivity(
 
 export function proxyActivities<T>(options: Record<string, unknown>): T {
   fake.proxies.push(options);
-  const taskQueue = options.taskQueue as string | undefined;
+  return activityProxy<T>(options.taskQueue as string | undefined);
+}
+
+/** Local activities are called as the others are; their calls name the queue `(local)`. */
+export function proxyLocalActivities<T>(options: Record<string, unknown>): T {
+  fake.localProxies.push(options);
+  return activityProxy<T>(LOCAL_QUEUE);
+}
+
+function activityProxy<T>(taskQueue: string | undefined): T {
   return new Proxy(
     {},
     {
@@ -154,22 +163,6 @@ export function proxyActivities<T>(options: Record<string, unknown>): T {
         const activity = (...args: unknown[]) => callActivity(String(name), undefined, args, taskQueue);
         activity.executeWithOptions = (opts: { summary?: string }, args: unknown[]) =>
           callActivity(String(name), opts.summary, args, taskQueue);
-        return activity;
-      },
-    },
-  ) as T;
-}
-
-/** Local activities are called as the others are; their calls name the queue `(local)`. */
-export function proxyLocalActivities<T>(options: Record<string, unknown>): T {
-  fake.localProxies.push(options);
-  return new Proxy(
-    {},
-    {
-      get: (_target, name) => {
-        const activity = (...args: unknown[]) => callActivity(String(name), undefined, args, LOCAL_QUEUE);
-        activity.executeWithOptions = (opts: { summary?: string }, args: unknown[]) =>
-          callActivity(String(name), opts.summary, args, LOCAL_QUEUE);
         return activity;
       },
     },
