@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import {
   openTurn,
@@ -31,7 +33,7 @@ import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
-import type { RunPlace } from '../shared/run-types';
+import type { RunGit, RunPlace } from '../shared/run-types';
 import {
   afterPendingCommit,
   asCommitFailure,
@@ -136,6 +138,18 @@ export interface ToolCallInput {
  */
 export type ToolCallHere = { here: true; outcome: ToolCallOutcome } | { here: false; why: string };
 
+/** A turn opened where the workflow runs (see openTurnHere), or why it was not. */
+export type OpenedTurnHere = { here: true; outcome: OpenedTurn } | { here: false; why: string };
+
+/**
+ * The largest git index of a work tree whose turn opens where the workflow runs: some 60 to 100
+ * tracked files (an entry takes 80 to 130 bytes). The opening's repository map and pending commit
+ * read the tree at about a millisecond a file, up to the map's budget (a few hundred ms); a tree
+ * this small opens in tens of ms, and a larger one on the host's queue, where a step may take
+ * that long without holding a workflow task.
+ */
+export const MAX_INDEX_BYTES_OPENED_HERE = 8 * 1024;
+
 const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
 const CHUNK_HEARTBEAT_MIN_MS = 1_000;
@@ -179,6 +193,15 @@ function asMissingConversation(err: unknown): unknown {
     `${err.message} on this worker: conversations are kept in the ACA_HOME of the worker that opened the turn unless DATABASE_URL names a Postgres database that every worker shares, as workers on more than one host need (docs/scaling.md)`,
     FAILURE_TYPES.conversationMissing,
   );
+}
+
+/** The size of the work tree's git index (0 when it has none yet): a measure of its file count. */
+function indexBytes(runGit: RunGit): number {
+  try {
+    return fs.statSync(path.join(runGit.gitDir, 'index')).size;
+  } catch {
+    return 0;
+  }
 }
 
 function hostOf(deps: AgentActivityDeps): HostRuns {
@@ -241,6 +264,20 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     if (!host.isAtRecordedCommit(place)) return 'the branch is not known to be at the recorded commit';
     return null;
   };
+  /** Why a turn cannot be opened as a local activity: as for a tool call, and a small tree. */
+  const openingNotHere = (input: OpenTurnStepInput): string | null => {
+    const why = notHere(input.place);
+    if (why !== null) return why;
+    if (input.open.recallLessons) return 'recalling lessons may wait seconds on the failure memory';
+    if (indexBytes(input.place.git) > MAX_INDEX_BYTES_OPENED_HERE) return 'the work tree is large';
+    return null;
+  };
+  const openTurnOnHost = async (input: OpenTurnStepInput): Promise<OpenedTurn> => {
+    const opened = await afterPendingCommit(hostOf(deps), input.place, input.commitFirst, (runGit) =>
+      openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
+    );
+    return { commit: opened.commit, ref: input.open.ref };
+  };
   const sources = turnSources(deps);
   return {
     /**
@@ -260,15 +297,24 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       }
     },
 
+    /**
+     * A turn opened (and the turn before's work committed) as a local activity, on the terms of
+     * toolCallHere, for a small work tree and an opening that recalls no lessons; else answered
+     * `here: false` at once, and the workflow sends it to the host's queue (openTurn).
+     */
+    async openTurnHere(input: OpenTurnStepInput): Promise<OpenedTurnHere> {
+      const why = openingNotHere(input);
+      if (why !== null) return { here: false, why };
+      try {
+        return { here: true, outcome: await openTurnOnHost(input) };
+      } catch (err) {
+        throw asMissingConversation(err);
+      }
+    },
+
     /** Runs on the run's host: the repository map reads its work tree. */
     async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
-      const host = hostOf(deps);
-      const opened = await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
-        afterPendingCommit(host, input.place, input.commitFirst, (runGit) =>
-          openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
-        ),
-      );
-      return { commit: opened.commit, ref: input.open.ref };
+      return withHeartbeats(HEARTBEAT_EVERY_MS, () => openTurnOnHost(input));
     },
 
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {

@@ -21,7 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities(agentDeps),
     ...createTestActivities({ ...deps, openTurn: openTurnHere }),
     ...createMemoryActivities(deps),
-    ...createRepoActivities(deps),
+    ...createRepoActivities({ ...deps, openTurn: openTurnHere }),
     ...createWorkspaceActivities({ ...deps, openTurn: openTurnHere }),
     ...createEvalActivities(deps),
   };

@@ -70,27 +70,7 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
      * read-only, and commits them. Returns those paths so no agent may write them.
      */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PreparedWorkspace> {
-      const { place, openAfter } = input;
-      return withHeartbeats(5_000, () =>
-        atRecordedCommit(deps.host, place, async (runGit) => {
-          const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
-          const commit =
-            protectedPaths.length === 0
-              ? null
-              : await commitStep(deps.host, place, {
-                  message: input.commitMessage,
-                  step: 'acceptance tests',
-                  execution: input.execution,
-                });
-          if (!openAfter || !deps.openTurn) return { protectedPaths, commit };
-          await deps.openTurn({
-            ...openAfter,
-            context: { ...openAfter.context, protectedPaths },
-            workspace: runGit.workTree,
-          });
-          return { protectedPaths, commit, openedRef: openAfter.ref };
-        }),
-      );
+      return withHeartbeats(5_000, () => prepareWorkspaceAt(deps, input));
     },
 
     /**
@@ -117,6 +97,35 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
   };
 }
 
+/**
+ * The prepareWorkspace step's work, also done by prepareRun for a run that needs nothing on its
+ * host in between (see PrepareRunInput.workspaceStep).
+ */
+export async function prepareWorkspaceAt(
+  deps: Pick<WorkspaceActivityDeps, 'host' | 'openTurn'>,
+  input: PrepareWorkspaceInput,
+): Promise<PreparedWorkspace> {
+  const { place, openAfter } = input;
+  return atRecordedCommit(deps.host, place, async (runGit) => {
+    const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
+    const commit =
+      protectedPaths.length === 0
+        ? null
+        : await commitStep(deps.host, place, {
+            message: input.commitMessage,
+            step: 'acceptance tests',
+            execution: input.execution,
+          });
+    if (!openAfter || !deps.openTurn) return { protectedPaths, commit };
+    await deps.openTurn({
+      ...openAfter,
+      context: { ...openAfter.context, protectedPaths },
+      workspace: runGit.workTree,
+    });
+    return { protectedPaths, commit, openedRef: openAfter.ref };
+  });
+}
+
 async function copyAcceptanceTests(
   workspace: string,
   testsDir: string | null,
@@ -124,17 +133,7 @@ async function copyAcceptanceTests(
   const input = { workspace, testsDir };
   await fs.mkdir(input.workspace, { recursive: true });
   if (!input.testsDir) return { protectedPaths: [] };
-  let stat;
-  try {
-    stat = await fs.stat(input.testsDir);
-  } catch {
-    throw ApplicationFailure.nonRetryable(
-      `tests folder ${input.testsDir} does not exist on the worker`,
-      FAILURE_TYPES.badRunInput,
-    );
-  }
-  if (!stat.isDirectory())
-    throw ApplicationFailure.nonRetryable(`${input.testsDir} is not a folder`, FAILURE_TYPES.badRunInput);
+  await checkTestsFolder(input.testsDir);
   const files = await listWorkspaceFiles(input.testsDir, input.testsDir, 10_000);
   // The workspace may hold what an earlier run's code left (links, swapped folders): the copies
   // go through the same link-refusing writes as the file tools, replacing whatever is there.
@@ -144,6 +143,21 @@ async function copyAcceptanceTests(
     }
   });
   return { protectedPaths: files };
+}
+
+/** A `--tests` folder this worker cannot read fails the run at once: retrying will not make it. */
+export async function checkTestsFolder(testsDir: string): Promise<void> {
+  let stat;
+  try {
+    stat = await fs.stat(testsDir);
+  } catch {
+    throw ApplicationFailure.nonRetryable(
+      `tests folder ${testsDir} does not exist on the worker`,
+      FAILURE_TYPES.badRunInput,
+    );
+  }
+  if (!stat.isDirectory())
+    throw ApplicationFailure.nonRetryable(`${testsDir} is not a folder`, FAILURE_TYPES.badRunInput);
 }
 
 export async function listRunFiles(input: { workspace: string }): Promise<string[]> {

@@ -12,6 +12,9 @@ const short = (text: string): string => {
 };
 
 /** What one completed step of the run amounts to, in a few words. */
+/** Local activities that may answer `here: false`, the step then going to the host's queue. */
+const OFFERED_HERE: ReadonlySet<string> = new Set(['toolCallHere', 'openTurnHere']);
+
 function describeOutcome(type: string, result: unknown): string {
   if (type === 'agentStep') {
     const step = result as {
@@ -103,9 +106,9 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
       const type = details?.activity_type ?? '?';
       let result = decode(marker.details?.result?.payloads?.[0]);
       const failure = marker.failure?.message;
-      if (type === 'toolCallHere' && !failure) {
+      if (OFFERED_HERE.has(type) && !failure) {
         const taken = result as { here?: boolean; outcome?: unknown } | undefined;
-        // Not taken here: the same call went to the host's queue, whose line follows.
+        // Not taken here: the same step went to the host's queue, whose line follows.
         if (taken?.here === false) continue;
         if (taken?.here === true) result = taken.outcome;
       }

@@ -43,11 +43,14 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     openedAs = run.work.openedTurn.ref;
     run.work.openedTurn = null;
   } else {
-    const opened = await run.onHost((host) =>
-      host.files.openTurn.executeWithOptions({ summary: openingSummary(request) }, [
-        { open: opening, place: run.place()!, ...run.commitFirst() },
-      ]),
-    );
+    const summary = openingSummary(request);
+    const args = { open: opening, place: run.place()!, ...run.commitFirst() };
+    // Recalling lessons may wait seconds on the failure memory: never offered where the workflow runs.
+    const opened =
+      (opening.recallLessons
+        ? null
+        : await run.hereIfHost((local) => local.openTurnHere.executeWithOptions({ summary }, [args]))) ??
+      (await run.onHost((host) => host.files.openTurn.executeWithOptions({ summary }, [args])));
     run.committed(opened.commit);
     openedAs = opened.ref;
   }

@@ -1,5 +1,6 @@
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { PrepareWorkspaceInput } from '../activities/workspace-activities';
 import {
   attemptPassed,
   describeTargets,
@@ -35,8 +36,13 @@ export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<P
 async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   const { input, record, work } = run;
   const link = input.link ?? null;
+  // The Planner's turn opens in the same step as the acceptance tests, when the run is to plan.
+  const planner = takesOverPlan(run) ? null : plannerTurn(run);
+  // Nothing runs on the host between preparing the run and its workspace: one step may do both.
+  const workspaceInPrepare = !input.repo && !input.setupCommand;
+  const repository = input.repo ? `git · worktree of ${input.repo.path}` : 'git · repository of the run';
   const prepared = await run.activities.repository.prepareRun.executeWithOptions(
-    { summary: input.repo ? `git · worktree of ${input.repo.path}` : 'git · repository of the run' },
+    { summary: workspaceInPrepare ? `${repository}; ${workspaceSummary(planner)}` : repository },
     [
       {
         workflowId: run.workflowId,
@@ -54,6 +60,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
               parentRun: link.parentRun,
             }
           : null,
+        ...(workspaceInPrepare ? { workspaceStep: workspaceStep(run, planner) } : {}),
       },
     ],
   );
@@ -67,7 +74,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
   work.host = prepared.queues;
   work.preparedOn = prepared.queues.disk;
   work.movable = prepared.movable;
-  work.localToolCalls = prepared.localToolCalls === true;
+  work.localSteps = prepared.localSteps === true;
   if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
   if (prepared.heartbeatTimeoutMs) work.heartbeatTimeoutMs = prepared.heartbeatTimeoutMs;
   work.setupCommand = prepared.setupCommand;
@@ -115,27 +122,32 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
       );
     }
   }
-  // The Planner's turn opens in the same step on the host, when the run is to plan at all.
-  const planner = takesOverPlan(run) ? null : plannerTurn(run);
-  const acceptance = await run.onHost((host) =>
-    host.files.prepareWorkspace.executeWithOptions(
-      { summary: planner ? `prepare workspace · ${openingSummary(planner)}` : 'prepare workspace' },
-      [
-        {
-          testsDir: input.testsDir,
-          place: run.place()!,
-          commitMessage: 'aca: acceptance tests given with --tests',
-          execution: run.execution,
-          ...(planner ? { openAfter: turnOpening(run, planner) } : {}),
-        },
-      ],
-    ),
-  );
+  const acceptance =
+    prepared.workspace ??
+    (await run.onHost((host) =>
+      host.files.prepareWorkspace.executeWithOptions({ summary: workspaceSummary(planner) }, [
+        { ...workspaceStep(run, planner), place: run.place()! },
+      ]),
+    ));
   work.protectedPaths = acceptance.protectedPaths;
   run.recordCommit(acceptance.commit);
   if (work.protectedPaths.length > 0) work.acceptanceCommit = record.headCommit;
   if (planner && acceptance.openedRef) work.openedTurn = { key: planner.turnKey, ref: acceptance.openedRef };
   return { next: 'PLANNING' };
+}
+
+/** The acceptance tests' step: copied and committed, then the Planner's turn opened (when it plans). */
+function workspaceStep(run: RunContext, planner: TurnRequest | null): Omit<PrepareWorkspaceInput, 'place'> {
+  return {
+    testsDir: run.input.testsDir,
+    commitMessage: 'aca: acceptance tests given with --tests',
+    execution: run.execution,
+    ...(planner ? { openAfter: turnOpening(run, planner) } : {}),
+  };
+}
+
+function workspaceSummary(planner: TurnRequest | null): string {
+  return planner ? `prepare workspace · ${openingSummary(planner)}` : 'prepare workspace';
 }
 
 async function runSetupCommand(run: RunContext, command: string): Promise<void> {

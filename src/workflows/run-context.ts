@@ -51,8 +51,11 @@ export interface RunWork {
   preparedOn: string | null;
   /** Whether the run can move to another host (a git store is configured). */
   movable: boolean;
-  /** Whether file tool calls are offered to the worker running the workflow task (see hereIfHost). */
-  localToolCalls?: boolean;
+  /**
+   * Whether file tool calls and turn openings are offered to the worker running the workflow task
+   * (see hereIfHost).
+   */
+  localSteps?: boolean;
   /** How long a host step may wait to start before the run moves, as the preparing host set it. */
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat, as the preparing host set it; absent: each step's own. */
@@ -329,7 +332,7 @@ export class RunContext {
   async hereIfHost<T>(
     step: (local: LocalHostActivities) => Promise<{ here: true; outcome: T } | { here: false }>,
   ): Promise<T | null> {
-    if (!this.work.localToolCalls || this.work.movable || !this.work.host) return null;
+    if (!this.work.localSteps || this.work.movable || !this.work.host) return null;
     const answer = await step(this.localHost);
     return answer.here ? answer.outcome : null;
   }

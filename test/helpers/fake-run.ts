@@ -29,8 +29,13 @@ export interface FakeRunScript {
   /** Overrides of single activities. */
   activities?: Record<string, (...args: never[]) => unknown>;
   prepared?: Partial<PreparedRun>;
-  /** The worker running the workflow has the run's files: toolCallHere takes each tool call. */
+  /** The worker running the workflow has the run's files: toolCallHere and openTurnHere take each step. */
   toolsHere?: boolean;
+  /**
+   * prepareRun does the workspaceStep it is given, as a worker without a git store does; else it
+   * leaves it to the host's queue, as with a store (and as a stub may).
+   */
+  workspaceInPrepare?: boolean;
 }
 
 export interface FakeRunLog {
@@ -83,8 +88,18 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
     return 0;
   };
   const tool = async () => ({ ok: true, commit: null });
+  const prepareWorkspace = async (
+    input: Omit<PrepareWorkspaceInput, 'place'>,
+  ): Promise<PreparedWorkspace> => {
+    if (!input.openAfter) return { protectedPaths: [], commit: null };
+    log.opens.set(input.openAfter.ref.split('/').pop()!, input.openAfter);
+    return { protectedPaths: [], commit: null, openedRef: input.openAfter.ref };
+  };
   resetWorkflowFake({
     prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
+      ...(input.workspaceStep && script.workspaceInPrepare
+        ? { workspace: await prepareWorkspace(input.workspaceStep) }
+        : {}),
       git: { gitDir: '/g', commonDir: '/g', workTree: input.workspace ?? '/w' },
       branch: `aca/${input.workflowId}`,
       baseCommit: 'base',
@@ -97,17 +112,21 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
       setupCommand: input.setupCommand,
       queues: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       movable: false,
-      localToolCalls: true,
+      // Offered where the workflow runs only when the test says the files are there.
+      localSteps: script.toolsHere === true,
       ...script.prepared,
     }),
-    prepareWorkspace: async (input: PrepareWorkspaceInput): Promise<PreparedWorkspace> => {
-      if (!input.openAfter) return { protectedPaths: [], commit: null };
-      log.opens.set(input.openAfter.ref.split('/').pop()!, input.openAfter);
-      return { protectedPaths: [], commit: null, openedRef: input.openAfter.ref };
-    },
+    prepareWorkspace,
     openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
       log.opens.set(input.open.ref.split('/').pop()!, input.open);
       return { commit: committedBy(input), ref: input.open.ref };
+    },
+    // As the real one: taken where the run's files are, unless the opening recalls lessons.
+    openTurnHere: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
+      if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
+      if (input.open.recallLessons) return { here: false, why: 'recalling lessons may take seconds' };
+      log.opens.set(input.open.ref.split('/').pop()!, input.open);
+      return { here: true, outcome: { commit: committedBy(input), ref: input.open.ref } };
     },
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const turnKey = input.ref.split('/').pop()!;

@@ -18,6 +18,7 @@ import {
 } from '../../src/activities/workspace-activities';
 import type { TurnOpening } from '../../src/activities/agent-activities';
 import { openTurn } from '../../src/agents/agent-turn';
+import type { OpenTurnInput } from '../../src/agents/turn-context';
 import { HostRuns } from '../../src/repo/host-runs';
 import { FileConversationStore } from '../../src/store/conversation-store';
 import type { RunPlace } from '../../src/shared/run-types';
@@ -25,6 +26,29 @@ import { tempDirs } from '../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-prepare-workspace-');
 const author = { name: 'aca', email: 'aca@localhost' };
+
+/** Opens turns into this home's conversations, with one lesson to recall; records each recall. */
+function plannerOpener(home: string) {
+  const conversations = new FileConversationStore(path.join(home, 'conversations'));
+  const recalled: string[] = [];
+  const opener = (input: OpenTurnInput) =>
+    openTurn(conversations, input, {
+      loadReport: () => Promise.resolve(null),
+      recallLessons: (query) => {
+        recalled.push(query.task);
+        return Promise.resolve([
+          {
+            task: 'an older task',
+            rootCause: 'off by one',
+            fixHypothesis: 'use <=',
+            fix: null,
+            similarity: 0.9,
+          },
+        ]);
+      },
+    });
+  return { conversations, recalled, opener };
+}
 
 async function preparedRun(home: string) {
   const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
@@ -46,28 +70,8 @@ async function preparedRun(home: string) {
     git: prepared.git,
     disk: prepared.queues.disk,
   };
-  const conversations = new FileConversationStore(path.join(home, 'conversations'));
-  const recalled: string[] = [];
-  const workspace = createWorkspaceActivities({
-    sandboxMode: 'none',
-    host,
-    openTurn: (input) =>
-      openTurn(conversations, input, {
-        loadReport: () => Promise.resolve(null),
-        recallLessons: (query) => {
-          recalled.push(query.task);
-          return Promise.resolve([
-            {
-              task: 'an older task',
-              rootCause: 'off by one',
-              fixHypothesis: 'use <=',
-              fix: null,
-              similarity: 0.9,
-            },
-          ]);
-        },
-      }),
-  });
+  const { conversations, recalled, opener } = plannerOpener(home);
+  const workspace = createWorkspaceActivities({ sandboxMode: 'none', host, openTurn: opener });
   const prepare = (input: PrepareWorkspaceInput) =>
     env.run(workspace.prepareWorkspace, input) as Promise<PreparedWorkspace>;
   return { prepared, place, conversations, recalled, prepare };
@@ -156,3 +160,119 @@ test('without openAfter no turn is opened', async () => {
   expect(await conversations.exists(plannerOpening.ref)).toBe(false);
   expect(recalled).toEqual([]);
 }, 30_000);
+
+describe('prepareRun doing the workspace step', () => {
+  async function prepareWith(
+    home: string,
+    more: Partial<PrepareRunInput> = {},
+    withStore = false,
+  ): Promise<{ prepared: PreparedRun; conversations: FileConversationStore; recalled: string[] }> {
+    const store = withStore
+      ? { url: path.join(home, 'store.git'), scheme: 'file' as const, display: 'store', isDefault: false }
+      : null;
+    if (store) execFileSync('git', ['init', '-q', '--bare', store.url]);
+    const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
+    const { conversations, recalled, opener } = plannerOpener(home);
+    const repo = createRepoActivities({
+      gitAuthor: author,
+      sandboxMode: 'none',
+      gitStore: store,
+      host,
+      openTurn: opener,
+    });
+    const input: PrepareRunInput = {
+      workflowId: 'wf-prepare',
+      workspace: path.join(home, 'workspaces', 'wf-prepare'),
+      language: 'python',
+      repo: null,
+      testCommand: null,
+      setupCommand: null,
+      workspaceStep: {
+        testsDir: acceptanceDir(),
+        commitMessage: 'aca: acceptance tests given with --tests',
+        execution: 'run-1',
+        openAfter: plannerOpening,
+      },
+      ...more,
+    };
+    const prepared = (await new MockActivityEnvironment().run(repo.prepareRun, input)) as PreparedRun;
+    return { prepared, conversations, recalled };
+  }
+  const branchTip = (prepared: PreparedRun) =>
+    execFileSync('git', ['--git-dir', prepared.git.gitDir, 'rev-parse', `refs/heads/${prepared.branch}`], {
+      encoding: 'utf8',
+    }).trim();
+
+  test('a run without a setup command or a store: the tests committed on the new branch, the Planner opened; a retry commits the same tree', async () => {
+    const home = tempDir();
+    const { prepared, conversations, recalled } = await prepareWith(home);
+    expect(prepared.workspace).toEqual({
+      protectedPaths: ['tests/test_a.py'],
+      commit: branchTip(prepared),
+      openedRef: plannerOpening.ref,
+    });
+    const parent = execFileSync(
+      'git',
+      ['--git-dir', prepared.git.gitDir, 'rev-parse', `${prepared.workspace!.commit}^`],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
+    expect(parent).toBe(prepared.startCommit);
+    expect(fs.readFileSync(path.join(prepared.git.workTree, 'tests', 'test_a.py'), 'utf8')).toContain(
+      'def test_a',
+    );
+    expect(await conversations.load(plannerOpening.ref)).toMatchObject({
+      protectedPaths: ['tests/test_a.py'],
+    });
+    expect(recalled).toEqual(['Write a.py']);
+
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const again = await prepareWith(home);
+    expect(again.prepared.startCommit).toBe(prepared.startCommit);
+    expect(again.prepared.workspace).toMatchObject({
+      protectedPaths: ['tests/test_a.py'],
+      openedRef: plannerOpening.ref,
+    });
+    const tree = (commit: string) =>
+      execFileSync('git', ['--git-dir', prepared.git.gitDir, 'show', '-s', '--format=%T %P', commit], {
+        encoding: 'utf8',
+      });
+    expect(tree(again.prepared.workspace!.commit!)).toBe(tree(prepared.workspace!.commit!));
+    expect(again.recalled).toEqual([]);
+  }, 30_000);
+
+  test('a --tests folder the worker cannot read fails the step at once, before anything is made', async () => {
+    const home = tempDir();
+    const missing = path.join(home, 'no-such-tests');
+    const failure = await prepareWith(home, {
+      workspaceStep: { testsDir: missing, commitMessage: 'm', execution: 'run-1' },
+    }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toMatchObject({
+      message: `tests folder ${missing} does not exist on the worker`,
+      type: 'BadRunInput',
+      nonRetryable: true,
+    });
+    expect(fs.existsSync(path.join(home, 'workspaces', 'wf-prepare'))).toBe(false);
+    expect(fs.existsSync(path.join(home, 'git'))).toBe(false);
+  }, 30_000);
+
+  test.each([
+    ['a setup command runs first', { setupCommand: 'make deps' }, false],
+    ['a git store (the run may move)', {}, true],
+  ])(
+    'left to the host queue when %s: nothing copied, nothing opened',
+    async (_name, more, withStore) => {
+      const home = tempDir();
+      const { prepared, conversations } = await prepareWith(home, more, withStore);
+      expect(prepared).not.toHaveProperty('workspace');
+      expect(branchTip(prepared)).toBe(prepared.startCommit);
+      expect(fs.existsSync(path.join(prepared.git.workTree, 'tests'))).toBe(false);
+      expect(await conversations.exists(plannerOpening.ref)).toBe(false);
+    },
+    30_000,
+  );
+});

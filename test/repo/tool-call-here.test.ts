@@ -12,8 +12,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
 import {
   createAgentActivities,
+  type OpenedTurn,
+  type OpenedTurnHere,
+  type OpenTurnStepInput,
+  type TurnOpening,
   type ToolCallHere,
   type ToolCallInput,
+  MAX_INDEX_BYTES_OPENED_HERE,
 } from '../../src/activities/agent-activities';
 import type { ToolCallOutcome } from '../../src/agents/agent-turn';
 import type { FileToolName } from '../../src/tools/file-tools';
@@ -26,6 +31,18 @@ import type { RunPlace } from '../../src/shared/run-types';
 import { tempDirs } from '../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-tool-call-here-');
+const coderOpening: TurnOpening = {
+  ref: 'wf-here/run/coder-2',
+  model: 'stub',
+  context: {
+    role: 'coder',
+    task: 'Write a.py',
+    language: 'python',
+    attempt: 2,
+    maxIterations: 3,
+    protectedPaths: [],
+  },
+};
 const author = { name: 'aca', email: 'aca@localhost' };
 
 interface Setup {
@@ -35,6 +52,10 @@ interface Setup {
   call(input: Partial<ToolCallInput> & { toolCallId: string }): Promise<ToolCallHere>;
   /** The same call as the host's queue takes it (the create_file activity). */
   onHostQueue(input: Partial<ToolCallInput> & { toolCallId: string }): Promise<ToolCallOutcome>;
+  /** A turn opened where the workflow runs (openTurnHere). */
+  open(input: Partial<OpenTurnStepInput>): Promise<OpenedTurnHere>;
+  /** The same opening as the host's queue takes it (openTurn). */
+  openOnHostQueue(input: Partial<OpenTurnStepInput>): Promise<OpenedTurn>;
 }
 
 async function preparedRun(options: { localStores?: boolean; withStore?: boolean } = {}): Promise<Setup> {
@@ -96,6 +117,10 @@ async function preparedRun(options: { localStores?: boolean; withStore?: boolean
     conversations,
     call: (input) => env.run(activities.toolCallHere, inputOf(input)) as Promise<ToolCallHere>,
     onHostQueue: (input) => env.run(activities.create_file, inputOf(input)) as Promise<ToolCallOutcome>,
+    open: (input) =>
+      env.run(activities.openTurnHere, { open: coderOpening, place, ...input }) as Promise<OpenedTurnHere>,
+    openOnHostQueue: (input) =>
+      env.run(activities.openTurn, { open: coderOpening, place, ...input }) as Promise<OpenedTurn>,
   };
 }
 
@@ -178,9 +203,9 @@ describe('a file tool call taken where the workflow runs', () => {
   });
 
   test('the preparing host says whether calls are to be offered at all: only without a git store or a database', async () => {
-    expect((await preparedRun()).prepared.localToolCalls).toBe(true);
-    expect((await preparedRun({ localStores: false })).prepared.localToolCalls).toBeUndefined();
-    expect((await preparedRun({ withStore: true })).prepared.localToolCalls).toBeUndefined();
+    expect((await preparedRun()).prepared.localSteps).toBe(true);
+    expect((await preparedRun({ localStores: false })).prepared.localSteps).toBeUndefined();
+    expect((await preparedRun({ withStore: true })).prepared.localSteps).toBeUndefined();
   });
 
   test.each([
@@ -245,4 +270,78 @@ describe('a file tool call taken where the workflow runs', () => {
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'ConversationMissing', nonRetryable: true });
   });
+});
+
+describe('a turn opened where the workflow runs', () => {
+  const gitOf = (setup: Setup, ...args: string[]) =>
+    execFileSync(
+      'git',
+      ['--git-dir', setup.place.git.gitDir, '--work-tree', setup.place.git.workTree, ...args],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
+  const pending = { message: 'aca: attempt 1, coder: wrote a.py', step: 'commit-1', execution: 'run' };
+
+  test("commits the turn before's work first, then opens the conversation on that commit", async () => {
+    const setup = await preparedRun();
+    fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
+    const answer = await setup.open({ commitFirst: pending });
+    const tip = gitOf(setup, 'rev-parse', `refs/heads/${setup.place.branch}`);
+    expect(answer).toEqual({ here: true, outcome: { commit: tip, ref: coderOpening.ref } });
+    expect(tip).not.toBe(setup.place.commit);
+    expect(gitOf(setup, 'show', '--name-only', '--format=%s', tip).split('\n')).toEqual([
+      pending.message,
+      '',
+      'a.py',
+    ]);
+    const conversation = await setup.conversations.load(coderOpening.ref);
+    expect(conversation).toMatchObject({ role: 'coder', workspace: setup.place.git.workTree });
+    // The first message shows the file the commit holds, through the repository map.
+    expect(JSON.stringify(conversation.entries[1])).toContain('a.py');
+  });
+
+  test("an opening taken here whose marker was lost is refused when offered again; the host's queue takes its commit", async () => {
+    const setup = await preparedRun();
+    fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
+    const first = await setup.open({ commitFirst: pending });
+    if (!first.here) throw new Error(first.why);
+    expect(await setup.open({ commitFirst: pending })).toEqual({
+      here: false,
+      why: 'the branch is not known to be at the recorded commit',
+    });
+    expect(await setup.openOnHostQueue({ commitFirst: pending })).toEqual(first.outcome);
+    expect(gitOf(setup, 'rev-list', '--count', `refs/heads/${setup.place.branch}`)).toBe('2');
+  });
+
+  test.each([
+    [
+      'the opening recalls lessons',
+      { open: { ...coderOpening, recallLessons: { workflowId: 'wf-here', task: 't' } } },
+      'recalling lessons may wait seconds on the failure memory',
+    ],
+    ['the run is on another disk', {}, "the run's files are on another host"],
+  ])('is refused, touching nothing, when %s', async (what, input, why) => {
+    const setup = await preparedRun();
+    fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
+    const place = what.includes('disk') ? { place: { ...setup.place, disk: 'another-disk' } } : {};
+    expect(await setup.open({ commitFirst: pending, ...input, ...place })).toEqual({ here: false, why });
+    expect(gitOf(setup, 'rev-parse', `refs/heads/${setup.place.branch}`)).toBe(setup.place.commit);
+    expect(await setup.conversations.exists(coderOpening.ref)).toBe(false);
+  });
+
+  test("is refused for a work tree of more than about a hundred files: its map and commit are the host queue's", async () => {
+    const setup = await preparedRun();
+    const folder = workFile(setup, 'many');
+    fs.mkdirSync(folder);
+    for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(folder, `file_${i}.py`), '');
+    gitOf(setup, 'add', '-A');
+    gitOf(setup, 'commit', '-q', '--no-verify', '-m', 'many files');
+    const place = { ...setup.place, commit: gitOf(setup, 'rev-parse', 'HEAD') };
+    expect(fs.statSync(path.join(place.git.gitDir, 'index')).size).toBeGreaterThan(
+      MAX_INDEX_BYTES_OPENED_HERE,
+    );
+    expect(await setup.open({ place })).toEqual({ here: false, why: 'the work tree is large' });
+    expect(await setup.conversations.exists(coderOpening.ref)).toBe(false);
+  }, 30_000);
 });

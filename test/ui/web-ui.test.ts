@@ -145,17 +145,19 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       // The latest analysis is part of the current details.
       expect(text).toContain('Latest analysis');
       expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
-      // Every summary is listed: model steps, test runs and the host's steps (commits, openings)
-      // as activities with their outcome; file tool calls, which this one-host worker took
-      // where the workflow ran, as local activities (the UI gives those no status).
+      // Every summary is listed: model steps, test runs and the host's steps as activities with
+      // their outcome; file tool calls and turn openings, which this one-host worker took where
+      // the workflow ran, as local activities (the UI gives those no status).
       expect(text).toMatch(/Activity coder · model step 1 Completed/);
       expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
       expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
       expect(text).toMatch(/Local Activity planner · list_files \./);
+      expect(text).toMatch(/Local Activity tester · open the turn/);
       expect(text).toMatch(
         /Activity git · changed files; give the workspace back from the sandbox user Completed/,
       );
-      expect(text.match(/Local Activity/g)).toHaveLength(6);
+      // Six file tool calls and three openings (two Coders', the Tester's).
+      expect(text.match(/Local Activity/g)).toHaveLength(9);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
@@ -244,9 +246,9 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
       // The steps of the run's host appear like any activity, by type and summary; a file tool
-      // call taken where the workflow ran is a local activity event with its summary.
+      // call or an opening taken where the workflow ran is a local activity event with its summary.
       expect(text).toContain('closeRun • git · changed files; give the workspace back from the sandbox user');
-      expect(text).toContain('openTurn • tester · open the turn');
+      expect(text).toContain('Local Activity Activity Type openTurnHere Summary tester · open the turn');
       expect(text).toContain(
         'Local Activity Activity Type toolCallHere Summary coder · create_file fizzbuzz.py',
       );

@@ -11,14 +11,19 @@ let nextId = 1;
 /** History events as the client reads them; only the fields renderRunLog looks at. */
 const event = (fields: Record<string, unknown>): HistoryEvent => fields as HistoryEvent;
 
-function localToolCall(summary: string, result: unknown, failure?: string): HistoryEvent {
+function localToolCall(
+  summary: string,
+  result: unknown,
+  failure?: string,
+  type = 'toolCallHere',
+): HistoryEvent {
   return event({
     eventId: nextId++,
     userMetadata: { summary: payload(summary) },
     markerRecordedEventAttributes: {
       markerName: 'core_local_activity',
       details: {
-        data: { payloads: [payload({ activity_type: 'toolCallHere' })] },
+        data: { payloads: [payload({ activity_type: type })] },
         ...(failure ? {} : { result: { payloads: [payload(result)] } }),
       },
       ...(failure ? { failure: { message: failure } } : {}),
@@ -79,5 +84,23 @@ describe('aca log of tool calls', () => {
   test('a local call that failed says so', () => {
     const lines = renderRunLog([localToolCall('coder · list_files .', undefined, 'disk full')], null);
     expect(lines.map((line) => line.slice(10))).toEqual(['coder · list_files .: failed: disk full']);
+  });
+
+  test('a turn opened where the workflow ran shows once; one refused there shows from the host queue', () => {
+    const opened = { commit: 'c1', ref: 'wf/run/coder-1' };
+    const lines = renderRunLog(
+      [
+        localToolCall('coder · open the turn', { here: true, outcome: opened }, undefined, 'openTurnHere'),
+        localToolCall(
+          'tester · open the turn',
+          { here: false, why: 'the work tree is large' },
+          undefined,
+          'openTurnHere',
+        ),
+        ...hostToolCall('tester · open the turn', 'openTurn', opened),
+      ],
+      null,
+    ).map((line) => line.slice(10));
+    expect(lines).toEqual(['coder · open the turn: done', 'tester · open the turn: done']);
   });
 });

@@ -20,7 +20,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { fake, query, signal, update } from '../helpers/workflow-fake';
+import { fake, LOCAL_QUEUE, query, signal, update } from '../helpers/workflow-fake';
 
 const PHASES: RunPhase[] = ['INIT', 'PLANNING', 'CODING', 'TESTING', 'REFLECTING', 'SUCCESS', 'FAILED'];
 
@@ -155,7 +155,9 @@ const t = (from: AgentState, to: AgentState) => ({ from, to, at });
 
 describe('a run, pinned whole', () => {
   test('success at the first attempt: the full result, every activity call and memory write', async () => {
-    const { log, result } = runWorkflow({});
+    // As one worker without a git store or a database has it: the run's first step also prepares
+    // its workspace, and the turns open where the workflow runs.
+    const { log, result } = runWorkflow({ workspaceInPrepare: true, toolsHere: true });
     const expected: RunResult = {
       workflowId: 'wf-1',
       state: 'SUCCESS',
@@ -231,7 +233,8 @@ describe('a run, pinned whole', () => {
     expect(fake.calls).toEqual([
       {
         name: 'prepareRun',
-        summary: 'git · repository of the run',
+        summary:
+          'git · repository of the run; prepare workspace · planner · recall similar failures, open the turn',
         args: [
           {
             workflowId: 'wf-1',
@@ -241,28 +244,20 @@ describe('a run, pinned whole', () => {
             testCommand: null,
             setupCommand: null,
             start: null,
-          },
-        ],
-        taskQueue: undefined,
-      },
-      {
-        name: 'prepareWorkspace',
-        summary: 'prepare workspace · planner · recall similar failures, open the turn',
-        args: [
-          {
-            testsDir: null,
-            place: place('base'),
-            commitMessage: 'aca: acceptance tests given with --tests',
-            execution: 'run-1',
-            openAfter: {
-              ref: ref('planner'),
-              model: 'stub',
-              context: { role: 'planner', ...base },
-              recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
+            workspaceStep: {
+              testsDir: null,
+              commitMessage: 'aca: acceptance tests given with --tests',
+              execution: 'run-1',
+              openAfter: {
+                ref: ref('planner'),
+                model: 'stub',
+                context: { role: 'planner', ...base },
+                recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
+              },
             },
           },
         ],
-        taskQueue: host,
+        taskQueue: undefined,
       },
       { name: 'agentStep', summary: 'planner · model step 1', args: [step('planner')], taskQueue: undefined },
       {
@@ -272,7 +267,7 @@ describe('a run, pinned whole', () => {
         taskQueue: undefined,
       },
       {
-        name: 'openTurn',
+        name: 'openTurnHere',
         summary: 'coder · open the turn',
         args: [
           {
@@ -291,12 +286,13 @@ describe('a run, pinned whole', () => {
             place: place('base'),
           },
         ],
-        taskQueue: host,
+        taskQueue: LOCAL_QUEUE,
       },
       { name: 'agentStep', summary: 'coder · model step 1', args: [step('coder-1')], taskQueue: undefined },
-      // The Coder's work is committed by the next step on the host, before it opens the Tester's turn.
+      // The Coder's work is committed by the next step on the host (here the local one), before it
+      // opens the Tester's turn.
       {
-        name: 'openTurn',
+        name: 'openTurnHere',
         summary: 'tester · open the turn',
         args: [
           {
@@ -313,7 +309,7 @@ describe('a run, pinned whole', () => {
             },
           },
         ],
-        taskQueue: host,
+        taskQueue: LOCAL_QUEUE,
       },
       { name: 'agentStep', summary: 'tester · model step 1', args: [step('tester-1')], taskQueue: undefined },
       {

@@ -36,6 +36,7 @@ describe("the run's input", () => {
           setupCommand: null,
           limits: { wallTimeSeconds: 30, memoryMiB: 512 },
           start: null,
+          workspaceStep: expect.objectContaining({ testsDir: null, execution: 'run-1' }) as unknown,
         },
       ],
     ]);
@@ -69,6 +70,7 @@ describe("the run's input", () => {
         testCommand: null,
         setupCommand: null,
         start: null,
+        workspaceStep: expect.objectContaining({ testsDir: null }) as unknown,
       },
     ]);
     expect(fake.calls.map((c) => c.name)).toEqual(['prepareRun']);

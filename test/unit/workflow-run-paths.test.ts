@@ -1356,6 +1356,7 @@ describe('turns that end badly', () => {
     const taken = ['c0', 'c2'];
     const { log, result } = runWorkflow({
       step: calls,
+      prepared: { localSteps: true },
       activities: {
         // c0 and c2 taken here and failing, c1 refused here and failing on the host.
         toolCallHere: async (input: { toolCallId: string }) =>
@@ -1401,7 +1402,7 @@ describe('turns that end badly', () => {
     ['a search, which may scan for seconds', {}, 'search_files' as const],
     [
       'any call of a run whose host keeps conversations in a database',
-      { localToolCalls: false },
+      { localSteps: false },
       'create_file' as const,
     ],
   ])('%s goes to the host queue, never asked locally', async (_what, prepared, name) => {
@@ -1797,5 +1798,143 @@ describe('commits of the turns', () => {
     expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toMatchObject({
       place: { commit: 'c-commit-1' },
     });
+  });
+});
+
+describe("the run's first step prepares its workspace too, when nothing happens on the host in between", () => {
+  test('a run without --repo or a setup command asks prepareRun for the workspace step; its result is taken as the host step would be', async () => {
+    const { log, result } = runWorkflow({
+      prepared: {
+        workspace: {
+          protectedPaths: ['tests/test_a.py'],
+          commit: 'acc',
+          openedRef: 'wf-1/first-run/run-1/planner',
+        },
+      },
+    });
+    const done = await result;
+    const names = fake.calls.map((c) => c.name);
+    expect(names.slice(0, 2)).toEqual(['prepareRun', 'agentStep']);
+    expect(names).not.toContain('prepareWorkspace');
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toEqual([
+      'coder · open the turn',
+      'tester · open the turn',
+    ]);
+    expect(fake.calls[0]!.summary).toBe(
+      'git · repository of the run; prepare workspace · planner · recall similar failures, open the turn',
+    );
+    expect(fake.calls[0]!.args[0]).toMatchObject({
+      workspaceStep: {
+        testsDir: null,
+        commitMessage: 'aca: acceptance tests given with --tests',
+        execution: 'run-1',
+        openAfter: { ref: 'wf-1/first-run/run-1/planner' },
+      },
+    });
+    expect(fake.calls[0]!.args[0]).not.toHaveProperty('workspaceStep.place');
+    // The acceptance commit is the run's, the paths stay protected, and the Planner's turn the
+    // step opened is not opened again.
+    expect(log.opens.get('coder-1')!.context.protectedPaths).toEqual(['tests/test_a.py']);
+    expect(log.opens.has('planner')).toBe(false);
+    expect(fake.calls.find((c) => c.name === 'openTurn')!.args[0]).toMatchObject({
+      place: { commit: 'acc' },
+    });
+    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
+      protectedPaths: ['tests/test_a.py'],
+    });
+    expect(done.state).toBe('SUCCESS');
+  });
+
+  test('prepareRun that leaves the step undone: the host step does it', async () => {
+    const { log, result } = runWorkflow({});
+    await result;
+    const names = fake.calls.map((c) => c.name);
+    expect(names.slice(0, 3)).toEqual(['prepareRun', 'prepareWorkspace', 'agentStep']);
+    expect(fake.calls[1]!.taskQueue).toBe('host-1');
+    expect(fake.calls[1]!.args[0]).toEqual({
+      ...(fake.calls[0]!.args[0] as { workspaceStep: object }).workspaceStep,
+      place: expect.objectContaining({ commit: 'base', disk: 'disk-1' }) as unknown,
+    });
+    expect(log.opens.has('planner')).toBe(true);
+  });
+
+  test.each([
+    ['a --repo run (its baseline runs in between)', { repo }],
+    ['a run with a setup command', { setupCommand: 'make deps' }],
+  ])('%s does not ask for it', async (_name, more) => {
+    const runSetup = async () => ({
+      ok: true,
+      outcome: 'completed',
+      message: null,
+      outputTail: '',
+      commit: null,
+    });
+    const { result } = runWorkflow({ workspaceInPrepare: true, activities: { runSetup } }, {}, more);
+    expect(await result).toMatchObject({ state: 'SUCCESS' });
+    expect(fake.calls[0]!.name).toBe('prepareRun');
+    expect(fake.calls[0]!.args[0]).not.toHaveProperty('workspaceStep');
+    expect(fake.calls.filter((c) => c.name === 'prepareWorkspace')).toHaveLength(1);
+  });
+});
+
+describe('turn openings where the workflow runs', () => {
+  const openings = () =>
+    fake.calls
+      .filter((c) => c.name === 'openTurn' || c.name === 'openTurnHere')
+      .map((c) => [c.name, c.taskQueue, c.summary]);
+
+  test("a refused opening goes to the host's queue with the same input and summary", async () => {
+    const { log, result } = runWorkflow({
+      prepared: { localSteps: true },
+      activities: {
+        openTurnHere: async () => ({ here: false, why: 'the work tree is large' }),
+      },
+    });
+    expect((await result).state).toBe('SUCCESS');
+    expect(openings()).toEqual([
+      ['openTurnHere', LOCAL_QUEUE, 'coder · open the turn'],
+      ['openTurn', 'host-1', 'coder · open the turn'],
+      ['openTurnHere', LOCAL_QUEUE, 'tester · open the turn'],
+      ['openTurn', 'host-1', 'tester · open the turn'],
+    ]);
+    const calls = fake.calls.filter((c) => c.name.startsWith('openTurn'));
+    expect(calls[0]!.args).toEqual(calls[1]!.args);
+    expect(calls[2]!.args).toEqual(calls[3]!.args);
+    // The Tester's opening commits the Coder's turn, on either path.
+    expect(calls[2]!.args[0]).toHaveProperty('commitFirst.step', 'commit-1');
+    expect(log.opens.has('tester-1')).toBe(true);
+  });
+
+  test("a taken opening is the turn's: its commit is recorded, and the host's queue is not asked", async () => {
+    const { result } = runWorkflow({ toolsHere: true });
+    const done = await result;
+    expect(openings()).toEqual([
+      ['openTurnHere', LOCAL_QUEUE, 'coder · open the turn'],
+      ['openTurnHere', LOCAL_QUEUE, 'tester · open the turn'],
+    ]);
+    // The Tester's opening made the Coder's commit; the test run starts from it.
+    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
+      place: { commit: 'c-commit-1' },
+    });
+    expect(done.headCommit).toBe('c-commit-2');
+  });
+
+  test('an opening that recalls lessons, or one of a run that can move, is never offered', async () => {
+    runWorkflow({
+      toolsHere: true,
+      // A preparing step that opened nothing: the Planner's turn opens in a step of its own.
+      activities: { prepareWorkspace: async () => ({ protectedPaths: [], commit: null }) },
+    });
+    await eventually('the run to end', () => fake.calls.some((c) => c.name === 'closeRun'));
+    expect(openings()[0]).toEqual(['openTurn', 'host-1', 'planner · recall similar failures, open the turn']);
+    expect(
+      openings()
+        .slice(1)
+        .map((o) => o[0]),
+    ).toEqual(['openTurnHere', 'openTurnHere']);
+
+    const { result } = runWorkflow({ toolsHere: true, prepared: { movable: true } });
+    expect((await result).state).toBe('SUCCESS');
+    expect(openings().map((o) => o[0])).toEqual(['openTurn', 'openTurn']);
   });
 });

@@ -144,6 +144,7 @@ describe('the state carried to the next execution', () => {
   /** Runs a first attempt that fails, with continue-as-new suggested; returns what it carried. */
   async function carriedAfterFirstAttempt(): Promise<[RunInput, CarriedState]> {
     const { result } = runWorkflow({
+      toolsHere: true,
       tests: (attempt) => {
         fake.info.continueAsNewSuggested = true;
         return attempt === 1 ? failingTests : {};
@@ -177,7 +178,7 @@ describe('the state carried to the next execution', () => {
       extension: null,
       host: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       preparedOn: 'disk-1',
-      localToolCalls: true,
+      localSteps: true,
       movable: false,
       acceptanceCommit: null,
       setupCommand: null,

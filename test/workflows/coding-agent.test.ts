@@ -14,6 +14,7 @@ import type {
   AgentStepInput,
   AgentStepOutcome,
   ToolCallHere,
+  OpenedTurnHere,
   ToolCallInput,
 } from '../../src/activities/agent-activities';
 import type { OpenTurnInput } from '../../src/agents/agent-turn';
@@ -65,7 +66,7 @@ interface RunScript {
   checkTargets?: (input: CheckTargetsInput) => { targets: TargetResult[]; unknown: string[] };
   /** The run's first host's task queues (default: the stub worker's queue) and whether it can move. */
   host?: { queue: string; movable: boolean };
-  /** The worker running the workflow has the run's files: tool calls are taken there (toolCallHere). */
+  /** The worker running the workflow has the run's files: tool calls and openings are taken there (toolCallHere, openTurnHere). */
   toolsHere?: boolean;
 }
 
@@ -74,7 +75,7 @@ interface RunLog {
   steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput & { open?: OpenTurnInput } }>;
   /** Tool calls run on the host's queue, by tool; those taken where the workflow runs, as `here:<call id>`. */
   tools: string[];
-  /** Every call toolCallHere was asked to take, taken or not. */
+  /** Every call toolCallHere was asked to take, and every turn openTurnHere was asked to open (`open <turn>`), taken or not. */
   askedHere: string[];
   testRuns: number[];
   /** The targets each test run was asked to judge, by attempt (0: the baseline). */
@@ -180,7 +181,7 @@ const stubActivities = {
       tests: current().script.host?.queue ?? TASK_QUEUE,
     },
     movable: current().script.host?.movable ?? false,
-    ...(current().script.host?.movable ? {} : { localToolCalls: true }),
+    ...(current().script.host?.movable ? {} : { localSteps: true }),
   }),
   async adoptRun(input: { place: RunPlace }) {
     current().log.adoptions.push(input.place);
@@ -194,6 +195,16 @@ const stubActivities = {
   openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
     opens.set(input.open.ref, input.open);
     return { commit: commitOf(input), ref: input.open.ref };
+  },
+  async openTurnHere(input: { open: OpenTurnInput; commitFirst?: PendingCommit }): Promise<OpenedTurnHere> {
+    const { script, log } = current();
+    const turnKey = input.open.ref.split('/').pop()!;
+    log.askedHere.push(`open ${turnKey}`);
+    if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
+    if (input.open.recallLessons) return { here: false, why: 'recalling lessons may take seconds' };
+    log.tools.push(`here:open ${turnKey}`);
+    opens.set(input.open.ref, input.open);
+    return { here: true, outcome: { commit: commitOf(input), ref: input.open.ref } };
   },
   closeRun: async (input: CloseRunInput) => ({
     commit: commitOf(input),
@@ -432,7 +443,7 @@ describe('the run state machine with stub activities', () => {
     expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
   });
 
-  test("tool calls are local activities where the workflow's worker has the run's files, else the host queue's", async () => {
+  test("tool calls and turn openings are local activities where the workflow's worker has the run's files, else the host queue's", async () => {
     const calls = (turnKey: string, stepIndex: number): StepAnswer =>
       turnKey === 'coder-1' && stepIndex === 0
         ? {
@@ -453,16 +464,32 @@ describe('the run state machine with stub activities', () => {
 
     const local = await started({ step: calls, toolsHere: true });
     expect(await local.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
-    expect(logOf(local.workflowId).tools).toEqual(['here:c1', 'here:c2']);
-    expect(await scheduledTypes(local)).not.toEqual(expect.arrayContaining(['create_file']));
-    expect(await scheduledTypes(local)).not.toEqual(expect.arrayContaining(['read_file']));
-    expect(await markers(local)).toBe(2);
+    expect(logOf(local.workflowId).tools).toEqual([
+      'here:open coder-1',
+      'here:c1',
+      'here:c2',
+      'here:open tester-1',
+    ]);
+    for (const type of ['create_file', 'read_file']) {
+      expect(await scheduledTypes(local)).not.toContain(type);
+    }
+    // Only the Planner's opening, which recalls lessons, went to the host's queue.
+    expect(logOf(local.workflowId).askedHere[0]).toBe('open planner');
+    expect((await scheduledTypes(local)).filter((t) => t === 'openTurn')).toHaveLength(1);
+    expect(await markers(local)).toBe(5);
 
-    // Refused (another host has the files): the same calls go to the host's queue, in order.
+    // Refused (another host has the files): the same calls and openings go to the host's queue.
     const elsewhere = await started({ step: calls });
     expect(await elsewhere.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
-    expect(logOf(elsewhere.workflowId).askedHere).toEqual(['c1', 'c2']);
+    expect(logOf(elsewhere.workflowId).askedHere).toEqual([
+      'open planner',
+      'open coder-1',
+      'c1',
+      'c2',
+      'open tester-1',
+    ]);
     expect(logOf(elsewhere.workflowId).tools).toEqual(['create_file', 'read_file']);
+    expect((await scheduledTypes(elsewhere)).filter((t) => t === 'openTurn')).toHaveLength(3);
 
     // A run that can move (a git store) pushes each change: never asked locally.
     const movable = await started({
