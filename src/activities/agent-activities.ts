@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import {
   openTurn,
@@ -33,7 +31,8 @@ import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
 import type { HostRuns } from '../repo/host-runs';
-import type { RunGit, RunPlace } from '../shared/run-types';
+import { hasAtMostEntries } from '../repo/small-tree';
+import type { RunPlace } from '../shared/run-types';
 import {
   afterPendingCommit,
   asCommitFailure,
@@ -142,13 +141,13 @@ export type ToolCallHere = { here: true; outcome: ToolCallOutcome } | { here: fa
 export type OpenedTurnHere = { here: true; outcome: OpenedTurn } | { here: false; why: string };
 
 /**
- * The largest git index of a work tree whose turn opens where the workflow runs: some 60 to 100
- * tracked files (an entry takes 80 to 130 bytes). The opening's repository map and pending commit
- * read the tree at about a millisecond a file, up to the map's budget (a few hundred ms); a tree
- * this small opens in tens of ms, and a larger one on the host's queue, where a step may take
- * that long without holding a workflow task.
+ * The most entries (files and folders, tracked or not) of a work tree whose turn opens where the
+ * workflow runs. The opening's repository map and pending commit read the whole tree at about a
+ * millisecond a file, up to the map's budget (a few hundred ms): a tree this small opens in tens
+ * of ms, and a larger one (a big repository, or one a test run flooded) on the host's queue, where
+ * a step may take that long without holding a workflow task.
  */
-export const MAX_INDEX_BYTES_OPENED_HERE = 8 * 1024;
+export const MAX_ENTRIES_OPENED_HERE = 100;
 
 const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
@@ -193,15 +192,6 @@ function asMissingConversation(err: unknown): unknown {
     `${err.message} on this worker: conversations are kept in the ACA_HOME of the worker that opened the turn unless DATABASE_URL names a Postgres database that every worker shares, as workers on more than one host need (docs/scaling.md)`,
     FAILURE_TYPES.conversationMissing,
   );
-}
-
-/** The size of the work tree's git index (0 when it has none yet): a measure of its file count. */
-function indexBytes(runGit: RunGit): number {
-  try {
-    return fs.statSync(path.join(runGit.gitDir, 'index')).size;
-  } catch {
-    return 0;
-  }
 }
 
 function hostOf(deps: AgentActivityDeps): HostRuns {
@@ -269,7 +259,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     const why = notHere(input.place);
     if (why !== null) return why;
     if (input.open.recallLessons) return 'recalling lessons may wait seconds on the failure memory';
-    if (indexBytes(input.place.git) > MAX_INDEX_BYTES_OPENED_HERE) return 'the work tree is large';
+    if (!hasAtMostEntries(input.place.git.workTree, MAX_ENTRIES_OPENED_HERE)) return 'the work tree is large';
     return null;
   };
   const openTurnOnHost = async (input: OpenTurnStepInput): Promise<OpenedTurn> => {

@@ -11,10 +11,10 @@ const short = (text: string): string => {
   return line.length > MAX_FIELD ? `${line.slice(0, MAX_FIELD - 1)}…` : line;
 };
 
-/** What one completed step of the run amounts to, in a few words. */
 /** Local activities that may answer `here: false`, the step then going to the host's queue. */
 const OFFERED_HERE: ReadonlySet<string> = new Set(['toolCallHere', 'openTurnHere']);
 
+/** What one completed step of the run amounts to, in a few words. */
 function describeOutcome(type: string, result: unknown): string {
   if (type === 'agentStep') {
     const step = result as {

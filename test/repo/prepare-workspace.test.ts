@@ -239,6 +239,7 @@ describe('prepareRun doing the workspace step', () => {
         encoding: 'utf8',
       });
     expect(tree(again.prepared.workspace!.commit!)).toBe(tree(prepared.workspace!.commit!));
+    expect(branchTip(again.prepared)).toBe(again.prepared.workspace!.commit);
     expect(again.recalled).toEqual([]);
   }, 30_000);
 
@@ -258,6 +259,25 @@ describe('prepareRun doing the workspace step', () => {
     });
     expect(fs.existsSync(path.join(home, 'workspaces', 'wf-prepare'))).toBe(false);
     expect(fs.existsSync(path.join(home, 'git'))).toBe(false);
+  }, 30_000);
+
+  test('left to the host queue for a --repo run (its baseline comes first): nothing copied, nothing opened', async () => {
+    const home = tempDir();
+    const user = path.join(home, 'project');
+    fs.mkdirSync(user);
+    const inUser = (...args: string[]) =>
+      execFileSync('git', ['-C', user, ...args], { encoding: 'utf8' }).trim();
+    inUser('init', '-q');
+    fs.writeFileSync(path.join(user, 'a.py'), 'x = 1\n');
+    inUser('add', '-A');
+    inUser('-c', 'user.name=u', '-c', 'user.email=u@x', 'commit', '-q', '-m', 'base');
+    const { prepared, conversations } = await prepareWith(home, {
+      repo: { path: user, baseCommit: inUser('rev-parse', 'HEAD') },
+    });
+    expect(prepared).not.toHaveProperty('workspace');
+    expect(branchTip(prepared)).toBe(prepared.startCommit);
+    expect(fs.existsSync(path.join(prepared.git.workTree, 'tests'))).toBe(false);
+    expect(await conversations.exists(plannerOpening.ref)).toBe(false);
   }, 30_000);
 
   test.each([

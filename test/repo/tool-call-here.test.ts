@@ -18,7 +18,7 @@ import {
   type TurnOpening,
   type ToolCallHere,
   type ToolCallInput,
-  MAX_INDEX_BYTES_OPENED_HERE,
+  MAX_ENTRIES_OPENED_HERE,
 } from '../../src/activities/agent-activities';
 import type { ToolCallOutcome } from '../../src/agents/agent-turn';
 import type { FileToolName } from '../../src/tools/file-tools';
@@ -286,6 +286,8 @@ describe('a turn opened where the workflow runs', () => {
   test("commits the turn before's work first, then opens the conversation on that commit", async () => {
     const setup = await preparedRun();
     fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
+    fs.mkdirSync(workFile(setup, 'helpers'));
+    fs.writeFileSync(workFile(setup, 'helpers/util_mod.py'), 'def helper():\n    return 1\n');
     const answer = await setup.open({ commitFirst: pending });
     const tip = gitOf(setup, 'rev-parse', `refs/heads/${setup.place.branch}`);
     expect(answer).toEqual({ here: true, outcome: { commit: tip, ref: coderOpening.ref } });
@@ -294,11 +296,13 @@ describe('a turn opened where the workflow runs', () => {
       pending.message,
       '',
       'a.py',
+      'helpers/util_mod.py',
     ]);
     const conversation = await setup.conversations.load(coderOpening.ref);
     expect(conversation).toMatchObject({ role: 'coder', workspace: setup.place.git.workTree });
-    // The first message shows the file the commit holds, through the repository map.
-    expect(JSON.stringify(conversation.entries[1])).toContain('a.py');
+    // The first message maps the committed tree, with a folder the task does not name.
+    expect(JSON.stringify(conversation.entries[1])).toMatch(/Repository map[^"]*\(2 files;/);
+    expect(JSON.stringify(conversation.entries[1])).toContain('helpers/ (1 file)');
   });
 
   test("an opening taken here whose marker was lost is refused when offered again; the host's queue takes its commit", async () => {
@@ -330,18 +334,21 @@ describe('a turn opened where the workflow runs', () => {
     expect(await setup.conversations.exists(coderOpening.ref)).toBe(false);
   });
 
-  test("is refused for a work tree of more than about a hundred files: its map and commit are the host queue's", async () => {
+  test("is refused for a work tree of more than a hundred entries, untracked ones too (a test run's flood)", async () => {
     const setup = await preparedRun();
-    const folder = workFile(setup, 'many');
+    const folder = workFile(setup, 'flood');
     fs.mkdirSync(folder);
-    for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(folder, `file_${i}.py`), '');
-    gitOf(setup, 'add', '-A');
-    gitOf(setup, 'commit', '-q', '--no-verify', '-m', 'many files');
-    const place = { ...setup.place, commit: gitOf(setup, 'rev-parse', 'HEAD') };
-    expect(fs.statSync(path.join(place.git.gitDir, 'index')).size).toBeGreaterThan(
-      MAX_INDEX_BYTES_OPENED_HERE,
-    );
-    expect(await setup.open({ place })).toEqual({ here: false, why: 'the work tree is large' });
+    for (let i = 0; i < MAX_ENTRIES_OPENED_HERE; i++) fs.writeFileSync(path.join(folder, `f${i}`), '');
+    // Nothing of it is tracked: git's index is as small as it was.
+    expect(gitOf(setup, 'ls-files')).toBe('');
+    expect(await setup.open({ commitFirst: pending })).toEqual({
+      here: false,
+      why: 'the work tree is large',
+    });
     expect(await setup.conversations.exists(coderOpening.ref)).toBe(false);
+    expect(gitOf(setup, 'rev-parse', `refs/heads/${setup.place.branch}`)).toBe(setup.place.commit);
+    // One entry fewer and it is small enough.
+    fs.rmSync(path.join(folder, 'f0'));
+    expect(await setup.open({ commitFirst: pending })).toMatchObject({ here: true });
   }, 30_000);
 });
