@@ -50,11 +50,9 @@ function plannerOpener(home: string) {
   return { conversations, recalled, opener };
 }
 
-async function preparedRun(home: string) {
-  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
-  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
-  const env = new MockActivityEnvironment();
-  const input: PrepareRunInput = {
+/** prepareRun's input for a run without --repo, its workspace under `home`. */
+function runWithoutRepo(home: string): PrepareRunInput {
+  return {
     workflowId: 'wf-prepare',
     workspace: path.join(home, 'workspaces', 'wf-prepare'),
     language: 'python',
@@ -62,7 +60,13 @@ async function preparedRun(home: string) {
     testCommand: null,
     setupCommand: null,
   };
-  const prepared = (await env.run(repo.prepareRun, input)) as PreparedRun;
+}
+
+async function preparedRun(home: string) {
+  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  const env = new MockActivityEnvironment();
+  const prepared = (await env.run(repo.prepareRun, runWithoutRepo(home))) as PreparedRun;
   const place: RunPlace = {
     workflowId: 'wf-prepare',
     branch: prepared.branch,
@@ -181,12 +185,7 @@ describe('prepareRun doing the workspace step', () => {
       openTurn: opener,
     });
     const input: PrepareRunInput = {
-      workflowId: 'wf-prepare',
-      workspace: path.join(home, 'workspaces', 'wf-prepare'),
-      language: 'python',
-      repo: null,
-      testCommand: null,
-      setupCommand: null,
+      ...runWithoutRepo(home),
       workspaceStep: {
         testsDir: acceptanceDir(),
         commitMessage: 'aca: acceptance tests given with --tests',
