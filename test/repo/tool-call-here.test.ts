@@ -318,6 +318,27 @@ describe('a turn opened where the workflow runs', () => {
     expect(gitOf(setup, 'rev-list', '--count', `refs/heads/${setup.place.branch}`)).toBe('2');
   });
 
+  test('links the code under test planted are neither followed by the map nor committed as their targets', async () => {
+    const setup = await preparedRun();
+    const outside = tempDir();
+    fs.writeFileSync(path.join(outside, 'secret.py'), 'def stolen_secret_token():\n    return 1\n');
+    fs.symlinkSync(path.join(outside, 'secret.py'), workFile(setup, 'secret.py'));
+    fs.symlinkSync(outside, workFile(setup, 'outside'));
+    fs.symlinkSync('/etc/passwd', workFile(setup, 'passwd.py'));
+    fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
+    const answer = await setup.open({ commitFirst: pending });
+    if (!answer.here) throw new Error(answer.why);
+    const firstMessage = JSON.stringify((await setup.conversations.load(coderOpening.ref)).entries[1]);
+    expect(firstMessage).not.toContain('stolen_secret_token');
+    expect(firstMessage).not.toContain('root:');
+    // Committed as links (mode 120000, the target's path as content), never the files behind them.
+    const tree = gitOf(setup, 'ls-tree', answer.outcome.commit!);
+    for (const link of ['outside', 'passwd.py', 'secret.py']) {
+      expect(tree).toMatch(new RegExp(`^120000 blob [0-9a-f]+\\t${link.replace('.', '\\.')}$`, 'm'));
+    }
+    expect(gitOf(setup, 'show', `${answer.outcome.commit!}:secret.py`)).toBe(path.join(outside, 'secret.py'));
+  });
+
   test.each([
     [
       'the opening recalls lessons',
