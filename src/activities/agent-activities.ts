@@ -254,6 +254,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     if (!host.isAtRecordedCommit(place)) return 'the branch is not known to be at the recorded commit';
     return null;
   };
+  const sources = turnSources(deps);
   /** Why a turn cannot be opened as a local activity: as for a tool call, and a small tree. */
   const openingNotHere = (input: OpenTurnStepInput): string | null => {
     const why = notHere(input.place);
@@ -268,7 +269,6 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     );
     return { commit: opened.commit, ref: input.open.ref };
   };
-  const sources = turnSources(deps);
   return {
     /**
      * A file tool call as a local activity of the worker running the workflow task, when that

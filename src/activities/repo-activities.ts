@@ -122,19 +122,18 @@ export function createRepoActivities(deps: RepoActivityDeps) {
         // Bad input fails the step before it makes anything the run's ending would have to undo.
         if (doesWorkspace && workspaceStep.testsDir) await checkTestsFolder(workspaceStep.testsDir);
         const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host);
-        const workspace =
-          doesWorkspace && prepared.setupCommand === null
-            ? await prepareWorkspaceAt(deps, {
-                ...workspaceStep,
-                place: {
-                  workflowId: input.workflowId,
-                  branch: prepared.branch,
-                  commit: prepared.startCommit,
-                  git: prepared.git,
-                  disk: prepared.queues.disk,
-                },
-              })
-            : null;
+        const workspace = doesWorkspace
+          ? await prepareWorkspaceAt(deps, {
+              ...workspaceStep,
+              place: {
+                workflowId: input.workflowId,
+                branch: prepared.branch,
+                commit: prepared.startCommit,
+                git: prepared.git,
+                disk: prepared.queues.disk,
+              },
+            })
+          : null;
         return {
           ...prepared,
           ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),

@@ -1,9 +1,10 @@
 /**
  * The runs whose files are on this host. A run's files live on the host that prepared it (or
  * adopted it): every step that reads or writes them goes to that host's task queue, or is taken
- * as a local activity by a worker of that host (a file tool call, see toolCallHere), so no other
- * host ever needs them. A step starts from the commit the workflow recorded; when the work tree's
- * branch is anywhere else (a retried step, a Temporal Reset), it is brought back there first.
+ * as a local activity by a worker of that host (a file tool call or a small tree's turn opening,
+ * see toolCallHere and openTurnHere), so no other host ever needs them. A step starts from the
+ * commit the workflow recorded; when the work tree's branch is anywhere else (a retried step, a
+ * Temporal Reset), it is brought back there first.
  *
  * With a git store, a step that changes files pushes its commit there before the workflow records
  * it, so a recorded commit is always in the store, and another host can adopt the run from it

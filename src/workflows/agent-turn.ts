@@ -46,11 +46,11 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     const summary = openingSummary(request);
     const args = { open: opening, place: run.place()!, ...run.commitFirst() };
     // Recalling lessons may wait seconds on the failure memory: never offered where the workflow runs.
-    const opened =
-      (opening.recallLessons
-        ? null
-        : await run.hereIfHost((local) => local.openTurnHere.executeWithOptions({ summary }, [args]))) ??
-      (await run.onHost((host) => host.files.openTurn.executeWithOptions({ summary }, [args])));
+    const opened = await run.hereElseOnHost(
+      !opening.recallLessons,
+      (local) => local.openTurnHere.executeWithOptions({ summary }, [args]),
+      (host) => host.files.openTurn.executeWithOptions({ summary }, [args]),
+    );
     run.committed(opened.commit);
     openedAs = opened.ref;
   }
@@ -82,11 +82,11 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
         execution: run.execution,
         ...takenOver(),
       };
-      const outcome =
-        (HOST_QUEUE_ONLY.has(call.name)
-          ? null
-          : await run.hereIfHost((local) => local.toolCallHere.executeWithOptions({ summary }, [args]))) ??
-        (await run.onHost((host) => host.files[call.name].executeWithOptions({ summary }, [args])));
+      const outcome = await run.hereElseOnHost(
+        !HOST_QUEUE_ONLY.has(call.name),
+        (local) => local.toolCallHere.executeWithOptions({ summary }, [args]),
+        (host) => host.files[call.name].executeWithOptions({ summary }, [args]),
+      );
       if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;

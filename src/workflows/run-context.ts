@@ -337,6 +337,18 @@ export class RunContext {
     return answer.here ? answer.outcome : null;
   }
 
+  /**
+   * A host step offered where the workflow runs (hereIfHost) when `offer` holds, and sent to the
+   * host's queue (onHost) when it was not offered or not taken there: the same step either way.
+   */
+  async hereElseOnHost<T>(
+    offer: boolean,
+    here: (local: LocalHostActivities) => Promise<{ here: true; outcome: T } | { here: false }>,
+    onHost: (host: HostActivities) => Promise<T>,
+  ): Promise<T> {
+    return (offer ? await this.hereIfHost(here) : null) ?? (await this.onHost(onHost));
+  }
+
   private readonly localHost = localHostActivities();
 
   private hostStartTimeoutMs(): number | undefined {
