@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { AcaError } from '../shared/errors';
-import { git, type GitTarget } from './git';
+import { gitBytes, type GitTarget } from './git';
 
 const MiB = 1024 * 1024;
 
@@ -12,6 +11,10 @@ const MiB = 1024 * 1024;
  * the worker and again in the store). 100 MiB a file is the largest blob common git hosts take.
  */
 export const COMMIT_LIMITS = { fileBytes: 100 * MiB, totalBytes: 512 * MiB } as const;
+
+/** A work tree of at most this many entries is sized by a walk of its own rather than by git. */
+const UNLISTED_TREE_ENTRIES = 2_000;
+const SLASH = Buffer.from('/');
 
 /** A step's changes too large to commit: the run ends, since retrying cannot shrink them. */
 export class WorkTreeTooLargeError extends AcaError {
@@ -41,26 +44,90 @@ export async function checkCommitSize(
   pathspec: string[],
   limits: { fileBytes: number; totalBytes: number } = COMMIT_LIMITS,
 ): Promise<void> {
-  // Untracked and modified files in one listing: one git process per commit, not two.
+  if (fitsUnlisted(target.workTree, limits)) return;
+  // Untracked and modified files in one listing: one git process per commit, not two. Names are
+  // kept as bytes: one that is not UTF-8, decoded, would name no file (or another one).
+  const listing = await gitBytes(target, [
+    'ls-files',
+    '-z',
+    '--others',
+    '--modified',
+    '--exclude-standard',
+    '--',
+    ...pathspec,
+  ]);
   const candidates = new Set(
-    (await git(target, ['ls-files', '-z', '--others', '--modified', '--exclude-standard', '--', ...pathspec]))
-      .split('\0')
-      .filter(Boolean),
+    splitNul(listing)
+      .filter((name) => name.length > 0)
+      .map((name) => name.toString('latin1')),
   );
+  const top = Buffer.from(target.workTree);
   let total = 0;
   let largest = { path: '', bytes: 0 };
-  for (const relative of candidates) {
+  for (const name of candidates) {
     let stat: fs.Stats;
     try {
-      stat = fs.lstatSync(path.join(target.workTree, relative));
+      stat = fs.lstatSync(Buffer.concat([top, SLASH, Buffer.from(name, 'latin1')]));
     } catch {
       continue; // deleted since: git records it as gone
     }
     if (!stat.isFile()) continue;
     total += stat.size;
-    if (stat.size > largest.bytes) largest = { path: relative, bytes: stat.size };
+    if (stat.size > largest.bytes) largest = { path: name, bytes: stat.size };
   }
   if (largest.bytes > limits.fileBytes || total > limits.totalBytes) {
-    throw new WorkTreeTooLargeError(largest.path, largest.bytes, total, candidates.size, limits);
+    const shown = Buffer.from(largest.path, 'latin1').toString('utf8');
+    throw new WorkTreeTooLargeError(shown, largest.bytes, total, candidates.size, limits);
   }
+}
+
+function splitNul(bytes: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let end = bytes.indexOf(0); end !== -1; end = bytes.indexOf(0, start)) {
+    parts.push(bytes.subarray(start, end));
+    start = end + 1;
+  }
+  parts.push(bytes.subarray(start));
+  return parts;
+}
+
+/**
+ * Whether every regular file of a small work tree (its `.git` left out) fits the limits. What a
+ * commit adds is among those files, so a tree that fits needs no git process to list it. Names
+ * are walked as bytes, so a name that is not UTF-8 is sized as the file it names; links are not
+ * followed. False, and git lists what it would add, for a tree of more entries than
+ * UNLISTED_TREE_ENTRIES, files over the limits, or anything the walk cannot read.
+ */
+function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes: number }): boolean {
+  const top = Buffer.from(workTree);
+  const folders = [top];
+  let entries = 0;
+  let total = 0;
+  while (folders.length > 0) {
+    const folder = folders.pop()!;
+    let listed: fs.Dirent<Buffer>[];
+    try {
+      listed = fs.readdirSync(folder, { withFileTypes: true, encoding: 'buffer' });
+    } catch {
+      return false;
+    }
+    for (const entry of listed) {
+      if (folder === top && entry.name.toString('latin1') === '.git') continue;
+      entries += 1;
+      if (entries > UNLISTED_TREE_ENTRIES) return false;
+      const full = Buffer.concat([folder, SLASH, entry.name]);
+      if (entry.isDirectory()) folders.push(full);
+      if (!entry.isFile()) continue;
+      let bytes: number;
+      try {
+        bytes = fs.lstatSync(full).size;
+      } catch {
+        return false;
+      }
+      total += bytes;
+      if (bytes > limits.fileBytes || total > limits.totalBytes) return false;
+    }
+  }
+  return true;
 }

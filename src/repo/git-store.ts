@@ -359,7 +359,7 @@ async function openOrCreateRunRepository(gitDir: string, workTree: string, branc
   }
   fs.mkdirSync(path.dirname(gitDir), { recursive: true, mode: 0o700 });
   try {
-    await git({ gitDir }, ['init', '--quiet', `--initial-branch=${branch}`]);
+    await git({ gitDir }, ['init', '--quiet', '--template=', `--initial-branch=${branch}`]);
   } catch (err) {
     if (err instanceof GitError && isDiskFull(err.stderr))
       throw new WorkerDiskFullError(gitDir, err.stderr.trim());

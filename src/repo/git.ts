@@ -155,11 +155,12 @@ async function exec(args: string[], env: NodeJS.ProcessEnv, options: ExecOptions
 }
 
 /**
- * The driver pins of a git directory, kept per directory with the bytes of the config files
- * they were read from: equal bytes give equal pins, so a call whose config is unchanged runs one
- * git process instead of two. A config that includes other files is read by git every time.
+ * Driver pins by the bytes of the config files they were read from: equal bytes give equal pins,
+ * whichever git directory holds them, so a call whose config was seen before (a new run's
+ * repository has the same config as the last one's) runs one git process instead of two. A
+ * config that includes other files is read by git every time.
  */
-const pinsCache = new Map<string, { key: string; pins: string[] }>();
+const pinsCache = new Map<string, string[]>();
 const PINS_CACHE_SIZE = 256;
 
 /** Bounds of what configKey reads; a larger config is read by git every time rather than hashed. */
@@ -210,12 +211,11 @@ function configKey(gitDir: string): string | null {
 /** `-c` pins for every driver the repository's config defines: none of them may run. */
 async function driverPins(target: GitTarget): Promise<string[]> {
   const key = configKey(target.gitDir);
-  const cached = pinsCache.get(target.gitDir);
-  if (key !== null && cached?.key === key) return cached.pins;
+  const cached = key === null ? undefined : pinsCache.get(key);
+  if (cached) return cached;
   const pins = await readDriverPins(target);
   if (key !== null) {
-    pinsCache.delete(target.gitDir);
-    pinsCache.set(target.gitDir, { key, pins });
+    pinsCache.set(key, pins);
     if (pinsCache.size > PINS_CACHE_SIZE) pinsCache.delete(pinsCache.keys().next().value!);
   }
   return pins;

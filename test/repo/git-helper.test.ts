@@ -184,6 +184,34 @@ describe('git through the helper', () => {
     expect(fs.existsSync(marker)).toBe(false);
   });
 
+  test("pins are shared by configs of the same bytes only: another repository's driver is pinned off", async () => {
+    const twins = ['twin-a', 'twin-b'].map((name) => {
+      const dir = path.join(root, name);
+      execFileSync('git', ['init', '-q', '--template=', dir]);
+      fs.writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+      fs.writeFileSync(path.join(dir, '.gitattributes'), '*.txt filter=twin\n');
+      return { gitDir: path.join(dir, '.git'), workTree: dir };
+    });
+    expect(fs.readFileSync(path.join(twins[0]!.gitDir, 'config'))).toEqual(
+      fs.readFileSync(path.join(twins[1]!.gitDir, 'config')),
+    );
+    await git(twins[0]!, ['add', '-A']);
+    execFileSync('git', [
+      '--git-dir',
+      twins[1]!.gitDir,
+      'config',
+      'filter.twin.clean',
+      `sh -c 'touch ${marker}; cat'`,
+    ]);
+    execFileSync('git', ['--git-dir', twins[1]!.gitDir, 'config', 'filter.twin.required', 'true']);
+    await git(twins[1]!, ['add', '-A']);
+    expect(fs.existsSync(marker)).toBe(false);
+    // The first twin's config is unchanged: its pins (none) still serve it.
+    fs.writeFileSync(path.join(twins[0]!.workTree, 'b.txt'), 'b\n');
+    await git(twins[0]!, ['add', '-A']);
+    expect(await git(twins[0]!, ['ls-files'])).toBe('.gitattributes\na.txt\nb.txt\n');
+  });
+
   test('a filter driver in an included config file is pinned off, also when that file changes', async () => {
     const included = path.join(root, 'included.config');
     fs.writeFileSync(included, '');

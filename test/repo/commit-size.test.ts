@@ -1,0 +1,93 @@
+/**
+ * The size check before a commit (src/repo/commit-size.ts), on both of its paths: a small work
+ * tree sized by a walk of its own, and a larger one (or one that does not fit) listed by git.
+ * Hostile names and ignored files must neither slip a large file past it nor fail a step that
+ * git would commit.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkCommitSize, WorkTreeTooLargeError } from '../../src/repo/commit-size';
+import { rawGit } from '../helpers/raw-git';
+import { tempDirs } from '../helpers/temp-dirs';
+
+const LIMITS = { fileBytes: 10_000, totalBytes: 50_000 };
+const tempDir = tempDirs('aca-commit-size-');
+
+function repository(): { gitDir: string; workTree: string } {
+  const workTree = tempDir();
+  const gitDir = path.join(workTree, '.git');
+  rawGit(gitDir, workTree, 'init', '--quiet');
+  fs.writeFileSync(path.join(workTree, 'README'), 'x\n');
+  rawGit(gitDir, workTree, 'add', '-A');
+  rawGit(gitDir, workTree, 'commit', '--quiet', '-m', 'base');
+  return { gitDir, workTree };
+}
+
+/** Past the walk's bound: the check has to ask git. */
+function manyFiles(workTree: string, count = 2_100): void {
+  const folder = path.join(workTree, 'many');
+  fs.mkdirSync(folder);
+  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(folder, `f${i}.txt`), '');
+}
+
+const sizeError = (target: { gitDir: string; workTree: string }) =>
+  checkCommitSize(target, ['.'], LIMITS).then(
+    () => null,
+    (err: unknown) => err,
+  );
+
+describe.each([
+  ['a small tree (walked)', false],
+  ['a tree of more than 2,000 entries (listed by git)', true],
+])('%s', (_name, large) => {
+  test('files within the limits pass; one over the file limit is named', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    fs.writeFileSync(path.join(target.workTree, 'ok.bin'), Buffer.alloc(LIMITS.fileBytes));
+    expect(await sizeError(target)).toBeNull();
+    fs.writeFileSync(path.join(target.workTree, 'big.bin'), Buffer.alloc(LIMITS.fileBytes + 1));
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).largestPath).toBe('big.bin');
+  });
+
+  test('a large file whose name is not UTF-8 is sized, beside a small one its decoded name would name', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    const top = Buffer.from(target.workTree + '/');
+    fs.writeFileSync(
+      Buffer.concat([top, Buffer.from([0x62, 0xff, 0x2e, 0x62, 0x69, 0x6e])]),
+      Buffer.alloc(LIMITS.fileBytes * 2),
+    );
+    fs.writeFileSync(path.join(target.workTree, 'b\uFFFD.bin'), 'small');
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).largestBytes).toBe(LIMITS.fileBytes * 2);
+    expect((error as WorkTreeTooLargeError).largestPath).toBe('b\uFFFD.bin');
+  });
+
+  test('ignored and unchanged tracked files over the limits do not count: git would add neither', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    fs.writeFileSync(path.join(target.workTree, 'tracked.bin'), Buffer.alloc(LIMITS.fileBytes * 2));
+    rawGit(target.gitDir, target.workTree, 'add', '--', 'tracked.bin');
+    rawGit(target.gitDir, target.workTree, 'commit', '--quiet', '-m', 'tracked');
+    fs.writeFileSync(path.join(target.workTree, '.gitignore'), 'build/\n');
+    fs.mkdirSync(path.join(target.workTree, 'build'));
+    for (let i = 0; i < 6; i++)
+      fs.writeFileSync(path.join(target.workTree, 'build', `out${i}.bin`), Buffer.alloc(LIMITS.fileBytes));
+    expect(await sizeError(target)).toBeNull();
+    // Changed, the tracked file counts again.
+    fs.appendFileSync(path.join(target.workTree, 'tracked.bin'), 'x');
+    expect(await sizeError(target)).toBeInstanceOf(WorkTreeTooLargeError);
+  });
+
+  test('a link to a large file is not followed: the link is what would be committed', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    const outside = path.join(tempDir(), 'large.bin');
+    fs.writeFileSync(outside, Buffer.alloc(LIMITS.totalBytes * 2));
+    fs.symlinkSync(outside, path.join(target.workTree, 'link.bin'));
+    expect(await sizeError(target)).toBeNull();
+  });
+});
