@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client as PgClient } from 'pg';
 import { loadBuiltinScenario, type Scenario } from '../../src/llm/scenario';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
@@ -150,8 +149,27 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       await relay.cut();
 
       // The database holds the conversations and test reports as well as failure memory, so the
-      // agents cannot go on without it: the run waits (its activities retrying) instead of failing.
-      await sleep(25_000);
+      // agents cannot go on without it: the run waits instead of failing. A store call tries again
+      // itself for 20 s; then the activity fails and Temporal tries it again. (How long each
+      // activity family retries is pinned in test/unit/activity-errors.test.ts.)
+      let retried: { name: string; attempt: number; failure: string } | undefined;
+      await until(
+        async () => {
+          const pending = (await handle.describe()).raw.pendingActivities ?? [];
+          const again = pending.find((a) => (a.attempt ?? 0) >= 2 && a.lastFailure);
+          if (again) {
+            retried = {
+              name: again.activityType?.name ?? '',
+              attempt: again.attempt ?? 0,
+              failure: again.lastFailure?.message ?? '',
+            };
+          }
+          return retried !== undefined;
+        },
+        60_000,
+        'an activity failing against the cut database and trying again',
+      );
+      expect(retried!.failure).toMatch(/unavailable while trying to/);
       expect((await handle.describe()).status.name).toBe('RUNNING');
       expect((await handle.query<RunSnapshot>('state')).iterations).toBeLessThan(3);
 
