@@ -117,16 +117,18 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
       entries += 1;
       if (entries > UNLISTED_TREE_ENTRIES) return false;
       const full = Buffer.concat([folder, SLASH, entry.name]);
-      if (entry.isDirectory()) folders.push(full);
-      if (!entry.isFile()) continue;
-      let bytes: number;
+      // The kind as lstat has it, not as the listing had it: a file swapped for a folder in
+      // between is walked as the folder it now is.
+      let stat: fs.Stats;
       try {
-        bytes = fs.lstatSync(full).size;
+        stat = fs.lstatSync(full);
       } catch {
         return false;
       }
-      total += bytes;
-      if (bytes > limits.fileBytes || total > limits.totalBytes) return false;
+      if (stat.isDirectory()) folders.push(full);
+      if (!stat.isFile()) continue;
+      total += stat.size;
+      if (stat.size > limits.fileBytes || total > limits.totalBytes) return false;
     }
   }
   return true;

@@ -15,6 +15,7 @@
  *   time limit. No other call may reach beyond the machine.
  */
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runViaHelper } from '../shared/spawn-helper';
@@ -184,6 +185,15 @@ function readGitFile(file: string, maxBytes: number): Buffer | null | 'uncached'
   }
 }
 
+/** The folder with links resolved, as the kernel goes through it; as given when it cannot be. */
+function realDir(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
 /**
  * What git reads for the repository's config (no system or global config), or null when not
  * cacheable. Throws IrregularFileError for a config file git would block on or never finish.
@@ -191,7 +201,11 @@ function readGitFile(file: string, maxBytes: number): Buffer | null | 'uncached'
 function configKey(gitDir: string): string | null {
   const commonFile = readGitFile(path.join(gitDir, 'commondir'), MAX_COMMONDIR_BYTES);
   if (commonFile === 'uncached') return null;
-  const commonDir = commonFile ? path.resolve(gitDir, commonFile.toString('utf8').trim()) : gitDir;
+  // As git reads it: only a trailing line break is dropped, and a relative path is taken from
+  // where the git directory really is.
+  const commonDir = commonFile
+    ? path.resolve(realDir(gitDir), commonFile.toString('utf8').replace(/[\r\n]+$/, ''))
+    : gitDir;
   const parts = [commonFile];
   for (const file of [path.join(commonDir, 'config'), path.join(gitDir, 'config.worktree')]) {
     const part = readGitFile(file, MAX_CONFIG_BYTES);
@@ -226,6 +240,12 @@ async function readDriverPins(target: GitTarget): Promise<string[]> {
     ['config', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'],
     baseEnv({ gitDir: target.gitDir }),
   );
+  // 1: no such key. Anything else (git killed, out of memory, a config it cannot parse) tells
+  // nothing of the drivers, and an empty answer cached under these bytes would leave every
+  // repository with the same config unpinned.
+  if (listed.code !== 0 && listed.code !== 1) {
+    throw new GitError(['config', '--get-regexp'], listed.code, listed.stderr);
+  }
   const pins = new Set<string>();
   for (const key of listed.stdout.split('\n').filter(Boolean)) {
     const match = /^(filter|diff|merge)\.(.+)\.[^.]+$/.exec(key);
