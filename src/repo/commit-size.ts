@@ -12,9 +12,17 @@ const MiB = 1024 * 1024;
  */
 export const COMMIT_LIMITS = { fileBytes: 100 * MiB, totalBytes: 512 * MiB } as const;
 
+/**
+ * How much larger than on disk a file may be by the time git hashes it: a `working-tree-encoding`
+ * attribute (which a `.gitattributes` the code under test wrote can set) has git convert the file
+ * to UTF-8 first, and a single-byte encoding's byte can become three (CP1252's 0x80 is U+20AC).
+ */
+const ENCODING_GROWTH = 3;
+
 /** A work tree of at most this many entries is sized by a walk of its own rather than by git. */
 const UNLISTED_TREE_ENTRIES = 2_000;
 const SLASH = Buffer.from('/');
+const NUL = Buffer.from([0]);
 
 /** A step's changes too large to commit: the run ends, since retrying cannot shrink them. */
 export class WorkTreeTooLargeError extends AcaError {
@@ -62,8 +70,7 @@ export async function checkCommitSize(
       .map((name) => name.toString('latin1')),
   );
   const top = Buffer.from(target.workTree);
-  let total = 0;
-  let largest = { path: '', bytes: 0 };
+  const sizes = new Map<string, number>();
   for (const name of candidates) {
     let stat: fs.Stats;
     try {
@@ -71,14 +78,51 @@ export async function checkCommitSize(
     } catch {
       continue; // deleted since: git records it as gone
     }
-    if (!stat.isFile()) continue;
-    total += stat.size;
-    if (stat.size > largest.bytes) largest = { path: name, bytes: stat.size };
+    if (stat.isFile()) sizes.set(name, stat.size);
   }
-  if (largest.bytes > limits.fileBytes || total > limits.totalBytes) {
+  const fits = (growth: (name: string) => number) => {
+    let total = 0;
+    let largest = { path: '', bytes: 0 };
+    for (const [name, size] of sizes) {
+      const bytes = size * growth(name);
+      total += bytes;
+      if (bytes > largest.bytes) largest = { path: name, bytes };
+    }
+    return { total, largest, ok: largest.bytes <= limits.fileBytes && total <= limits.totalBytes };
+  };
+  let sized = fits(() => ENCODING_GROWTH);
+  if (!sized.ok) {
+    // Only now can an encoding decide: ask git which files have one.
+    const encoded = await encodedFiles(target, [...sizes.keys()]);
+    sized = fits((name) => (encoded.has(name) ? ENCODING_GROWTH : 1));
+  }
+  const { total, largest } = sized;
+  if (!sized.ok) {
     const shown = Buffer.from(largest.path, 'latin1').toString('utf8');
     throw new WorkTreeTooLargeError(shown, largest.bytes, total, candidates.size, limits);
   }
+}
+
+/**
+ * The files (as latin1 keys of their bytes) git converts from a `working-tree-encoding` before
+ * hashing them: any value but unspecified, unset and set (which git ignores) counts.
+ */
+async function encodedFiles(target: GitTarget & { workTree: string }, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const answer = splitNul(
+    await gitBytes(
+      target,
+      ['check-attr', '-z', '--stdin', 'working-tree-encoding'],
+      Buffer.concat(names.flatMap((name) => [Buffer.from(name, 'latin1'), NUL])),
+    ),
+  );
+  const encoded = new Set<string>();
+  // Triples of path, attribute, value.
+  for (let i = 0; i + 2 < answer.length; i += 3) {
+    const value = answer[i + 2]!.toString('latin1');
+    if (!['unspecified', 'unset', 'set'].includes(value)) encoded.add(answer[i]!.toString('latin1'));
+  }
+  return encoded;
 }
 
 function splitNul(bytes: Buffer): Buffer[] {
@@ -96,7 +140,8 @@ function splitNul(bytes: Buffer): Buffer[] {
  * Whether every regular file of a small work tree (its `.git` left out) fits the limits. What a
  * commit adds is among those files, so a tree that fits needs no git process to list it. Names
  * are walked as bytes, so a name that is not UTF-8 is sized as the file it names; links are not
- * followed. False, and git lists what it would add, for a tree of more entries than
+ * followed. A tree holding a `.gitattributes` anywhere is sized as if every file grew by
+ * ENCODING_GROWTH. False, and git lists what it would add, for a tree of more entries than
  * UNLISTED_TREE_ENTRIES, files over the limits, or anything the walk cannot read.
  */
 function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes: number }): boolean {
@@ -104,6 +149,8 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
   const folders = [top];
   let entries = 0;
   let total = 0;
+  let largest = 0;
+  let attributes = false;
   while (folders.length > 0) {
     const folder = folders.pop()!;
     let listed: fs.Dirent<Buffer>[];
@@ -116,6 +163,7 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
       if (folder === top && entry.name.toString('latin1') === '.git') continue;
       entries += 1;
       if (entries > UNLISTED_TREE_ENTRIES) return false;
+      if (entry.name.toString('latin1') === '.gitattributes') attributes = true;
       const full = Buffer.concat([folder, SLASH, entry.name]);
       // The kind as lstat has it, not as the listing had it: a file swapped for a folder in
       // between is walked as the folder it now is.
@@ -128,8 +176,11 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
       if (stat.isDirectory()) folders.push(full);
       if (!stat.isFile()) continue;
       total += stat.size;
-      if (stat.size > limits.fileBytes || total > limits.totalBytes) return false;
+      largest = Math.max(largest, stat.size);
+      if (largest > limits.fileBytes || total > limits.totalBytes) return false;
     }
   }
-  return true;
+  // Where attributes may give files an encoding, any file may grow by the time git hashes it.
+  const growth = attributes ? ENCODING_GROWTH : 1;
+  return largest * growth <= limits.fileBytes && total * growth <= limits.totalBytes;
 }

@@ -343,11 +343,11 @@ export async function gitWithStatus(
 }
 
 /** Like git(), for output that may not be text (a blob): stdout as bytes. */
-export async function gitBytes(target: GitTarget, args: string[]): Promise<Buffer> {
+export async function gitBytes(target: GitTarget, args: string[], input?: Buffer): Promise<Buffer> {
   const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
   const env = { ...baseEnv(target) };
   const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
-  const result = await execBytes(full, env);
+  const result = await execBytes(full, env, input ? { input } : {});
   if (result.code !== 0) throw new GitError(args, result.code, result.stderr.toString('utf8'));
   return result.stdout;
 }

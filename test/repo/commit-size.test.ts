@@ -48,8 +48,9 @@ describe.each([
     const listing = jest.spyOn(gitModule, 'gitBytes');
     try {
       expect(await sizeError(target)).toBeNull();
-      // A small tree that fits is sized by the walk alone; a large one is listed by git.
-      expect(listing).toHaveBeenCalledTimes(large ? 1 : 0);
+      // A small tree that fits is sized by the walk alone. A large one is listed by git, and a file
+      // that could outgrow the limit if it had an encoding has git asked whether it has one.
+      expect(listing.mock.calls.map(([, args]) => args[0])).toEqual(large ? ['ls-files', 'check-attr'] : []);
     } finally {
       listing.mockRestore();
     }
@@ -99,6 +100,21 @@ describe.each([
     // Changed, the tracked file counts again.
     fs.appendFileSync(path.join(target.workTree, 'tracked.bin'), 'x');
     expect(await sizeError(target)).toBeInstanceOf(WorkTreeTooLargeError);
+  });
+
+  test('a file git would convert from a working-tree-encoding is sized as it will be hashed, three times larger', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=CP1252\n');
+    // 0x80 is the euro sign in CP1252: three bytes of UTF-8 each.
+    fs.writeFileSync(path.join(target.workTree, 'data.txt'), Buffer.alloc(LIMITS.fileBytes / 2, 0x80));
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).largestPath).toBe('data.txt');
+    expect((error as WorkTreeTooLargeError).largestBytes).toBe((LIMITS.fileBytes / 2) * 3);
+    // A file the attributes give no encoding is sized as it is, beside them.
+    fs.renameSync(path.join(target.workTree, 'data.txt'), path.join(target.workTree, 'data.bin'));
+    expect(await sizeError(target)).toBeNull();
   });
 
   test('a link to a large file is not followed: the link is what would be committed', async () => {
