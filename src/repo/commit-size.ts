@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { AcaError } from '../shared/errors';
+import { readRegularFile } from '../shared/regular-file';
 import { gitBytes, type GitTarget } from './git';
 
 const MiB = 1024 * 1024;
@@ -13,11 +15,17 @@ const MiB = 1024 * 1024;
 export const COMMIT_LIMITS = { fileBytes: 100 * MiB, totalBytes: 512 * MiB } as const;
 
 /**
- * How much larger than on disk a file may be by the time git hashes it: a `working-tree-encoding`
+ * How much larger than on disk a file may be by the time git hashes it. A `working-tree-encoding`
  * attribute (which a `.gitattributes` the code under test wrote can set) has git convert the file
- * to UTF-8 first, and a single-byte encoding's byte can become three (CP1252's 0x80 is U+20AC).
+ * to UTF-8 first: a byte of a single-byte encoding can become three (CP1252's 0x80 is U+20AC), and
+ * of the encodings glibc's iconv knows, only TSCII grows more, one byte to as many as twelve.
  */
 const ENCODING_GROWTH = 3;
+const MAX_ENCODING_GROWTH = 12;
+
+function growthOf(encoding: string): number {
+  return encoding.toUpperCase().replace(/[^A-Z0-9]/g, '') === 'TSCII' ? MAX_ENCODING_GROWTH : ENCODING_GROWTH;
+}
 
 /** A work tree of at most this many entries is sized by a walk of its own rather than by git. */
 const UNLISTED_TREE_ENTRIES = 2_000;
@@ -52,20 +60,16 @@ export async function checkCommitSize(
   pathspec: string[],
   limits: { fileBytes: number; totalBytes: number } = COMMIT_LIMITS,
 ): Promise<void> {
-  if (fitsUnlisted(target.workTree, limits)) return;
-  // Untracked and modified files in one listing: one git process per commit, not two. Names are
-  // kept as bytes: one that is not UTF-8, decoded, would name no file (or another one).
-  const listing = await gitBytes(target, [
-    'ls-files',
-    '-z',
-    '--others',
-    '--modified',
-    '--exclude-standard',
-    '--',
-    ...pathspec,
+  if (fitsUnlisted(target, limits)) return;
+  // Untracked files, and tracked ones whose stat data changed: `git add` hashes both, including a
+  // file rewritten with its old content (which `ls-files --modified` would hash only to leave it
+  // out). Names are kept as bytes: one that is not UTF-8, decoded, would name no file (or another).
+  const [untracked, changed] = await Promise.all([
+    gitBytes(target, ['ls-files', '-z', '--others', '--exclude-standard', '--', ...pathspec]),
+    gitBytes(target, ['diff-files', '-z', '--name-only', '--', ...pathspec]),
   ]);
   const candidates = new Set(
-    splitNul(listing)
+    [...splitNul(untracked), ...splitNul(changed)]
       .filter((name) => name.length > 0)
       .map((name) => name.toString('latin1')),
   );
@@ -90,11 +94,11 @@ export async function checkCommitSize(
     }
     return { total, largest, ok: largest.bytes <= limits.fileBytes && total <= limits.totalBytes };
   };
-  let sized = fits(() => ENCODING_GROWTH);
+  let sized = fits(() => MAX_ENCODING_GROWTH);
   if (!sized.ok) {
     // Only now can an encoding decide: ask git which files have one.
     const encoded = await encodedFiles(target, [...sizes.keys()]);
-    sized = fits((name) => (encoded.has(name) ? ENCODING_GROWTH : 1));
+    sized = fits((name) => encoded.get(name) ?? 1);
   }
   const { total, largest } = sized;
   if (!sized.ok) {
@@ -105,10 +109,15 @@ export async function checkCommitSize(
 
 /**
  * The files (as latin1 keys of their bytes) git converts from a `working-tree-encoding` before
- * hashing them: any value but unspecified, unset and set (which git ignores) counts.
+ * hashing them, with how much each may grow: any value but unspecified, unset and set (which git
+ * ignores) counts.
  */
-async function encodedFiles(target: GitTarget & { workTree: string }, names: string[]): Promise<Set<string>> {
-  if (names.length === 0) return new Set();
+async function encodedFiles(
+  target: GitTarget & { workTree: string },
+  names: string[],
+): Promise<Map<string, number>> {
+  const encoded = new Map<string, number>();
+  if (names.length === 0) return encoded;
   const answer = splitNul(
     await gitBytes(
       target,
@@ -116,11 +125,12 @@ async function encodedFiles(target: GitTarget & { workTree: string }, names: str
       Buffer.concat(names.flatMap((name) => [Buffer.from(name, 'latin1'), NUL])),
     ),
   );
-  const encoded = new Set<string>();
   // Triples of path, attribute, value.
   for (let i = 0; i + 2 < answer.length; i += 3) {
     const value = answer[i + 2]!.toString('latin1');
-    if (!['unspecified', 'unset', 'set'].includes(value)) encoded.add(answer[i]!.toString('latin1'));
+    if (!['unspecified', 'unset', 'set'].includes(value)) {
+      encoded.set(answer[i]!.toString('latin1'), growthOf(value));
+    }
   }
   return encoded;
 }
@@ -140,17 +150,19 @@ function splitNul(bytes: Buffer): Buffer[] {
  * Whether every regular file of a small work tree (its `.git` left out) fits the limits. What a
  * commit adds is among those files, so a tree that fits needs no git process to list it. Names
  * are walked as bytes, so a name that is not UTF-8 is sized as the file it names; links are not
- * followed. A tree holding a `.gitattributes` anywhere is sized as if every file grew by
- * ENCODING_GROWTH. False, and git lists what it would add, for a tree of more entries than
- * UNLISTED_TREE_ENTRIES, files over the limits, or anything the walk cannot read.
+ * followed. False, and git lists what it would add, for a tree of more entries than
+ * UNLISTED_TREE_ENTRIES, files over the limits, anything the walk cannot read, and wherever a
+ * `.gitattributes` may give files an encoding (one in the tree, or in git's index).
  */
-function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes: number }): boolean {
-  const top = Buffer.from(workTree);
+function fitsUnlisted(
+  target: GitTarget & { workTree: string },
+  limits: { fileBytes: number; totalBytes: number },
+): boolean {
+  if (indexMayHoldAttributes(target.gitDir)) return false;
+  const top = Buffer.from(target.workTree);
   const folders = [top];
   let entries = 0;
   let total = 0;
-  let largest = 0;
-  let attributes = false;
   while (folders.length > 0) {
     const folder = folders.pop()!;
     let listed: fs.Dirent<Buffer>[];
@@ -163,7 +175,7 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
       if (folder === top && entry.name.toString('latin1') === '.git') continue;
       entries += 1;
       if (entries > UNLISTED_TREE_ENTRIES) return false;
-      if (entry.name.toString('latin1') === '.gitattributes') attributes = true;
+      if (entry.name.toString('latin1') === '.gitattributes') return false;
       const full = Buffer.concat([folder, SLASH, entry.name]);
       // The kind as lstat has it, not as the listing had it: a file swapped for a folder in
       // between is walked as the folder it now is.
@@ -176,11 +188,30 @@ function fitsUnlisted(workTree: string, limits: { fileBytes: number; totalBytes:
       if (stat.isDirectory()) folders.push(full);
       if (!stat.isFile()) continue;
       total += stat.size;
-      largest = Math.max(largest, stat.size);
-      if (largest > limits.fileBytes || total > limits.totalBytes) return false;
+      if (stat.size > limits.fileBytes || total > limits.totalBytes) return false;
     }
   }
-  // Where attributes may give files an encoding, any file may grow by the time git hashes it.
-  const growth = attributes ? ENCODING_GROWTH : 1;
-  return largest * growth <= limits.fileBytes && total * growth <= limits.totalBytes;
+  return true;
+}
+
+/** Bounds what indexMayHoldAttributes reads; a larger index leaves the sizing to git. */
+const MAX_INDEX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether git's index may list a `.gitattributes`: git reads one from the index, too, where the
+ * work tree's copy is gone (deleted in this step, or outside a sparse checkout). Index versions 2
+ * and 3 hold each path whole; any other version, or an index that cannot be read, may.
+ */
+function indexMayHoldAttributes(gitDir: string): boolean {
+  let index: Buffer | null;
+  try {
+    index = readRegularFile(path.join(gitDir, 'index'), { maxBytes: MAX_INDEX_BYTES, followLinks: false });
+  } catch {
+    return true;
+  }
+  if (index === null) return false;
+  const version =
+    index.length >= 8 && index.subarray(0, 4).toString('latin1') === 'DIRC' ? index.readUInt32BE(4) : 0;
+  if (version !== 2 && version !== 3) return true;
+  return index.includes('.gitattributes');
 }

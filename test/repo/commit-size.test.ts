@@ -50,7 +50,9 @@ describe.each([
       expect(await sizeError(target)).toBeNull();
       // A small tree that fits is sized by the walk alone. A large one is listed by git, and a file
       // that could outgrow the limit if it had an encoding has git asked whether it has one.
-      expect(listing.mock.calls.map(([, args]) => args[0])).toEqual(large ? ['ls-files', 'check-attr'] : []);
+      expect(listing.mock.calls.map(([, args]) => args[0])).toEqual(
+        large ? ['ls-files', 'diff-files', 'check-attr'] : [],
+      );
     } finally {
       listing.mockRestore();
     }
@@ -115,6 +117,49 @@ describe.each([
     // A file the attributes give no encoding is sized as it is, beside them.
     fs.renameSync(path.join(target.workTree, 'data.txt'), path.join(target.workTree, 'data.bin'));
     expect(await sizeError(target)).toBeNull();
+  });
+
+  test('TSCII, whose byte can become twelve of UTF-8, is sized at twelve times', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=TSCII\n');
+    fs.writeFileSync(path.join(target.workTree, 'tamil.txt'), Buffer.alloc(1_000, 0x82));
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).largestBytes).toBe(12_000);
+  });
+
+  test("a .gitattributes deleted in this step still counts: git reads the index's copy", async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=CP1252\n');
+    fs.writeFileSync(path.join(target.workTree, 'a.txt'), 'hi');
+    rawGit(target.gitDir, target.workTree, 'add', '--', '.gitattributes', 'a.txt');
+    rawGit(target.gitDir, target.workTree, 'commit', '--quiet', '-m', 'attributes');
+    fs.rmSync(path.join(target.workTree, '.gitattributes'));
+    fs.writeFileSync(path.join(target.workTree, 'a.txt'), Buffer.alloc(LIMITS.fileBytes / 2, 0x80));
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).largestBytes).toBe((LIMITS.fileBytes / 2) * 3);
+  });
+
+  test('tracked files rewritten with their old content count: git hashes them again', async () => {
+    const target = repository();
+    if (large) manyFiles(target.workTree);
+    const names = [1, 2, 3, 4, 5, 6].map((i) => `same${i}.bin`);
+    for (const name of names) fs.writeFileSync(path.join(target.workTree, name), Buffer.alloc(9_000, 1));
+    rawGit(target.gitDir, target.workTree, 'add', '--', ...names);
+    rawGit(target.gitDir, target.workTree, 'commit', '--quiet', '-m', 'six');
+    expect(await sizeError(target)).toBeNull();
+    // Same bytes, same size, a new ctime: git cannot tell without reading them all.
+    for (const name of names) {
+      const file = path.join(target.workTree, name);
+      fs.copyFileSync(file, `${file}.tmp`);
+      fs.renameSync(`${file}.tmp`, file);
+    }
+    const error = await sizeError(target);
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect((error as WorkTreeTooLargeError).totalBytes).toBe(54_000);
   });
 
   test('a link to a large file is not followed: the link is what would be committed', async () => {
