@@ -37,13 +37,29 @@ const sizeError = (target: { gitDir: string; workTree: string }) =>
     (err: unknown) => err,
   );
 
+/** Refused, with these figures: the bytes as git would hash them. */
+async function expectRefused(
+  target: { gitDir: string; workTree: string },
+  figures: Partial<Pick<WorkTreeTooLargeError, 'largestPath' | 'largestBytes' | 'totalBytes'>>,
+): Promise<void> {
+  const error = await sizeError(target);
+  expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+  expect(error).toMatchObject(figures);
+}
+
 describe.each([
   ['a small tree (walked)', false],
   ['a tree of more than 2,000 entries (listed by git)', true],
 ])('%s', (_name, large) => {
-  test('files within the limits pass; one over the file limit is named', async () => {
+  /** A committed repository, with 2,100 more entries on the git-listed path. */
+  const fresh = (): { gitDir: string; workTree: string } => {
     const target = repository();
     if (large) manyFiles(target.workTree);
+    return target;
+  };
+
+  test('files within the limits pass; one over the file limit is named', async () => {
+    const target = fresh();
     fs.writeFileSync(path.join(target.workTree, 'ok.bin'), Buffer.alloc(LIMITS.fileBytes));
     const listing = jest.spyOn(gitModule, 'gitBytes');
     try {
@@ -57,40 +73,31 @@ describe.each([
       listing.mockRestore();
     }
     fs.writeFileSync(path.join(target.workTree, 'big.bin'), Buffer.alloc(LIMITS.fileBytes + 1));
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestPath).toBe('big.bin');
+    await expectRefused(target, { largestPath: 'big.bin' });
   });
 
   test('a large file whose name is not UTF-8 is sized, beside a small one its decoded name would name', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     const top = Buffer.from(target.workTree + '/');
     fs.writeFileSync(
       Buffer.concat([top, Buffer.from([0x62, 0xff, 0x2e, 0x62, 0x69, 0x6e])]),
       Buffer.alloc(LIMITS.fileBytes * 2),
     );
     fs.writeFileSync(path.join(target.workTree, 'b\uFFFD.bin'), 'small');
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestBytes).toBe(LIMITS.fileBytes * 2);
+    await expectRefused(target, { largestBytes: LIMITS.fileBytes * 2 });
   });
 
   test('a large file in a folder whose name is not UTF-8 is sized', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     const folder = Buffer.concat([Buffer.from(target.workTree + '/'), Buffer.from([0x64, 0xfe])]);
     fs.mkdirSync(folder);
     fs.mkdirSync(path.join(target.workTree, 'd\uFFFD'));
     fs.writeFileSync(Buffer.concat([folder, Buffer.from('/data.bin')]), Buffer.alloc(LIMITS.fileBytes + 1));
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestBytes).toBe(LIMITS.fileBytes + 1);
+    await expectRefused(target, { largestBytes: LIMITS.fileBytes + 1 });
   });
 
   test('ignored and unchanged tracked files over the limits do not count: git would add neither', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     fs.writeFileSync(path.join(target.workTree, 'tracked.bin'), Buffer.alloc(LIMITS.fileBytes * 2));
     rawGit(target.gitDir, target.workTree, 'add', '--', 'tracked.bin');
     rawGit(target.gitDir, target.workTree, 'commit', '--quiet', '-m', 'tracked');
@@ -105,47 +112,36 @@ describe.each([
   });
 
   test('a file git would convert from a working-tree-encoding is sized as it will be hashed, three times larger', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=CP1252\n');
     // 0x80 is the euro sign in CP1252: three bytes of UTF-8 each.
     fs.writeFileSync(path.join(target.workTree, 'data.txt'), Buffer.alloc(LIMITS.fileBytes / 2, 0x80));
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestPath).toBe('data.txt');
-    expect((error as WorkTreeTooLargeError).largestBytes).toBe((LIMITS.fileBytes / 2) * 3);
+    await expectRefused(target, { largestPath: 'data.txt', largestBytes: (LIMITS.fileBytes / 2) * 3 });
     // A file the attributes give no encoding is sized as it is, beside them.
     fs.renameSync(path.join(target.workTree, 'data.txt'), path.join(target.workTree, 'data.bin'));
     expect(await sizeError(target)).toBeNull();
   });
 
   test('TSCII, whose byte can become twelve of UTF-8, is sized at twelve times', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=TSCII\n');
     fs.writeFileSync(path.join(target.workTree, 'tamil.txt'), Buffer.alloc(1_000, 0x82));
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestBytes).toBe(12_000);
+    await expectRefused(target, { largestBytes: 12_000 });
   });
 
   test("a .gitattributes deleted in this step still counts: git reads the index's copy", async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     fs.writeFileSync(path.join(target.workTree, '.gitattributes'), '*.txt working-tree-encoding=CP1252\n');
     fs.writeFileSync(path.join(target.workTree, 'a.txt'), 'hi');
     rawGit(target.gitDir, target.workTree, 'add', '--', '.gitattributes', 'a.txt');
     rawGit(target.gitDir, target.workTree, 'commit', '--quiet', '-m', 'attributes');
     fs.rmSync(path.join(target.workTree, '.gitattributes'));
     fs.writeFileSync(path.join(target.workTree, 'a.txt'), Buffer.alloc(LIMITS.fileBytes / 2, 0x80));
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).largestBytes).toBe((LIMITS.fileBytes / 2) * 3);
+    await expectRefused(target, { largestBytes: (LIMITS.fileBytes / 2) * 3 });
   });
 
   test('tracked files rewritten with their old content count: git hashes them again', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     const names = [1, 2, 3, 4, 5, 6].map((i) => `same${i}.bin`);
     for (const name of names) fs.writeFileSync(path.join(target.workTree, name), Buffer.alloc(9_000, 1));
     rawGit(target.gitDir, target.workTree, 'add', '--', ...names);
@@ -157,14 +153,11 @@ describe.each([
       fs.copyFileSync(file, `${file}.tmp`);
       fs.renameSync(`${file}.tmp`, file);
     }
-    const error = await sizeError(target);
-    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
-    expect((error as WorkTreeTooLargeError).totalBytes).toBe(54_000);
+    await expectRefused(target, { totalBytes: 54_000 });
   });
 
   test('a link to a large file is not followed: the link is what would be committed', async () => {
-    const target = repository();
-    if (large) manyFiles(target.workTree);
+    const target = fresh();
     const outside = path.join(tempDir(), 'large.bin');
     fs.writeFileSync(outside, Buffer.alloc(LIMITS.totalBytes * 2));
     fs.symlinkSync(outside, path.join(target.workTree, 'link.bin'));
