@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { AcaError } from '../shared/errors';
 import { readRegularFile } from '../shared/regular-file';
 import { gitBytes, type GitTarget } from './git';
+import { walkSmallTree } from './small-tree';
 
 const MiB = 1024 * 1024;
 
@@ -147,51 +148,24 @@ function splitNul(bytes: Buffer): Buffer[] {
 }
 
 /**
- * Whether every regular file of a small work tree (its `.git` left out) fits the limits. What a
- * commit adds is among those files, so a tree that fits needs no git process to list it. Names
- * are walked as bytes, so a name that is not UTF-8 is sized as the file it names; links are not
- * followed. False, and git lists what it would add, for a tree of more entries than
- * UNLISTED_TREE_ENTRIES, files over the limits, anything the walk cannot read, and wherever a
- * `.gitattributes` may give files an encoding (one in the tree, or in git's index).
+ * Whether every regular file of a small work tree (see walkSmallTree) fits the limits. What a
+ * commit adds is among those files, so a tree that fits needs no git process to list it. False,
+ * and git lists what it would add, for a tree of more entries than UNLISTED_TREE_ENTRIES, files
+ * over the limits, anything the walk cannot read, and wherever a `.gitattributes` may give files
+ * an encoding (one in the tree, or in git's index).
  */
 function fitsUnlisted(
   target: GitTarget & { workTree: string },
   limits: { fileBytes: number; totalBytes: number },
 ): boolean {
   if (indexMayHoldAttributes(target.gitDir)) return false;
-  const top = Buffer.from(target.workTree);
-  const folders = [top];
-  let entries = 0;
   let total = 0;
-  while (folders.length > 0) {
-    const folder = folders.pop()!;
-    let listed: fs.Dirent<Buffer>[];
-    try {
-      listed = fs.readdirSync(folder, { withFileTypes: true, encoding: 'buffer' });
-    } catch {
-      return false;
-    }
-    for (const entry of listed) {
-      if (folder === top && entry.name.toString('latin1') === '.git') continue;
-      entries += 1;
-      if (entries > UNLISTED_TREE_ENTRIES) return false;
-      if (entry.name.toString('latin1') === '.gitattributes') return false;
-      const full = Buffer.concat([folder, SLASH, entry.name]);
-      // The kind as lstat has it, not as the listing had it: a file swapped for a folder in
-      // between is walked as the folder it now is.
-      let stat: fs.Stats;
-      try {
-        stat = fs.lstatSync(full);
-      } catch {
-        return false;
-      }
-      if (stat.isDirectory()) folders.push(full);
-      if (!stat.isFile()) continue;
-      total += stat.size;
-      if (stat.size > limits.fileBytes || total > limits.totalBytes) return false;
-    }
-  }
-  return true;
+  return walkSmallTree(target.workTree, UNLISTED_TREE_ENTRIES, (name, stat) => {
+    if (name.toString('latin1') === '.gitattributes') return false;
+    if (!stat.isFile()) return true;
+    total += stat.size;
+    return stat.size <= limits.fileBytes && total <= limits.totalBytes;
+  });
 }
 
 /** Bounds what indexMayHoldAttributes reads; a larger index leaves the sizing to git. */
