@@ -16,6 +16,7 @@
  * - workspace/: lending the workspace to the sandbox uid and the project's dependency folders.
  */
 export { runTestSuite, type RunTestsOptions } from './run-test-suite';
+export type { BaseTests } from './verdicts/base-tests';
 export { lendWorkspace, lendWorkspaceContents, releaseWorkspace } from './workspace/workspace-ownership';
 export { MAX_DEPENDENCY_FOLDERS } from './workspace/dependency-folders';
 export { detectTestCommand, findDependencyFolders } from './runners/detect-test-command';

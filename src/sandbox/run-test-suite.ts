@@ -35,12 +35,13 @@ import {
 } from './workspace/workspace-ownership';
 import { isRoot } from './launch/tools';
 import { failureReport } from './verdicts/report';
-import { mayHoldOtherTests, mergeReports } from './verdicts/verdict-run';
+import { mayHoldOtherTests, mergeReports, withoutFiles } from './verdicts/verdict-run';
 import { judgeRun, throwIfAborted } from './verdicts/run-verdict';
 import { selectRunner, type RunnerChoice } from './runners/select-runner';
 import { declaredJestSkips, type HonestSkip } from './verdicts/jest-declared-skips';
 import { withJestAcceptanceVerdict } from './verdicts/jest-acceptance-verdict';
 import { jestVerdictRunner } from './verdicts/jest-verdict-runner';
+import { baseTestsHere, type BaseTests } from './verdicts/base-tests';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -63,6 +64,11 @@ export interface RunTestsOptions {
   testPaths?: string[];
   /** The user's acceptance tests: protected in the sandbox, and each must run and pass. */
   acceptance?: AcceptanceFiles;
+  /**
+   * The repository's tests as a trusted commit has them, judged in the verdict process from those
+   * versions (pytest only; see verdicts/base-tests.ts).
+   */
+  baseTests?: BaseTests;
   /**
    * What runs the tests (see test-command.ts); absent: aca's own runners, pytest on Debian's
    * interpreter for Python and aca's Jest otherwise.
@@ -108,11 +114,15 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
   // Copies damaged since the last run (only possible without the sandbox) are evidence too.
   const damagedBefore = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
   const acceptanceTests = acceptance ? acceptanceTestFiles(language, acceptance) : [];
+  // The repository's own tests judged from the trusted commit's versions: pytest's verdict only.
+  const base =
+    opts.baseTests && runner.kind === 'pytest' ? withoutAcceptance(opts.baseTests, acceptance) : undefined;
   // Read while the tests run: only judging needs it.
   const python =
     acceptance && runner.kind === 'pytest'
-      ? expectedPythonTests(acceptance, acceptanceTests)
+      ? expectedPythonTests(acceptance.sourceDir, acceptanceTests)
       : Promise.resolve(undefined);
+  const baseSkips = base ? expectedPythonTests(base.sourceDir, base.files) : Promise.resolve(undefined);
   const jestSkips =
     acceptance && runner.kind === 'jest'
       ? declaredJestSkips(acceptance.sourceDir, acceptanceTests)
@@ -128,12 +138,12 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
   const key = randomBytes(32);
   const maySkip = new Set<string>();
   const verdictRunner =
-    acceptance &&
+    (acceptance || base) &&
     runner.casesNamedByFile &&
     runner.resultsChannel &&
     runner.verdict &&
-    acceptanceTests.length > 0
-      ? runner.verdict({ key, maySkip })
+    acceptanceTests.length + (base?.files.length ?? 0) > 0
+      ? runner.verdict({ key, maySkip, repositoryFiles: new Set(base?.files ?? []) })
       : undefined;
   if (mode === 'bwrap') prepareMountPoints(workspace, dependencies);
   // Fresh for every run and outside the workspace: the report cannot be planted in advance.
@@ -150,8 +160,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         const message = availability.ok ? 'bubblewrap is unavailable' : availability.message;
         return failureReport('sandbox_error', message, { ...common, durationMs: Date.now() - started });
       }
-      const mounted = acceptance ? copyForSandbox(acceptance, path.join(runDir, 'acceptance')) : undefined;
-      launch = (run) => runSandboxed({ opts, workspace, limits, dependencies, tools, mounted, ...run });
+      launch = (run) => runSandboxed({ opts, workspace, limits, dependencies, tools, ...run });
     } else {
       launch = (run) => runBare({ opts, workspace, limits, dependencies, ...run });
     }
@@ -162,6 +171,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
       const outcome = await launch(run);
       const expected = await expectedHere();
       for (const id of (await python)?.maySkip ?? []) maySkip.add(id);
+      for (const id of (await baseSkips)?.maySkip ?? []) maySkip.add(id);
       const damagedAfter = acceptance ? restoreAcceptanceCopies(workspace, acceptance) : [];
       damaged = [...new Set([...damaged, ...damagedAfter])];
       const report = await judgeRun({
@@ -187,42 +197,64 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
       };
     };
 
-    if (!verdictRunner || !acceptance) {
-      const run = { runner, outputDir: outputFolder(runDir, 'output'), testPaths, acceptanceTests };
+    const acceptanceCovered =
+      acceptance && mode === 'bwrap'
+        ? copyForSandbox(acceptance, path.join(runDir, 'acceptance'))
+        : undefined;
+    if (!verdictRunner) {
+      const run = {
+        runner,
+        outputDir: outputFolder(runDir, 'output'),
+        testPaths,
+        acceptanceTests,
+        covered: acceptanceCovered,
+      };
       return await judged(run, expectations);
     }
-    // The run's own tests (the Tester's, the repository's) run as before, without the acceptance
-    // files; then the acceptance files alone in the verdict process. No second process starts
-    // when nothing but the acceptance tests is there to run.
-    const mainPaths = testPaths.filter((p) => !acceptanceTests.includes(p));
+    // The run's own tests (the Tester's, the repository's new or changed files) run as before,
+    // without the files the verdict judges; then those alone in the verdict process. No second
+    // process starts when nothing else is there to run.
+    const unchangedBase = base ? baseTestsHere(workspace, base).unchanged : [];
+    const judgedElsewhere = [...acceptanceTests, ...unchangedBase];
+    const mainPaths = testPaths.filter((p) => !judgedElsewhere.includes(p));
     const needsMain =
       testPaths.length > 0
         ? mainPaths.length > 0
-        : mayHoldOtherTests(workspace, acceptance.files, dependencies);
-    const main = needsMain
-      ? await judged(
-          {
-            runner,
-            outputDir: outputFolder(runDir, 'output'),
-            testPaths: mainPaths,
-            acceptanceTests,
-            excludedTests: acceptanceTests,
-          },
-          () => Promise.resolve(undefined),
-        )
-      : null;
+        : mayHoldOtherTests(workspace, [...(acceptance?.files ?? []), ...unchangedBase], dependencies);
+    const mainRun = {
+      runner,
+      outputDir: outputFolder(runDir, 'output'),
+      testPaths: mainPaths,
+      acceptanceTests,
+      excludedTests: judgedElsewhere,
+      covered: acceptanceCovered,
+    };
+    const main = needsMain ? await judged(mainRun, () => Promise.resolve(undefined)) : null;
     if (main && main.outcome !== 'completed' && main.outcome !== 'no_tests') return main;
+    // Read once the run's own process is gone: a base test file it deleted or replaced is not judged.
+    const basePresent = base ? baseTestsHere(workspace, base).present : [];
+    const gone = base ? base.files.filter((file) => !basePresent.includes(file)) : [];
+    if (acceptanceTests.length + basePresent.length === 0) {
+      // Nothing left for the verdict (pytest given no file would collect the whole workspace).
+      const own = main ?? (await judged(mainRun, () => Promise.resolve(undefined)));
+      return withoutFiles(own, gone);
+    }
+    const originals = verdictOriginals(path.join(runDir, 'originals'), acceptance, base, basePresent);
+    const baseConfig = acceptance?.baseConfig ?? base?.config;
     const verdict = await judged(
       {
         runner: verdictRunner,
         outputDir: outputFolder(runDir, 'verdict'),
         testPaths: [],
         acceptanceTests,
+        covered: mode === 'bwrap' ? originals : undefined,
+        originals: originals.sourceDir,
         verdict: {
           key,
-          tests: acceptanceTests,
-          support: acceptance.files.filter((f) => path.posix.basename(f) === 'conftest.py'),
-          ...(acceptance.baseConfig ? { base: acceptance.baseConfig } : {}),
+          tests: [...acceptanceTests, ...basePresent],
+          support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
+          importPaths: base?.importPaths ?? [],
+          ...(baseConfig ? { base: baseConfig } : {}),
         },
       },
       async () => {
@@ -230,7 +262,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         return expected ? { ...expected, honestSkip: () => true } : undefined;
       },
     );
-    return mergeReports(main, verdict, acceptanceTests);
+    return mergeReports(main, verdict, acceptanceTests, gone);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
   }
@@ -253,11 +285,20 @@ interface RunSpec {
   testPaths: string[];
   acceptanceTests: string[];
   excludedTests?: string[];
-  /** For the verdict process: its key, the acceptance files and the base commit's configuration it loads. */
+  /** Files mounted read-only over their workspace paths for this process (sandbox only). */
+  covered?: AcceptanceFiles;
+  /** Where this process's verdict reads the originals of the files it judges, on the worker. */
+  originals?: string;
+  /**
+   * For the verdict process: its key, the files it judges, the conftest.py files given with the
+   * acceptance tests, the folders it imports from after the workspace root, and the trusted
+   * commit's configuration it loads.
+   */
   verdict?: {
     key: Buffer;
     tests: string[];
     support: string[];
+    importPaths: string[];
     base?: NonNullable<AcceptanceFiles['baseConfig']>;
   };
 }
@@ -342,6 +383,7 @@ function contextFor(
       support: conftests.sort((a, b) => a[0].split('/').length - b[0].split('/').length),
       ini: base?.ini ? path.posix.join(baseSeen, base.ini) : null,
       keyFile: path.posix.join(paths.output, KEY_FILE),
+      importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
     },
   };
 }
@@ -354,12 +396,9 @@ interface LaunchInput extends RunSpec {
 }
 
 async function runSandboxed(
-  input: LaunchInput & {
-    tools: NonNullable<ReturnType<typeof bwrapTools>>;
-    mounted: AcceptanceFiles | undefined;
-  },
+  input: LaunchInput & { tools: NonNullable<ReturnType<typeof bwrapTools>> },
 ): Promise<RunOutcome> {
-  const { opts, workspace, limits, dependencies, tools, mounted, runner, outputDir } = input;
+  const { opts, workspace, limits, dependencies, tools, covered, runner, outputDir } = input;
   let lease: Lease | undefined;
   let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
   let usageBefore: Usage;
@@ -388,7 +427,7 @@ async function runSandboxed(
       tools,
       workspace,
       outputDir,
-      ...(mounted ? { acceptance: mounted } : {}),
+      ...(covered ? { acceptance: covered } : {}),
       dependencies,
       scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
       needsNode: runner.needsNode,
@@ -441,7 +480,7 @@ async function runBare(input: LaunchInput): Promise<RunOutcome> {
   try {
     const runId = randomBytes(8).toString('hex');
     // Without a sandbox nothing covers the copies: the verdict process reads the originals.
-    const originals = opts.acceptance?.sourceDir ?? workspace;
+    const originals = input.originals ?? opts.acceptance?.sourceDir ?? workspace;
     const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
     const { argv, env } = runner.command(ctx);
     const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
@@ -469,7 +508,10 @@ async function runBare(input: LaunchInput): Promise<RunOutcome> {
  * The originals, copied for this run into a folder the sandbox user can read (the user's own
  * folder may be private to the worker): the sandbox mounts these copies read-only.
  */
-function copyForSandbox(acceptance: AcceptanceFiles, dir: string): AcceptanceFiles {
+function copyForSandbox(
+  acceptance: Pick<AcceptanceFiles, 'sourceDir' | 'files'>,
+  dir: string,
+): AcceptanceFiles {
   for (const file of acceptance.files) {
     const target = path.join(dir, file);
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
@@ -477,6 +519,25 @@ function copyForSandbox(acceptance: AcceptanceFiles, dir: string): AcceptanceFil
     fs.chmodSync(target, 0o444);
   }
   return { sourceDir: dir, files: acceptance.files };
+}
+
+/** Every file the verdict process judges, as its original, in one folder: what covers the workspace's. */
+function verdictOriginals(
+  dir: string,
+  acceptance: AcceptanceFiles | undefined,
+  base: BaseTests | undefined,
+  basePresent: string[],
+): AcceptanceFiles {
+  if (acceptance) copyForSandbox(acceptance, dir);
+  if (base) copyForSandbox({ sourceDir: base.sourceDir, files: basePresent }, dir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  return { sourceDir: dir, files: [...(acceptance?.files ?? []), ...basePresent] };
+}
+
+/** The base tests less the acceptance files, which are judged as such. */
+function withoutAcceptance(base: BaseTests, acceptance: AcceptanceFiles | undefined): BaseTests {
+  const taken = new Set(acceptance?.files ?? []);
+  return { ...base, files: base.files.filter((file) => !taken.has(file)) };
 }
 
 function realWorkspace(workspace: string): string {

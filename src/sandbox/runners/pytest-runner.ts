@@ -90,7 +90,12 @@ function makeVerdictRunner(
       const { python, autoloadPlugins } = interpreter(ctx);
       const { paths, reportName, dependencies, verdict } = ctx;
       if (!verdict) throw new Error('a verdict run needs its acceptance files and key file');
-      const setup = { keyFile: verdict.keyFile, tests: verdict.tests, support: verdict.support };
+      const setup = {
+        keyFile: verdict.keyFile,
+        tests: verdict.tests,
+        support: verdict.support,
+        paths: verdict.importPaths,
+      };
       const argv = [
         python,
         '-I',

@@ -44,6 +44,8 @@ export interface RunnerContext {
     support: [string, string, string][];
     ini: string | null;
     keyFile: string;
+    /** Folders put on the import path after the workspace root, as `PYTHONPATH` would. */
+    importPaths: string[];
   };
 }
 
@@ -56,6 +58,13 @@ export interface VerdictExpectations {
    * failure (a mark, or a skip call in the test or its file): only these may end skipped by pytest.
    */
   maySkip: ReadonlySet<string>;
+  /**
+   * The repository's own test files judged from a trusted commit (verdicts/base-tests.ts): a sign
+   * that one of their tests did not really pass makes that test an error rather than the whole
+   * run tampered, so that a test the verdict cannot vouch for at the base commit stays a known
+   * failure there instead of stopping every run on the repository.
+   */
+  repositoryFiles?: ReadonlySet<string>;
 }
 
 interface RunnerBase {

@@ -124,7 +124,7 @@ export interface PythonAcceptanceTests {
  * or a file does not parse (pytest will then report the file's collection error itself).
  */
 export async function expectedPythonTests(
-  acceptance: AcceptanceFiles,
+  sourceDir: string,
   testFiles: string[],
 ): Promise<PythonAcceptanceTests | undefined> {
   if (testFiles.length === 0) return { ids: [], maySkip: [] };
@@ -132,7 +132,7 @@ export async function expectedPythonTests(
     '-I',
     '-c',
     shippedFile('pythonAcceptanceTests'),
-    ...testFiles.flatMap((f) => [f, path.join(acceptance.sourceDir, f)]),
+    ...testFiles.flatMap((f) => [f, path.join(sourceDir, f)]),
   ];
   // Through the spawn helper: a fork of the worker costs more than this python's start.
   return runViaHelper({

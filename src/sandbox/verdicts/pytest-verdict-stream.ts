@@ -5,6 +5,12 @@ import type { VerdictExpectations } from '../runners/runner';
 
 type VerdictCase = Extract<PytestVerdictRecord, { t: 'case' }>;
 
+/** The file a node id belongs to. */
+function fileOf(nodeId: string): string {
+  const at = nodeId.indexOf('::');
+  return at < 0 ? nodeId : nodeId.slice(0, at);
+}
+
 /** The test's id without its parameters: what the acceptance file itself names. */
 function baseId(nodeId: string): string {
   const bracket = nodeId.indexOf('[');
@@ -27,6 +33,13 @@ export function readVerdictStream(text: string, expectations: VerdictExpectation
   const problems: string[] = [...signed.problems];
   let tampering = 0;
   let announcedExit: number | undefined;
+  // A sign against one of the repository's own tests voids that test; against an acceptance test,
+  // the whole run (see VerdictExpectations.repositoryFiles).
+  const voided = new Map<string, string>();
+  const against = (id: string, problem: string): void => {
+    if (!expectations.repositoryFiles?.has(fileOf(id))) problems.push(problem);
+    else if (!voided.has(id)) voided.set(id, `${problem}: counted as an error`);
+  };
   for (const record of read.records) {
     if (announcedExit !== undefined) {
       problems.push('the verdict process wrote records after the end of its run');
@@ -55,7 +68,7 @@ export function readVerdictStream(text: string, expectations: VerdictExpectation
           problems.push(`${record.id} reported its ${record.when} phase twice`);
         seen.push(record);
         phases.set(record.id, seen);
-        problems.push(...phaseProblems(record));
+        for (const problem of phaseProblems(record)) against(record.id, problem);
         break;
       }
     }
@@ -66,10 +79,10 @@ export function readVerdictStream(text: string, expectations: VerdictExpectation
     cases.push({ name, status });
     if (status === 'skipped') {
       const problem = skipProblem(name, seen, expectations);
-      if (problem) problems.push(problem);
+      if (problem) against(name, problem);
     }
     if (status === 'passed' && announcedExit !== undefined && !seen.some((p) => p.when === 'call'))
-      problems.push(`${name} was reported passed, but its call phase never ran (the run was tampered with)`);
+      against(name, `${name} was reported passed, but its call phase never ran (the run was tampered with)`);
   }
   return {
     cases,
@@ -77,6 +90,7 @@ export function readVerdictStream(text: string, expectations: VerdictExpectation
     finished: announcedExit !== undefined,
     ...(announcedExit !== undefined ? { announcedExit } : {}),
     problems,
+    ...(voided.size > 0 ? { voided } : {}),
   };
 }
 

@@ -12,6 +12,11 @@ export interface StreamResult {
   announcedExit?: number;
   /** Evidence, found in the stream alone, that something rewrote an outcome. */
   problems: string[];
+  /**
+   * Tests whose outcome the stream cannot vouch for, each with the reason: reported as errors once
+   * the accounts are found to agree.
+   */
+  voided?: ReadonlyMap<string, string>;
 }
 
 export interface CrossCheckInput {
@@ -68,8 +73,13 @@ export function crossCheck(input: CrossCheckInput): { problems: string[]; parsed
     if (!inReport) differences.push(`${streamed.name} (${streamed.status}) is missing from the report`);
     else if (inReport.status !== streamed.status)
       differences.push(`${streamed.name} ${streamed.status}, but the report says ${inReport.status}`);
-    const message = inReport?.message ?? streamed.message;
-    cases.push({ name: streamed.name, status: streamed.status, ...(message ? { message } : {}) });
+    const voided = stream.voided?.get(streamed.name);
+    const message = voided ?? inReport?.message ?? streamed.message;
+    cases.push({
+      name: streamed.name,
+      status: voided ? 'error' : streamed.status,
+      ...(message ? { message } : {}),
+    });
   }
   for (const [name, left] of reported)
     for (const c of left) differences.push(`the report lists ${name} (${c.status}), which never ran`);

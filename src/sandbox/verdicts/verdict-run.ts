@@ -48,13 +48,15 @@ export function mayHoldOtherTests(
 
 /**
  * One report from the run's own process (null when it had nothing to run) and the verdict
- * process: the acceptance cases are the verdict's alone. Either account showing tampering, or a
+ * process: the acceptance cases, and every test the verdict ran, are the verdict's alone; tests
+ * of `gone` files (base test files the run deleted or replaced) are nobody's. Either account showing tampering, or a
  * run that broke, decides the whole.
  */
 export function mergeReports(
   main: TestRunReport | null,
   verdict: TestRunReport,
   acceptanceTests: string[],
+  gone: readonly string[] = [],
 ): TestRunReport {
   if (!main) return verdict;
   const common = {
@@ -65,12 +67,27 @@ export function mergeReports(
   };
   if (main.outcome === 'tampered') return { ...main, ...common };
   if (verdict.outcome !== 'completed' && verdict.outcome !== 'no_tests') return { ...verdict, ...common };
+  // Tests of a base test file the run replaced (by a link, say) are not the base commit's.
   const isAcceptance = (name: string): boolean =>
-    acceptanceTests.some((file) => name === file || name.startsWith(`${file}::`));
-  const cases = [...main.cases.filter((c) => !isAcceptance(c.name)), ...verdict.cases];
+    [...acceptanceTests, ...gone].some((file) => name === file || name.startsWith(`${file}::`));
+  // The verdict's account of a test outranks the run's own (a changed base test file ran in both).
+  const judged = new Set(verdict.cases.map((c) => c.name));
+  const cases = [...main.cases.filter((c) => !isAcceptance(c.name) && !judged.has(c.name)), ...verdict.cases];
   const merged = reportFromParsed({ cases }, common);
   // The verdict's own account of acceptance tests that did not run says more than the counts.
   return verdict.message?.startsWith('acceptance tests given by the user did not run')
     ? { ...merged, message: clipReportMessage(verdict.message) }
     : merged;
+}
+
+/** A report without the tests of `files`: base test files the run deleted or replaced. */
+export function withoutFiles(report: TestRunReport, files: readonly string[]): TestRunReport {
+  const inFiles = (name: string): boolean =>
+    files.some((file) => name === file || name.startsWith(`${file}::`));
+  if (!report.cases.some((c) => inFiles(c.name))) return report;
+  const { output, cutBytes, durationMs, sandbox } = report;
+  return reportFromParsed(
+    { cases: report.cases.filter((c) => !inFiles(c.name)) },
+    { output, cutBytes, durationMs, sandbox },
+  );
 }

@@ -65,13 +65,15 @@ def _aca_verdict():
 
     _source_only(os)
     # The conftest.py files to load, read now: nothing of the workspace has run yet.
+    extra_paths = setup.get("paths", [])
     support = []
     for rel, full, original in setup.get("support", []):
         with open(original, "rb") as f:
             support.append((full, f.read()))
     plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread)
     del setup
-    sys.path.insert(0, os.getcwd())
+    # The workspace first, as `-m` puts it, then the folders the command's PYTHONPATH named.
+    sys.path[0:0] = [os.getcwd()] + [p for p in extra_paths if type(p) is str]
     plugins = [plugin]
     # The conftest.py files given with the acceptance tests and the base commit's are the only ones
     # loaded, as plugins, from what was read before anything ran: pytest itself loads none

@@ -1,0 +1,85 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * The repository's own tests as a trusted commit has them (a run's base commit; for an evaluation,
+ * the base commit with the instance's test patch), judged in the verdict process from those
+ * versions rather than from whatever the workspace holds by then: named targets, the tests the
+ * baseline's regression check compares, an evaluation's FAIL_TO_PASS and PASS_TO_PASS. Unlike the
+ * `--tests` files they may differ in the workspace (a Tester adds tests to an existing file):
+ * the run's own process runs the workspace's version, the verdict process the trusted one, and
+ * the verdict's account of a test replaces the run's.
+ */
+export interface BaseTests {
+  /** A folder of the worker's with each file's trusted version at its repository path. */
+  sourceDir: string;
+  /** Repository-relative test files. */
+  files: string[];
+  /** The trusted commit's conftest.py files and pytest configuration file, which the verdict loads. */
+  config?: { sourceDir: string; files: string[]; ini: string | null };
+  /**
+   * Workspace-relative folders the verdict process imports from after the workspace root, as
+   * `PYTHONPATH` would add them (an evaluation instance's `PYTHONPATH=src`).
+   */
+  importPaths?: string[];
+}
+
+/** What of the base tests the workspace holds now, read without following any link. */
+export interface BaseTestsHere {
+  /** Files present as regular files under real folders: the verdict process runs these. */
+  present: string[];
+  /** Of those, the ones equal to their trusted version: the run's own process leaves them out. */
+  unchanged: string[];
+}
+
+/**
+ * Which base test files the verdict process judges. A file the run deleted or replaced by a link
+ * is not judged: its tests are gone, which the regression check counts. Runs only while nothing of
+ * the sandbox runs.
+ */
+export function baseTestsHere(workspace: string, base: BaseTests): BaseTestsHere {
+  const present: string[] = [];
+  const unchanged: string[] = [];
+  for (const file of base.files) {
+    const size = regularFileSize(workspace, file);
+    if (size === null) continue;
+    present.push(file);
+    const trusted = fs.readFileSync(path.join(base.sourceDir, file));
+    if (trusted.length === size && sameBytes(path.join(workspace, file), trusted)) unchanged.push(file);
+  }
+  return { present, unchanged };
+}
+
+/** The size of a regular file whose every folder above is a real folder, else null. */
+function regularFileSize(root: string, rel: string): number | null {
+  const parts = rel.split('/');
+  if (parts.some((part) => part === '' || part === '.' || part === '..')) return null;
+  let at = root;
+  for (let i = 0; i < parts.length; i++) {
+    at = path.join(at, parts[i]!);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(at);
+    } catch {
+      return null;
+    }
+    const last = i === parts.length - 1;
+    if (last ? !st.isFile() : !st.isDirectory()) return null;
+    if (last) return st.size;
+  }
+  return null;
+}
+
+function sameBytes(file: string, expected: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    return fs.fstatSync(fd).isFile() && fs.readFileSync(fd).equals(expected);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
