@@ -1,9 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
+import { prepareTrustedTests, type TrustedTests } from './trusted-tests';
 import {
   checkSandboxAvailable,
   resolveLimits,
@@ -58,6 +55,11 @@ export interface RunTestsInput {
   acceptanceCommit?: string | null;
   /** The run's targets, each judged in this run's report. */
   targets?: string[];
+  /**
+   * A run on a repository: its base commit, whose test files and pytest configuration the verdict
+   * process judges and loads (activities/trusted-tests.ts).
+   */
+  baseCommit?: string | null;
   /** What the turn before left uncommitted, committed first: the tests run on that commit. */
   commitFirst?: PendingCommit;
   /**
@@ -210,26 +212,23 @@ export function createTestActivities(deps: TestActivityDeps) {
             input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
               ? await deps.host.acceptanceOriginals(at, input.acceptanceCommit, input.protectedPaths)
               : (input.testsDir ?? null);
-          // The repository's own pytest configuration as the acceptance commit has it, for the
-          // verdict process to load instead of what the run may have written since.
-          const baseFolder =
-            input.language === 'python' && input.acceptanceCommit && runGit.commonDir && sourceDir
-              ? fs.mkdtempSync(path.join(os.tmpdir(), 'aca-base-config-'))
-              : null;
+          // The repository's own pytest configuration and tests as the base commit has them, for
+          // the verdict process to load and judge instead of what the run may have written since.
+          const trusted = await prepareTrustedTests({
+            language: input.language,
+            commonDir: runGit.commonDir,
+            baseCommit: input.baseCommit ?? null,
+            acceptanceCommit: input.acceptanceCommit ?? null,
+            hasAcceptance: sourceDir !== null,
+            ...(input.protectedPaths ? { protectedPaths: input.protectedPaths } : {}),
+            ...(input.targets ? { targets: input.targets } : {}),
+          });
           try {
-            const baseConfig = baseFolder
-              ? await writeBaseTestConfig(
-                  { gitDir: runGit.commonDir },
-                  input.acceptanceCommit!,
-                  baseFolder,
-                  input.protectedPaths ?? [],
-                )
-              : undefined;
             const summary = await testsIn(
               runGit.workTree,
               { ...input, testsDir: sourceDir },
               sandboxWarning,
-              baseConfig,
+              trusted,
             );
             if (!input.openIfFailed || !deps.openTurn || attemptPassed(summary)) return summary;
             const { openIfFailed } = input;
@@ -245,7 +244,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             });
             return { ...summary, openedRef: openIfFailed.ref };
           } finally {
-            if (baseFolder) fs.rmSync(baseFolder, { recursive: true, force: true });
+            trusted.dispose();
           }
         },
       );
@@ -280,7 +279,7 @@ export function createTestActivities(deps: TestActivityDeps) {
     workspace: string,
     input: RunTestsInput,
     sandboxWarning: string | null,
-    baseConfig?: BaseTestConfig,
+    { baseConfig, baseTests }: Omit<TrustedTests, 'dispose'>,
   ): Promise<TestRunSummary> {
     const ctx = Context.current();
     let report: TestRunReport = await runTestSuite({
@@ -296,6 +295,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             },
           }
         : {}),
+      ...(baseTests ? { baseTests } : {}),
       ...(input.setup
         ? {
             command: input.setup.command,

@@ -118,6 +118,23 @@ const fix = [
   ),
   finish('last() walks the whole iterable'),
 ];
+/** The review's forgery: a conftest.py whose report hook wrapper clears what the test raised. */
+const FORGING_CONFTEST = [
+  'import pytest',
+  '',
+  '',
+  '@pytest.hookimpl(hookwrapper=True)',
+  'def pytest_runtest_makereport(item, call):',
+  '    call.excinfo = None',
+  // A unittest.TestCase's failure waits on the item until its report is made.
+  "    item.__dict__.pop('_excinfo', None)",
+  '    yield',
+  '',
+].join('\n');
+const forge = [
+  step(call('create_file', { path: 'conftest.py', content: FORGING_CONFTEST })),
+  finish('the tests pass now'),
+];
 const tester = [
   [
     step(call('create_file', { path: 'tests/test_last_extra.py', content: PASSES_ANYWAY })),
@@ -140,6 +157,7 @@ const reflector = [
 const scenarios: Scenario[] = [
   { name: 'target-lazy', agents: { planner: plan(), coder: [lazy], tester, reflector } },
   { name: 'target-fix', agents: { planner: plan(), coder: [fix], tester, reflector } },
+  { name: 'target-forged', agents: { planner: plan(), coder: [forge], tester, reflector } },
   { name: 'target-plan-lazy', agents: { planner: plan([TARGET]), coder: [lazy], tester, reflector } },
   { name: 'target-plan-fix', agents: { planner: plan([TARGET]), coder: [fix], tester, reflector } },
 ];
@@ -228,6 +246,18 @@ describe('named targets (--target, and the Planner taking one up from the task)'
       state: 'SUCCESS',
       tests: { passed: 8, failed: 1, errors: 0 },
       targets: [],
+      failingTests: [TARGET],
+    });
+  });
+
+  test('a conftest.py that clears what the target raised: FAILED, the target failed, nothing regressed', async () => {
+    const { code, result } = await run('target-forged', '--target', TARGET);
+    expect(code).toBe(1);
+    expect(result).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      regressions: [],
+      targets: [{ id: TARGET, outcome: 'failed' }],
       failingTests: [TARGET],
     });
   });
