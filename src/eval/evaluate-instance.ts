@@ -3,7 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { git, GitError, type GitTarget } from '../repo/git';
 import { readProjectConfigAt } from '../repo/run-repository';
-import { detectTestCommand, runTestSuite } from '../sandbox';
+import { detectTestCommand, runTestSuite, type BaseTests } from '../sandbox';
+import { writeBaseTestConfig } from '../repo/base-test-config';
+import { writeBaseTestFiles } from '../repo/base-test-files';
+import { readPytestCommand } from './pytest-command';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import type { InstanceStatus } from '../shared/eval-types';
 import type { TestCommandSpec } from '../shared/test-command';
@@ -94,7 +97,38 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
     const testApplied = await applyPatch(target, dir, 'test.patch', instance.test_patch);
     if (testApplied) return ended('error', `the test patch does not apply: ${testApplied}`);
     const config = await readProjectConfigAt({ gitDir: target.gitDir }, input.baseCommit, input.repoPath);
-    const { command, testPaths } = testCommandFor(instance, tree, input.language, testFiles);
+    // The tests as the base commit and the test patch have them, whatever the model's patch holds:
+    // the verdict process judges these, loading only their own conftest.py files and configuration.
+    const trusted = await trustedTree(input, dir);
+    if (typeof trusted === 'string') return ended('error', `the test patch does not apply: ${trusted}`);
+    const verdict = verdictCommandFor(instance, trusted.tree, input.language, testFiles);
+    const { command, testPaths } = verdict
+      ? {
+          command: { kind: 'pytest', command: null, source: 'option', label: verdict.label } as const,
+          testPaths: verdict.files,
+        }
+      : testCommandFor(instance, tree, input.language, testFiles);
+    // Every trusted test file is known to the verdict (a test class may inherit another file's),
+    // the command's are run.
+    const baseTests: BaseTests | undefined = verdict
+      ? {
+          sourceDir: path.join(dir, 'trusted-tests'),
+          files: await writeBaseTestFiles(
+            { gitDir: trusted.gitDir },
+            trusted.treeId,
+            path.join(dir, 'trusted-tests'),
+            verdict.files,
+          ),
+          run: verdict.files,
+          config: await writeBaseTestConfig(
+            { gitDir: trusted.gitDir },
+            trusted.treeId,
+            path.join(dir, 'trusted-config'),
+            [],
+          ),
+          importPaths: verdict.importPaths,
+        }
+      : undefined;
     const report = await runTestSuite({
       workspace: tree,
       language: input.language,
@@ -102,6 +136,7 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
       command,
       limits: sandboxLimitsOf(config.limits, input.limitMaximums),
       ...(testPaths.length ? { testPaths } : {}),
+      ...(baseTests ? { baseTests } : {}),
       ...(input.heartbeat ? { heartbeat: input.heartbeat } : {}),
       ...(input.heartbeatEveryMs ? { heartbeatEveryMs: input.heartbeatEveryMs } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
@@ -138,6 +173,59 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A second tree at the base commit with only the test patch applied (its git directory beside it,
+ * the repository copy only read): the trusted versions of the test files and their configuration.
+ * `treeId` names its content for git. The reason when the test patch does not apply.
+ */
+async function trustedTree(
+  input: EvaluationInput,
+  dir: string,
+): Promise<{ tree: string; gitDir: string; treeId: string } | string> {
+  const tree = path.join(dir, 'trusted');
+  fs.mkdirSync(tree);
+  const target: GitTarget = { gitDir: path.join(dir, 'trusted-git'), workTree: tree };
+  await git({ gitDir: target.gitDir }, ['init', '--quiet']);
+  fs.writeFileSync(
+    path.join(target.gitDir, 'objects', 'info', 'alternates'),
+    `${path.join(input.repoPath, '.git', 'objects')}\n`,
+  );
+  await git(target, ['read-tree', '--reset', '-u', '--end-of-options', input.baseCommit]);
+  const failed = await applyPatch(target, dir, 'trusted-test.patch', input.instance.test_patch);
+  if (failed) return failed;
+  return { tree, gitDir: target.gitDir, treeId: (await git(target, ['write-tree'])).trim() };
+}
+
+/**
+ * The instance's tests as aca's verdict process runs them: the files its `test_cmd` names when that
+ * is a plain pytest command (pytest-command.ts), else, without a `test_cmd`, the Python test files
+ * the test patch touches when the repository's tests run with pytest. Null: the command runs as
+ * written.
+ */
+function verdictCommandFor(
+  instance: EvalInstance,
+  trustedTree: string,
+  language: Language,
+  testFiles: string[],
+): { files: string[]; importPaths: string[]; label: string } | null {
+  if (language !== 'python') return null;
+  const isFile = (file: string): boolean => {
+    try {
+      return fs.lstatSync(path.join(trustedTree, file)).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (instance.test_cmd) {
+    const read = readPytestCommand(instance.test_cmd);
+    if (!read || !read.files.every(isFile)) return null;
+    return { ...read, label: instance.test_cmd };
+  }
+  if (detectTestCommand(trustedTree, language, []).kind !== 'pytest') return null;
+  const files = testFiles.filter((file) => file.endsWith('.py') && isFile(file));
+  return files.length > 0 ? { files, importPaths: [], label: 'pytest' } : null;
 }
 
 /** Applies a patch to the tree and its index; the reason when it does not apply, else null. */

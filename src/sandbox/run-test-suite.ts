@@ -251,7 +251,8 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         originals: originals.sourceDir,
         verdict: {
           key,
-          tests: [...acceptanceTests, ...basePresent],
+          tests: [...acceptanceTests, ...basePresent.filter((file) => !base?.run || base.run.includes(file))],
+          modules: basePresent.filter((file) => base?.run && !base.run.includes(file)),
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
           importPaths: base?.importPaths ?? [],
           ...(baseConfig ? { base: baseConfig } : {}),
@@ -298,6 +299,7 @@ interface RunSpec {
     key: Buffer;
     tests: string[];
     support: string[];
+    modules: string[];
     importPaths: string[];
     base?: NonNullable<AcceptanceFiles['baseConfig']>;
   };
@@ -384,6 +386,7 @@ function contextFor(
       ini: base?.ini ? path.posix.join(baseSeen, base.ini) : null,
       keyFile: path.posix.join(paths.output, KEY_FILE),
       importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
+      modules: run.verdict.modules.map(seen(originalsSeen)),
     },
   };
 }

@@ -112,6 +112,57 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
     expect(emptyReport.empty_patch_ids.sort()).toEqual(all);
   });
 
+  test('a patch that only adds a conftest.py clearing what each test raised resolves nothing: the verdict never loads it', async () => {
+    const conftest = [
+      'import pytest',
+      '',
+      '',
+      '@pytest.hookimpl(hookwrapper=True)',
+      'def pytest_runtest_makereport(item, call):',
+      '    call.excinfo = None',
+      "    item.__dict__.pop('_excinfo', None)",
+      '    yield',
+    ];
+    const patch = [
+      'diff --git a/conftest.py b/conftest.py',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/conftest.py',
+      `@@ -0,0 +1,${conftest.length} @@`,
+      ...conftest.map((line) => `+${line}`),
+      '',
+    ].join('\n');
+    const predictions = path.join(scratch, 'forged.jsonl');
+    fs.writeFileSync(
+      predictions,
+      instances
+        .map((i) =>
+          JSON.stringify({ instance_id: i.instance_id, model_patch: patch, model_name_or_path: 'forger' }),
+        )
+        .join('\n'),
+    );
+    const forged = await runCli(
+      [
+        'eval',
+        INSTANCES,
+        '--repos',
+        REPOS,
+        '--predictions',
+        predictions,
+        '--id',
+        'swe-forged',
+        '--concurrency',
+        '2',
+        '--json',
+      ],
+      h.cliEnv(),
+    );
+    expect(forged.code).toBe(0);
+    const report = JSON.parse(forged.stdout) as EvalReport;
+    expect(report.resolved_ids).toEqual([]);
+    expect(report.unresolved_ids.sort()).toEqual(instances.map((i) => i.instance_id).sort());
+  });
+
   test('the agent writing each gold patch resolves every instance; no request holds a patch, a test patch or the test lists', async () => {
     const run = await runCli(
       [

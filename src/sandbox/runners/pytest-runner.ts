@@ -94,6 +94,7 @@ function makeVerdictRunner(
         keyFile: verdict.keyFile,
         tests: verdict.tests,
         support: verdict.support,
+        modules: verdict.modules,
         paths: verdict.importPaths,
       };
       const argv = [

@@ -46,6 +46,8 @@ export interface RunnerContext {
     keyFile: string;
     /** Folders put on the import path after the workspace root, as `PYTHONPATH` would. */
     importPaths: string[];
+    /** Trusted test files not run, whose test classes the files run may inherit (as `tests`). */
+    modules: [string, string, string][];
   };
 }
 

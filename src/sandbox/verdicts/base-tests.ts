@@ -15,6 +15,11 @@ export interface BaseTests {
   sourceDir: string;
   /** Repository-relative test files. */
   files: string[];
+  /**
+   * The files the verdict runs; the others are only known (mounted and recognised, so that a test
+   * class inheriting from one of theirs is the trusted code). Default: all of `files`.
+   */
+  run?: string[];
   /** The trusted commit's conftest.py files and pytest configuration file, which the verdict loads. */
   config?: { sourceDir: string; files: string[]; ini: string | null };
   /**
