@@ -97,7 +97,7 @@ function makeVerdictRunner(
         '-B',
         '-u',
         '-c',
-        shippedFile('pytestVerdictLauncher'),
+        `${shippedFile('pytestVerdictValues')}\n${shippedFile('pytestVerdictLauncher')}`,
         JSON.stringify(setup),
         '-q',
         '--color=no',

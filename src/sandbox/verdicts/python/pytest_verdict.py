@@ -49,7 +49,10 @@ def _aca_verdict():
     import _json
     import _thread
     import ast
+    import builtins
+    import dataclasses
     import dis
+    import keyword
     import types
     import unittest
 
@@ -63,13 +66,14 @@ def _aca_verdict():
         except ImportError:
             pass
 
-    _source_only(os)
+    trusted = _source_only(os)
     # The conftest.py files to load, read now: nothing of the workspace has run yet.
     support = []
     for rel, full, original in setup.get("support", []):
         with open(original, "rb") as f:
             support.append((full, f.read()))
-    plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread)
+    plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread,
+                      (trusted, builtins, dataclasses, keyword))
     del setup
     sys.path.insert(0, os.getcwd())
     plugins = [plugin]
@@ -129,6 +133,7 @@ def _source_only(os):
     import _pytest.assertion.rewrite as rewrite
 
     rewrite._read_pyc = lambda *args, **kwargs: None
+    return trusted
 
 
 def _loaders(machinery, source_loader, sourceless):
@@ -141,7 +146,7 @@ def _loaders(machinery, source_loader, sourceless):
     return loaders
 
 
-def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread):
+def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread, more):
     """
     Builds the audit hook that judges the run and returns the pytest plugin that feeds it. Nothing
     the plugin holds leads back here: the hook, its key, its channel and what it saw live only in
@@ -175,6 +180,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     module_dict = module_type.__dict__["__dict__"].__get__
     type_module = type.__dict__["__module__"].__get__
     sys_modules = sys.modules
+    getframe = sys._getframe
     setprofile = sys.setprofile
     audit = sys.audit
     getcwd = os.getcwd
@@ -203,8 +209,22 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     try:
         from _pytest.assertion.rewrite import rewrite_asserts
+        import _pytest.assertion.rewrite as rewrite_module
     except ImportError:
-        rewrite_asserts = None
+        rewrite_asserts = rewrite_module = None
+    trusted, builtins, dataclasses, keyword = more
+    real_builtins = _dict(builtins.__dict__)
+    # The names pytest's assertion rewriting adds to a test module, and what they must hold.
+    inserted = {"@py_builtins": builtins, "@pytest_ar": rewrite_module}
+    # The two places the interpreter executes a module's code from: pytest's rewriting loader and
+    # importlib's own. Their frames say which dict a module's code runs in.
+    loader_codes = []
+    try:
+        loader_codes.append(rewrite_module.AssertionRewritingHook.exec_module.__code__)
+    except AttributeError:
+        pass
+    bootstrap = sys_modules.get("importlib._bootstrap")
+    frames_removed = getattr(getattr(bootstrap, "_call_with_frames_removed", None), "__code__", None)
 
     # What each acceptance file compiles to, from the read-only original, plainly and with pytest's
     # assertion rewriting as it stands before anything of the workspace runs. A module the
@@ -243,6 +263,24 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         except Exception:
             continue
         imports = []
+        defined = set()
+        star = False
+        for node in ast.walk(tree):
+            kind = _type(node)
+            if kind is ast.Name and _type(node.ctx) is not ast.Load:
+                defined.add(node.id)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                defined.add(node.name)
+            elif kind is ast.alias:
+                if node.name == "*":
+                    star = True
+                defined.add(node.asname or node.name.split(".")[0])
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                defined.update(node.names)
+            elif _type(getattr(node, "name", None)) is _str:
+                defined.add(node.name)  # except ... as name, match captures
+            elif _type(getattr(node, "rest", None)) is _str:
+                defined.add(node.rest)
         for node in tree.body:
             if _type(node) is ast.ImportFrom and node.level == 0 and node.module:
                 for alias in node.names:
@@ -267,9 +305,24 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 compiled.append(compile(rewritten, full, "exec", dont_inherit=True))
             except Exception:
                 pass
-        modules.append((rel, full, compiled, imports))
+        reads = set()
+        for module_code in compiled:
+            found = []
+            functions_in(module_code, found)
+            for c in [module_code] + found:
+                for ins in dis.get_instructions(c):
+                    if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and _type(ins.argval) is _str:
+                        reads.add(ins.argval)
+        # Names the test code reads that its file neither defines nor imports: builtins, which must
+        # be the real ones, the names assertion rewriting adds, or nothing at all.
+        checked = _frozenset(
+            n for n in reads if n not in defined and not (n.startswith("__") and n.endswith("__"))
+        )
+        modules.append((rel, full, compiled, (imports, checked, star)))
 
     returning = _frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
+    compared_names = _frozenset(["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+                                 "__bool__", "__len__", "__contains__"])
     suspending = _frozenset(dis.opmap[n] for n in ("YIELD_VALUE",) if n in dis.opmap)
 
     # Code objects the interpreter really executed as an acceptance module, by identity: id -> entry.
@@ -345,12 +398,37 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     def entry_of(code):
         return genuine.get(_id(code))
 
+    def loader_namespace(code):
+        # The dict a module's code is executed in, read from the frame of the loader that called
+        # exec (frames 0 to 2 are this function's, learn's and the hook's): pytest's rewriting
+        # loader or importlib's.
+        # None when anything else executes it.
+        caller = getframe(3)
+        if caller is None:
+            return None
+        c = caller.f_code
+        local = caller.f_locals
+        if _type(local) is not _dict:
+            return None
+        if any(c is known for known in loader_codes):
+            found, module = lookup(local, "module")
+            namespace = module_dict(module) if found and _type(module) is module_type else None
+        elif c is frames_removed and frames_removed is not None:
+            found, args = lookup(local, "args")
+            if not found or _type(args) is not _tuple or _len(args) < 2 or args[0] is not code:
+                return None
+            namespace = args[1]
+        else:
+            return None
+        return namespace if _type(namespace) is _dict else None
+
     def learn(code):
-        # A module the interpreter executes: an acceptance file's when it equals its compiled original.
+        # A module the interpreter executes: an acceptance file's when it equals its compiled
+        # original and a loader executes it, in the dict its frames will then have as globals.
         filename = code.co_filename
         if _type(filename) is not _str:
             return
-        for rel, full, compiled, imports in modules:
+        for rel, full, compiled, names in modules:
             if filename != full:
                 continue
             for expected in compiled:
@@ -358,12 +436,19 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                     continue
                 if code != expected:
                     continue
+                namespace = loader_namespace(code)
+                if namespace is None:
+                    return
                 found = [code]
                 functions_in(code, found)
+                kept.append(namespace)
                 for c in found:
                     kept.append(c)
-                    genuine[_id(c)] = (rel, c.co_name, imports, c.co_code, c is code)
+                    genuine[_id(c)] = (rel, c.co_name, names, c.co_code, c is code, namespace)
                 return
+
+    judged_call, judged_value, forget_types, names_itself_trusted, type_verdict = _aca_values(
+        trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword)
 
     def lookup(mapping, key):
         # Never hashes or compares a key the mapping holds: a key object of the code under test (a
@@ -376,8 +461,10 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     def bindings_hold(f_globals, imports):
         for name, module, attr in imports:
             found, source = lookup(sys_modules, module)
+            # A module taken out of sys.modules (or put back as something else) for the length of
+            # the call leaves nothing to compare the test's names with: rebound.
             if not found or _type(source) is not module_type:
-                continue
+                return False
             bound, value = lookup(f_globals, name)
             if attr is None:
                 if value is not source:
@@ -391,19 +478,62 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 return False
         return True
 
-    def on_return(frame):
+    def builtins_hold(f_globals, f_builtins, checked, star):
+        # The names the test code reads that its file neither defines nor imports: None, or which
+        # one is not what it must be. One pass over each dict, exact strings only.
+        if _type(f_builtins) is not _dict:
+            return "the test's builtins are not a dict"
+        for k, v in dict_items(f_globals):
+            if _type(k) is not _str:
+                return "a name in the test module's globals is not a string"
+            if k not in checked:
+                continue
+            if k in inserted:
+                if v is not inserted[k]:
+                    return "the test reads " + k + ", which is not what assertion rewriting put there"
+            elif k in real_builtins:
+                if v is not real_builtins[k]:
+                    return "the test reads " + k + ", which is not the real builtin"
+            elif not star:
+                return "the test reads " + k + ", which its file never defines or imports"
+        for k, v in dict_items(f_builtins):
+            if _type(k) is not _str:
+                return "a name in the test's builtins is not a string"
+            if k in checked and k in real_builtins and v is not real_builtins[k]:
+                return "the test reads " + k + ", which is not the real builtin"
+        return None
+
+    def on_return(frame, value):
         if _type(frame) is not frame_type:
             return
-        entry = entry_of(frame.f_code)
+        code = frame.f_code
+        entry = entry_of(code)
         current = state["test"]
-        if entry is None or current is None:
+        if current is None:
             return
-        rel, name, imports, co_code, is_module = entry
+        if entry is None:
+            back = frame.f_back
+            if back is not None and entry_of(back.f_code) is not None:
+                why = judged_value(value)
+                if why is not None:
+                    tamper(why[:300])
+            return
+        rel, name, names, co_code, is_module, namespace = entry
         if is_module or rel != current[0] or name != current[1]:
             return
         seen = state["seen"]
         f_globals = frame.f_globals
-        if _type(f_globals) is not _dict or not bindings_hold(f_globals, imports):
+        if f_globals is not namespace:
+            tamper("the code of " + current[2][:200] + " ran under globals that are not its module's")
+            seen["rebound"] = True
+            return
+        imports, checked, star = names
+        if not bindings_hold(f_globals, imports):
+            seen["rebound"] = True
+            return
+        why = builtins_hold(f_globals, frame.f_builtins, checked, star)
+        if why is not None:
+            tamper(why[:300])
             seen["rebound"] = True
             return
         op = co_code[frame.f_lasti]
@@ -414,7 +544,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     def profile(frame, event, arg, audit=audit):
         if event == "return":
-            audit("aca.ret", frame)
+            audit("aca.ret", frame, arg)
+        elif event == "call":
+            audit("aca.call", frame)
 
     def own_profile(fn):
         own[0] = get_ident()
@@ -445,8 +577,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     def on_event(event, args):
         if event == "aca.ret":
-            if _len(args) == 1:
-                on_return(args[0])
+            if _len(args) == 2:
+                on_return(args[0], args[1])
+        elif event == "aca.call":
+            if _len(args) == 1 and _type(args[0]) is frame_type and state["test"] is not None:
+                why = judged_call(args[0])
+                if why is not None:
+                    tamper(why[:300])
         elif event == "aca.begin":
             nodeid = args[0] if _len(args) == 1 else None
             if _type(nodeid) is not _str:
@@ -500,6 +637,15 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif event == "exec":
             if _len(args) == 1 and _type(args[0]) is code_type:
                 learn(args[0])
+        elif event == "function.__new__":
+            if args and _type(args[0]) is code_type and entry_of(args[0]) is not None:
+                tamper("a function was built around the acceptance tests' code (" + _str(args[0].co_name)[:80] + ")")
+        elif event == "compile" or event == "code.__new__":
+            if _len(args) >= 2 and names_itself_trusted(args[1]):
+                tamper(event + ": code named after the interpreter's own files, made by the code under test")
+        elif event == "marshal.loads" or event == "marshal.load":
+            if names_itself_trusted(None):
+                tamper(event + ": code unmarshalled by the code under test")
         elif event == "open" or event == "os.listdir" or event == "os.scandir":
             if args and proc_target(args[0]):
                 tamper(event + " of " + _str(args[0])[:200] if _type(args[0]) in (_str, _bytes) else event)
@@ -510,14 +656,25 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             kind = _type(target)
             if _type(name) is not _str:
                 return
+            if name in compared_names or name == "__bases__":
+                forget_types()
             if name == "__code__":
                 tamper("a function's code was replaced")
+            elif name == "__class__" and _len(args) > 2:
+                try:
+                    why = type_verdict(args[2])
+                except _exception:
+                    why = None
+                if why is not None:
+                    tamper("an object's class was changed to one whose " + why[:200])
             elif kind is frame_type:
                 tamper("a frame was changed (" + name[:40] + ")")
             elif kind is _type and not name.startswith("__"):
                 module = type_module(target)
                 if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy"):
                     tamper("pytest's " + name + " was replaced")
+        elif event == "object.__delattr__":
+            forget_types()
         elif event in ("sys.settrace", "sys.setprofile"):
             if own[0] is None or own[0] != get_ident():
                 tamper(event + " by the code under test")
