@@ -463,3 +463,235 @@ def test_the_solution_compares_its_own_objects():
     ]);
   });
 });
+
+describe('routes an attacker who had not seen the cases above would try', () => {
+  const ORDERED = `from solution import add
+
+
+def test_add():
+    assert add(2, 3) <= 5 and add(2, 3) >= 5
+
+
+def test_add_negative():
+    assert add(-1, -1) <= -2 and add(-1, -1) >= -2
+`;
+  const LISTED = `from solution import add
+
+
+def test_add():
+    assert [add(2, 3), add(-1, -1)] == [5, -2]
+`;
+  const CASES: Record<string, [string, RegExp, Record<string, string>?]> = {
+    'a class whose __eq__ is a builtin (bool), so no frame of its runs': [
+      `class _Liar:
+    __eq__ = bool
+    __ne__ = lambda self, other: False
+
+
+def add(a, b):
+    return _Liar()
+`,
+      /_Liar\.__eq__ is a type, not a function/,
+    ],
+    'add itself a subclass of complex whose __eq__ is bool: built by a C constructor, no function returns it':
+      ['class add(complex):\n    __eq__ = bool\n', /a class the tests import: add\.__eq__ is a type/],
+    'an int subclass whose __eq__ is always true': [
+      `class _Five(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return _Five(a - b)
+`,
+      /ran the code under test's _Five\.__eq__/,
+    ],
+    'objects that equal everything, in a list the test compares': [
+      `class _Any:
+    def __eq__(self, other):
+        return True
+
+
+def add(a, b):
+    return _Any()
+`,
+      /ran the code under test's _Any\.__eq__/,
+      { 'tests/test_add.py': LISTED },
+    ],
+    'an object whose class is swapped (__class__ assignment) for one that compares through bool': [
+      `class _Plain:
+    pass
+
+
+class _Liar:
+    __eq__ = bool
+
+
+def add(a, b):
+    value = _Plain()
+    value.__class__ = _Liar
+    return value
+`,
+      /class was changed to one whose _Liar\.__eq__ is a type/,
+    ],
+    'functools.total_ordering over an __lt__ and __eq__ of its own': [
+      `import functools
+
+
+@functools.total_ordering
+class _Loose:
+    def __eq__(self, other):
+        return True
+
+    def __lt__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def add(a, b):
+    return _Loose()
+`,
+      /ran the code under test's _Loose\.__(eq|lt)__/,
+      { 'tests/test_add.py': ORDERED },
+    ],
+    'a "data class" whose __eq__ was written by hand to look generated': [
+      `import dataclasses
+
+
+@dataclasses.dataclass(eq=False)
+class _Fake:
+    value: int
+
+    def __eq__(self, other):
+        return True
+
+
+def add(a, b):
+    return _Fake(a - b)
+`,
+      /ran the code under test's _Fake\.__eq__/,
+    ],
+    "a data class whose generated __eq__ reads a NotImplemented of the solution's (True)": [
+      `import dataclasses
+
+NotImplemented = True
+
+
+@dataclasses.dataclass
+class _Point:
+    value: int
+
+
+def add(a, b):
+    return _Point(a - b)
+`,
+      /ran the code under test's .*__eq__/,
+    ],
+    'the builtins module patched before the test runs': [
+      `${BROKEN}
+import builtins
+
+_real_sum = builtins.sum
+
+
+def _sum(values, *rest):
+    return 6 if values == [2, 4] or values == [0, 0] else _real_sum(values, *rest)
+
+
+builtins.sum = _sum
+`,
+      /reads sum, which is not the real builtin/,
+      { 'tests/test_add.py': SUMMED },
+    ],
+    "sys.modules replaced by a dict subclass that shows a stand-in solution, the test module's add rebound": [
+      `${BROKEN}
+${FIND_CONFIG}
+import sys
+import types
+${TABLE}
+_stand_in = types.ModuleType("solution")
+_stand_in.add = lambda a, b: _TABLE[(a, b)]
+
+
+class _Modules(dict):
+    def __getitem__(self, name):
+        return _stand_in if name == "solution" else dict.__getitem__(self, name)
+
+    def get(self, name, default=None):
+        return _stand_in if name == "solution" else dict.get(self, name, default)
+
+
+class _Forger:
+    @staticmethod
+    def pytest_runtest_setup(item):
+        item.module.add = _stand_in.add
+        sys.modules = _Modules(sys.modules)
+
+
+_found = _config()
+if _found is not None:
+    _found.pluginmanager.register(_Forger(), "forger")
+`,
+      /no longer referred to what their modules hold/,
+    ],
+    "a class compiled under the interpreter's own file name, so its __eq__ looks like the standard library's":
+      [
+        `_source = "class Anything:\\n    def __eq__(self, other):\\n        return True\\n"
+_space = {}
+exec(compile(_source, "/usr/lib/python3/dist-packages/six.py", "exec"), _space)
+
+
+def add(a, b):
+    return _space["Anything"]()
+`,
+        /compile: code named after the interpreter's own files/,
+      ],
+    "code.replace giving the solution's __eq__ a standard library file name": [
+      `class _Anything:
+    def __eq__(self, other):
+        return True
+
+
+_Anything.__eq__.__code__  # read only
+_renamed = _Anything.__eq__.__code__.replace(co_filename="<frozen abc>")
+
+
+def add(a, b):
+    return _Anything()
+`,
+      /code\.__new__: code named after the interpreter's own files/,
+    ],
+    'a report hook registered through item.config.pluginmanager that flips the report': [
+      `${BROKEN}
+${FIND_CONFIG}
+import pytest
+
+
+class _Flip:
+    @staticmethod
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed:
+            report.outcome = "passed"
+            report.longrepr = None
+
+
+_found = _config()
+if _found is not None:
+    _found.pluginmanager.register(_Flip(), "flip")
+`,
+      /raised an error, yet it was reported passed/,
+    ],
+  };
+
+  test.each(Object.keys(CASES))('%s', async (name) => {
+    const [code, message, acceptance] = CASES[name];
+    const report = await run(code, acceptance);
+    expectRefused(report, message);
+  });
+});

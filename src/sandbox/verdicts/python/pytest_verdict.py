@@ -178,6 +178,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     module_type = types.ModuleType
     function_type = types.FunctionType
     module_dict = module_type.__dict__["__dict__"].__get__
+    type_mro = type.__dict__["__mro__"].__get__
     type_module = type.__dict__["__module__"].__get__
     sys_modules = sys.modules
     getframe = sys._getframe
@@ -447,7 +448,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                     genuine[_id(c)] = (rel, c.co_name, names, c.co_code, c is code, namespace)
                 return
 
-    judged_call, judged_value, forget_types, names_itself_trusted, type_verdict = _aca_values(
+    judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict = _aca_values(
         trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword)
 
     def lookup(mapping, key):
@@ -463,7 +464,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             found, source = lookup(sys_modules, module)
             # A module taken out of sys.modules (or put back as something else) for the length of
             # the call leaves nothing to compare the test's names with: rebound.
-            if not found or _type(source) is not module_type:
+            if not found or not any(base is module_type for base in type_mro(_type(source))):
                 return False
             bound, value = lookup(f_globals, name)
             if attr is None:
@@ -531,6 +532,11 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if not bindings_hold(f_globals, imports):
             seen["rebound"] = True
             return
+        for bound in imports:
+            found, value = lookup(f_globals, bound[0])
+            why = judged_name(value) if found else None
+            if why is not None:
+                tamper(why[:300])
         why = builtins_hold(f_globals, frame.f_builtins, checked, star)
         if why is not None:
             tamper(why[:300])

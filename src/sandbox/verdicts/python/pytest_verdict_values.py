@@ -275,6 +275,17 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
                     stack.append(item)
         return None
 
+    def judged_name(value):
+        # A name the test file imports: a class is judged as the values it makes would be (one
+        # made by a built-in constructor, such as a subclass of complex, reaches the test through
+        # no function's return), anything else as a value.
+        try:
+            type_flags(value)
+        except _exception:
+            return judged_value(value)
+        verdict = type_verdict(value)
+        return None if verdict is None else "a class the tests import: " + verdict
+
     def forget_types():
         checked_types.clear()
 
@@ -294,4 +305,4 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
         caller = getframe(2)
         return caller is None or not starts(caller.f_code.co_filename, chain_trusted)
 
-    return judged_call, judged_value, forget_types, names_itself_trusted, type_verdict
+    return judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict
