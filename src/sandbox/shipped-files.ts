@@ -21,6 +21,8 @@ export const SHIPPED_FILES = {
   pytestVerdictLauncher: 'verdicts/python/pytest_verdict.py',
   /** The verdict's checks of values and comparisons: its text goes before the launcher's. */
   pytestVerdictValues: 'verdicts/python/pytest_verdict_values.py',
+  /** The verdict's checks of the names a test reads: its text goes before the launcher's. */
+  pytestVerdictNames: 'verdicts/python/pytest_verdict_names.py',
   /** The test ids an acceptance file defines, read on the host: its text is the `-c` argument. */
   pythonAcceptanceTests: 'verdicts/python/acceptance_tests.py',
   jestResultsReporter: 'verdicts/js/results-reporter.cjs',

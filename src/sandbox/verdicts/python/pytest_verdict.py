@@ -171,14 +171,12 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     _ellipsis = Ellipsis
     _oserror = OSError
     _exception = Exception
-    dict_items = dict.items
     frame_type = types.FrameType
     code_type = types.CodeType
     tb_type = types.TracebackType
     module_type = types.ModuleType
     function_type = types.FunctionType
     module_dict = module_type.__dict__["__dict__"].__get__
-    type_mro = type.__dict__["__mro__"].__get__
     type_module = type.__dict__["__module__"].__get__
     sys_modules = sys.modules
     getframe = sys._getframe
@@ -263,37 +261,6 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             tree = ast.parse(source, filename=full)
         except Exception:
             continue
-        imports = []
-        defined = set()
-        star = False
-        for node in ast.walk(tree):
-            kind = _type(node)
-            if kind is ast.Name and _type(node.ctx) is not ast.Load:
-                defined.add(node.id)
-            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                defined.add(node.name)
-            elif kind is ast.alias:
-                if node.name == "*":
-                    star = True
-                defined.add(node.asname or node.name.split(".")[0])
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                defined.update(node.names)
-            elif _type(getattr(node, "name", None)) is _str:
-                defined.add(node.name)  # except ... as name, match captures
-            elif _type(getattr(node, "rest", None)) is _str:
-                defined.add(node.rest)
-        for node in tree.body:
-            if _type(node) is ast.ImportFrom and node.level == 0 and node.module:
-                for alias in node.names:
-                    if alias.name != "*":
-                        imports.append((alias.asname or alias.name, node.module, alias.name))
-            elif _type(node) is ast.Import:
-                for alias in node.names:
-                    if alias.asname:
-                        imports.append((alias.asname, alias.name, None))
-                    else:
-                        top = alias.name.split(".")[0]
-                        imports.append((top, top, None))
         compiled = []
         try:
             compiled.append(compile(source, full, "exec", dont_inherit=True))
@@ -306,20 +273,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 compiled.append(compile(rewritten, full, "exec", dont_inherit=True))
             except Exception:
                 pass
-        reads = set()
-        for module_code in compiled:
-            found = []
-            functions_in(module_code, found)
-            for c in [module_code] + found:
-                for ins in dis.get_instructions(c):
-                    if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and _type(ins.argval) is _str:
-                        reads.add(ins.argval)
-        # Names the test code reads that its file neither defines nor imports: builtins, which must
-        # be the real ones, the names assertion rewriting adds, or nothing at all.
-        checked = _frozenset(
-            n for n in reads if n not in defined and not (n.startswith("__") and n.endswith("__"))
-        )
-        modules.append((rel, full, compiled, (imports, checked, star)))
+        modules.append((rel, full, compiled, _aca_read_names(ast, dis, tree, compiled, functions_in)))
 
     returning = _frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
     compared_names = _frozenset(["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
@@ -451,58 +405,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict = _aca_values(
         trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword)
 
-    def lookup(mapping, key):
-        # Never hashes or compares a key the mapping holds: a key object of the code under test (a
-        # str subclass) could run its code here. Only exact strings are compared.
-        for k, v in dict_items(mapping):
-            if _type(k) is _str and k == key:
-                return True, v
-        return False, None
-
-    def bindings_hold(f_globals, imports):
-        for name, module, attr in imports:
-            found, source = lookup(sys_modules, module)
-            # A module taken out of sys.modules (or put back as something else) for the length of
-            # the call leaves nothing to compare the test's names with: rebound.
-            if not found or not any(base is module_type for base in type_mro(_type(source))):
-                return False
-            bound, value = lookup(f_globals, name)
-            if attr is None:
-                if value is not source:
-                    return False
-                continue
-            namespace = module_dict(source)
-            if _type(namespace) is not _dict:
-                return False
-            held, expected = lookup(namespace, attr)
-            if held and value is not expected:
-                return False
-        return True
-
-    def builtins_hold(f_globals, f_builtins, checked, star):
-        # The names the test code reads that its file neither defines nor imports: None, or which
-        # one is not what it must be. One pass over each dict, exact strings only.
-        if _type(f_builtins) is not _dict:
-            return "the test's builtins are not a dict"
-        for k, v in dict_items(f_globals):
-            if _type(k) is not _str:
-                return "a name in the test module's globals is not a string"
-            if k not in checked:
-                continue
-            if k in inserted:
-                if v is not inserted[k]:
-                    return "the test reads " + k + ", which is not what assertion rewriting put there"
-            elif k in real_builtins:
-                if v is not real_builtins[k]:
-                    return "the test reads " + k + ", which is not the real builtin"
-            elif not star:
-                return "the test reads " + k + ", which its file never defines or imports"
-        for k, v in dict_items(f_builtins):
-            if _type(k) is not _str:
-                return "a name in the test's builtins is not a string"
-            if k in checked and k in real_builtins and v is not real_builtins[k]:
-                return "the test reads " + k + ", which is not the real builtin"
-        return None
+    lookup, bindings_hold, builtins_hold = _aca_names(sys_modules, real_builtins, inserted)
 
     def on_return(frame, value):
         if _type(frame) is not frame_type:
