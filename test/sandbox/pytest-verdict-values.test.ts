@@ -109,6 +109,17 @@ def test_add():
 `;
 
 describe('the forgeries of issue 41, from the solution module', () => {
+  test.each([
+    ['plain', ACCEPTANCE],
+    ['typed', TYPED],
+    ['summed', SUMMED],
+  ])('their acceptance file (%s) passes with a correct add', async (_name, text) => {
+    const report = await run(CORRECT, { 'tests/test_add.py': text });
+    expect(report.message ?? '').not.toMatch(/tamper/);
+    expect(report.outcome).toBe('completed');
+    expect(judgeAgainstBaseline(report, null, ['tests/test_add.py']).success).toBe(true);
+  });
+
   test('add returns an object that equals everything', async () => {
     const report = await run(`class _Anything:
     def __eq__(self, other):
