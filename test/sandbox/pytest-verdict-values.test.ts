@@ -675,6 +675,40 @@ def add(a, b):
 `,
       /code\.__new__: code named after the interpreter's own files/,
     ],
+    'len() of a result whose __len__ answers what the test wants': [
+      `class _Sized:
+    def __len__(self):
+        return 3
+
+
+def add(a, b):
+    return _Sized()
+`,
+      /ran the code under test's _Sized\.__len__/,
+      {
+        'tests/test_add.py':
+          'from solution import add\n\n\ndef test_add():\n    assert len(add([1], [2, 3])) == 3\n',
+      },
+    ],
+    "isinstance against the solution's class, whose metaclass says yes to anything": [
+      `class _Yes(type):
+    def __instancecheck__(cls, value):
+        return True
+
+
+class Money(metaclass=_Yes):
+    pass
+
+
+def add(a, b):
+    return None
+`,
+      /ran the code under test's _Yes\.__instancecheck__/,
+      {
+        'tests/test_add.py':
+          'from solution import Money, add\n\n\ndef test_add():\n    assert isinstance(add(Money(), Money()), Money)\n',
+      },
+    ],
     'a report hook registered through item.config.pluginmanager that flips the report': [
       `${BROKEN}
 ${FIND_CONFIG}

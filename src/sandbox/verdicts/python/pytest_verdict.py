@@ -1,6 +1,7 @@
-# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <this file's text>
-# <setup JSON> <pytest's arguments>`, run on the acceptance test files alone, with `--noconftest`
-# and aca's configuration, so that nothing written during the run configures it.
+# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <pytest_verdict_values.py's,
+# pytest_verdict_names.py's and this file's text> <setup JSON> <pytest's arguments>`, run on the
+# acceptance test files alone, with `--noconftest` and aca's configuration, so that nothing written
+# during the run configures it.
 #
 # Before anything of the workspace is imported, the launcher makes the process non-dumpable (its
 # /proc files closed to other processes), reads and removes the key file the worker left in the
@@ -16,9 +17,14 @@
 #   memory or environment, code swapped on a function, frames changed, pytest's or pluggy's classes
 #   patched, and a second audit hook;
 # - watches, for the length of each test's call phase, for the test's own code (which must equal
-#   what the read-only original compiles to, checked as the interpreter executes the module) to
-#   return rather than raise, in a frame whose imported names still refer to what their modules
-#   hold; the call record says whether it did (`body`);
+#   what the read-only original compiles to, checked as the interpreter executes the module, and
+#   be executed by pytest's or importlib's loader) to return rather than raise, in a frame whose
+#   globals are its module's own dict, whose imported names still refer to what their modules hold
+#   and whose other names are the real builtins (pytest_verdict_names.py); the call record says
+#   whether it did (`body`); building a function around a test's code is tampering;
+# - judges the values the tests compare (pytest_verdict_values.py): a comparison of the tests' that
+#   runs a function of the code under test, or a value whose class compares through anything but a
+#   function, is tampering;
 # - says who raised a skip or an expected failure: pytest (a mark), the acceptance tests' own code
 #   (`test`), or other code (`other`, the code under test).
 # The pytest plugin it returns only tells the hook which test is running and what pytest reported;
@@ -53,6 +59,7 @@ def _aca_verdict():
     import dataclasses
     import dis
     import keyword
+    import operator
     import types
     import unittest
 
@@ -73,7 +80,7 @@ def _aca_verdict():
         with open(original, "rb") as f:
             support.append((full, f.read()))
     plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread,
-                      (trusted, builtins, dataclasses, keyword))
+                      (trusted, builtins, dataclasses, keyword, operator))
     del setup
     sys.path.insert(0, os.getcwd())
     plugins = [plugin]
@@ -171,6 +178,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     _ellipsis = Ellipsis
     _oserror = OSError
     _exception = Exception
+    _any = any
     frame_type = types.FrameType
     code_type = types.CodeType
     tb_type = types.TracebackType
@@ -211,7 +219,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         import _pytest.assertion.rewrite as rewrite_module
     except ImportError:
         rewrite_asserts = rewrite_module = None
-    trusted, builtins, dataclasses, keyword = more
+    trusted, builtins, dataclasses, keyword, operator = more
     real_builtins = _dict(builtins.__dict__)
     # The names pytest's assertion rewriting adds to a test module, and what they must hold.
     inserted = {"@py_builtins": builtins, "@pytest_ar": rewrite_module}
@@ -365,7 +373,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         local = caller.f_locals
         if _type(local) is not _dict:
             return None
-        if any(c is known for known in loader_codes):
+        if _any(c is known for known in loader_codes):
             found, module = lookup(local, "module")
             namespace = module_dict(module) if found and _type(module) is module_type else None
         elif c is frames_removed and frames_removed is not None:
@@ -402,8 +410,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                     genuine[_id(c)] = (rel, c.co_name, names, c.co_code, c is code, namespace)
                 return
 
+    calling = [None]  # the built-in function the profiled thread is in, if any
     judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict = _aca_values(
-        trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword)
+        trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword, operator)
 
     lookup, bindings_hold, builtins_hold = _aca_names(sys_modules, real_builtins, inserted)
 
@@ -451,11 +460,17 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif op not in suspending:
             seen["raised"] = True
 
-    def profile(frame, event, arg, audit=audit):
+    def profile(frame, event, arg, audit=audit, calling=calling):
+        # Returns and calls go to the hook; the built-in function being called is only noted, for
+        # the hook to know which one runs a function of the code under test (len runs __len__).
         if event == "return":
             audit("aca.ret", frame, arg)
         elif event == "call":
             audit("aca.call", frame)
+        elif event == "c_call":
+            calling[0] = arg
+        elif event == "c_return" or event == "c_exception":
+            calling[0] = None
 
     def own_profile(fn):
         own[0] = get_ident()
@@ -490,7 +505,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 on_return(args[0], args[1])
         elif event == "aca.call":
             if _len(args) == 1 and _type(args[0]) is frame_type and state["test"] is not None:
-                why = judged_call(args[0])
+                why = judged_call(args[0], calling[0])
                 if why is not None:
                     tamper(why[:300])
         elif event == "aca.begin":
@@ -567,7 +582,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 return
             if name in compared_names or name == "__bases__":
                 forget_types()
-            if name == "__code__":
+            if target is profile:
+                tamper("the verdict's profile function was changed (" + name[:40] + ")")
+            elif name == "__code__":
                 tamper("a function's code was replaced")
             elif name == "__class__" and _len(args) > 2:
                 try:

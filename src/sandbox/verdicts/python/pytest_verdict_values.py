@@ -19,7 +19,7 @@
 # Written for any Python 3.8+ interpreter (a project's venv): no newer syntax.
 
 
-def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, keyword):
+def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, keyword, operator):
     _type = type
     _str = str
     _len = len
@@ -33,6 +33,10 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
     _compile = compile
     _none = None
     _exception = Exception
+    _any = any
+    _all = all
+    _hasattr = hasattr
+    _int = int
     function_type = _type(_aca_values)
     code_type = _type(_aca_values.__code__)
     mappingproxy_items = _type(_type.__dict__).items
@@ -61,6 +65,9 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
         if name in ("COMPARE_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL", "COMPARE_AND_BRANCH")
         or "IF_FALSE" in name or "IF_TRUE" in name
     )
+    judging = [len, isinstance, issubclass, hash, bool, abs, operator.eq, operator.ne, operator.lt,
+               operator.le, operator.gt, operator.ge, operator.contains, operator.truth, operator.not_,
+               operator.is_, operator.is_not, operator.length_hint]
     compared_names = _frozenset([
         "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__",
         "__contains__",
@@ -147,7 +154,7 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
         names = code.co_names
         if template is not None and _type(names) is _tuple and names:
             fields = names[1:] if name == "__hash__" else names[1:-1]
-            if all(_type(f) is _str and is_identifier(f) and f not in keywords for f in fields):
+            if _all(_type(f) is _str and is_identifier(f) and f not in keywords for f in fields):
                 expected = generated_code(template, _list(fields))
                 ok = expected is not None and same_code(code, expected)
         verified[_id(code)] = (code, ok)
@@ -178,20 +185,22 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
             return True
         return generated_frame(frame)
 
-    def judged_call(frame):
+    def judged_call(frame, calling):
         """
         A Python function starting: None, or why it is tampering. It is when a comparison or truth
         test of the acceptance tests' code runs it, directly or through trusted frames only, and it
-        is the code under test's.
+        is the code under test's. `calling` is the built-in function being called when it started,
+        if any: one that judges its argument (len, isinstance, hash, operator.eq) counts as a
+        comparison.
         """
         code = frame.f_code
         if trusted_code(code) or entry_of(code) is not None:
             return None
         flags = code.co_flags
-        if _type(flags) is int and flags & generator_flags:
+        if _type(flags) is _int and flags & generator_flags:
             return None
         caller = frame.f_back
-        compared = False
+        compared = calling is not None and _any(calling is judge for judge in judging)
         depth = 0
         while caller is not None and depth < 64:
             c = caller.f_code
@@ -211,7 +220,7 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
             return None
         if generated_frame(frame):
             return None
-        name = code.co_qualname if hasattr(code, "co_qualname") else code.co_name
+        name = code.co_qualname if _hasattr(code, "co_qualname") else code.co_name
         return ("a comparison in the acceptance tests ran the code under test's "
                 + (name if _type(name) is _str else "?")[:80])
 
