@@ -19,6 +19,10 @@ export const SHIPPED_FILES = {
   pytestLauncher: 'verdicts/python/pytest_launcher.py',
   /** The pytest verdict process: its text is the `-c` argument. */
   pytestVerdictLauncher: 'verdicts/python/pytest_verdict.py',
+  /** The verdict's checks of values and comparisons: its text goes before the launcher's. */
+  pytestVerdictValues: 'verdicts/python/pytest_verdict_values.py',
+  /** The verdict's checks of the names a test reads: its text goes before the launcher's. */
+  pytestVerdictNames: 'verdicts/python/pytest_verdict_names.py',
   /** The test ids an acceptance file defines, read on the host: its text is the `-c` argument. */
   pythonAcceptanceTests: 'verdicts/python/acceptance_tests.py',
   jestResultsReporter: 'verdicts/js/results-reporter.cjs',

@@ -1,6 +1,7 @@
 /**
  * The pytest verdict end to end with the scripted model: a Coder that forges passes by renaming
- * the acceptance items and emptying their runtest ends FAILED at its limit; a correct Coder whose
+ * the acceptance items and emptying their runtest, or by an add whose result equals everything,
+ * ends FAILED at its limit; a correct Coder whose
  * acceptance tests skip, expect failures and parametrize ends SUCCESS.
  */
 import * as fs from 'node:fs';
@@ -12,6 +13,7 @@ import { createHarness, type Harness } from '../helpers/agent-harness';
 const scenario = (name: string): Scenario =>
   loadScenarioFile(path.resolve(__dirname, '..', 'scenarios', `${name}.json`));
 const FORGER = scenario('forges-node-ids');
+const EQUAL_EVERYTHING = scenario('forges-equal-everything');
 const HONEST = scenario('skips-honestly');
 
 function testsFolder(s: Scenario): string {
@@ -28,7 +30,7 @@ describe('the pytest verdict end to end', () => {
   const folders: string[] = [];
 
   beforeAll(async () => {
-    h = await createHarness({ scenarios: [FORGER, HONEST] });
+    h = await createHarness({ scenarios: [FORGER, EQUAL_EVERYTHING, HONEST] });
     await h.startWorker();
   });
 
@@ -45,6 +47,23 @@ describe('the pytest verdict end to end', () => {
     expect(result.reason).toBe('max_iterations');
     expect(result.passRate).toBe(0);
     expect(result.files).toEqual(expect.arrayContaining(['conftest.py', 'calc.py']));
+  });
+
+  test("a Coder whose add returns an object equal to everything, with the test module's isinstance shadowed, ends FAILED", async () => {
+    const testsDir = testsFolder(EQUAL_EVERYTHING);
+    folders.push(testsDir);
+    const result = await h.result(await h.start('forges-equal-everything', { testsDir, maxIterations: 2 }));
+    expect(result.state).toBe('FAILED');
+    expect(result.reason).toBe('max_iterations');
+    expect(result.passRate).toBe(0);
+    const reflector = h.llm.requests.find(
+      (r) => r.scenario === 'forges-equal-everything' && r.agent === 'reflector',
+    );
+    const prompt = JSON.stringify(reflector?.messages ?? []);
+    expect(prompt).toContain('Test run: tampered');
+    expect(prompt).toMatch(
+      /a comparison in the acceptance tests ran the code under test's _Anything\.__eq__/,
+    );
   });
 
   test('a correct Coder whose acceptance tests skip and expect failures ends SUCCESS', async () => {

@@ -74,6 +74,15 @@ function exitContradiction(exitCode: number, stream: StreamResult): string | nul
   return null;
 }
 
+/** The verdict process's `-c` text: its checks first, then the launcher that installs and runs them. */
+function verdictLauncherText(): string {
+  return [
+    shippedFile('pytestVerdictValues'),
+    shippedFile('pytestVerdictNames'),
+    shippedFile('pytestVerdictLauncher'),
+  ].join('\n');
+}
+
 /**
  * pytest on the acceptance test files alone (verdicts/python/pytest_verdict.py): no conftest.py but the ones
  * given with them, no configuration file but aca's, no `addopts`, no plugin the run could have
@@ -103,7 +112,7 @@ function makeVerdictRunner(
         '-B',
         '-u',
         '-c',
-        shippedFile('pytestVerdictLauncher'),
+        verdictLauncherText(),
         JSON.stringify(setup),
         '-q',
         '--color=no',

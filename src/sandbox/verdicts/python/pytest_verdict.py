@@ -1,6 +1,7 @@
-# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <this file's text>
-# <setup JSON> <pytest's arguments>`, run on the acceptance test files alone, with `--noconftest`
-# and aca's configuration, so that nothing written during the run configures it.
+# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <pytest_verdict_values.py's,
+# pytest_verdict_names.py's and this file's text> <setup JSON> <pytest's arguments>`, run on the
+# acceptance test files alone, with `--noconftest` and aca's configuration, so that nothing written
+# during the run configures it.
 #
 # Before anything of the workspace is imported, the launcher makes the process non-dumpable (its
 # /proc files closed to other processes), reads and removes the key file the worker left in the
@@ -16,9 +17,14 @@
 #   memory or environment, code swapped on a function, frames changed, pytest's or pluggy's classes
 #   patched, and a second audit hook;
 # - watches, for the length of each test's call phase, for the test's own code (which must equal
-#   what the read-only original compiles to, checked as the interpreter executes the module) to
-#   return rather than raise, in a frame whose imported names still refer to what their modules
-#   hold; the call record says whether it did (`body`);
+#   what the read-only original compiles to, checked as the interpreter executes the module, and
+#   be executed by pytest's or importlib's loader) to return rather than raise, in a frame whose
+#   globals are its module's own dict, whose imported names still refer to what their modules hold
+#   and whose other names are the real builtins (pytest_verdict_names.py); the call record says
+#   whether it did (`body`); building a function around a test's code is tampering;
+# - judges the values the tests compare (pytest_verdict_values.py): a comparison of the tests' that
+#   runs a function of the code under test, or a value whose class compares through anything but a
+#   function, is tampering;
 # - says who raised a skip or an expected failure: pytest (a mark), the acceptance tests' own code
 #   (`test`), or other code (`other`, the code under test).
 # The pytest plugin it returns only tells the hook which test is running and what pytest reported;
@@ -49,7 +55,11 @@ def _aca_verdict():
     import _json
     import _thread
     import ast
+    import builtins
+    import dataclasses
     import dis
+    import keyword
+    import operator
     import types
     import unittest
 
@@ -63,14 +73,15 @@ def _aca_verdict():
         except ImportError:
             pass
 
-    _source_only(os)
+    trusted = _source_only(os)
     # The conftest.py files to load, read now: nothing of the workspace has run yet.
     extra_paths = setup.get("paths", [])
     support = []
     for rel, full, original in setup.get("support", []):
         with open(original, "rb") as f:
             support.append((full, f.read()))
-    plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread)
+    plugin = _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread,
+                      (trusted, builtins, dataclasses, keyword, operator))
     del setup
     # The workspace first, as `-m` puts it, then the folders the command's PYTHONPATH named.
     sys.path[0:0] = [os.getcwd()] + [p for p in extra_paths if type(p) is str]
@@ -131,6 +142,7 @@ def _source_only(os):
     import _pytest.assertion.rewrite as rewrite
 
     rewrite._read_pyc = lambda *args, **kwargs: None
+    return trusted
 
 
 def _loaders(machinery, source_loader, sourceless):
@@ -143,7 +155,7 @@ def _loaders(machinery, source_loader, sourceless):
     return loaders
 
 
-def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread):
+def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread, more):
     """
     Builds the audit hook that judges the run and returns the pytest plugin that feeds it. Nothing
     the plugin holds leads back here: the hook, its key, its channel and what it saw live only in
@@ -168,7 +180,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     _ellipsis = Ellipsis
     _oserror = OSError
     _exception = Exception
-    dict_items = dict.items
+    _any = any
     frame_type = types.FrameType
     code_type = types.CodeType
     tb_type = types.TracebackType
@@ -178,6 +190,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     module_dict = module_type.__dict__["__dict__"].__get__
     type_module = type.__dict__["__module__"].__get__
     sys_modules = sys.modules
+    getframe = sys._getframe
     setprofile = sys.setprofile
     audit = sys.audit
     getcwd = os.getcwd
@@ -206,8 +219,22 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     try:
         from _pytest.assertion.rewrite import rewrite_asserts
+        import _pytest.assertion.rewrite as rewrite_module
     except ImportError:
-        rewrite_asserts = None
+        rewrite_asserts = rewrite_module = None
+    trusted, builtins, dataclasses, keyword, operator = more
+    real_builtins = _dict(builtins.__dict__)
+    # The names pytest's assertion rewriting adds to a test module, and what they must hold.
+    inserted = {"@py_builtins": builtins, "@pytest_ar": rewrite_module}
+    # The two places the interpreter executes a module's code from: pytest's rewriting loader and
+    # importlib's own. Their frames say which dict a module's code runs in.
+    loader_codes = []
+    try:
+        loader_codes.append(rewrite_module.AssertionRewritingHook.exec_module.__code__)
+    except AttributeError:
+        pass
+    bootstrap = sys_modules.get("importlib._bootstrap")
+    frames_removed = getattr(getattr(bootstrap, "_call_with_frames_removed", None), "__code__", None)
 
     # What each acceptance file compiles to, from the read-only original, plainly and with pytest's
     # assertion rewriting as it stands before anything of the workspace runs. A module the
@@ -246,19 +273,6 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             tree = ast.parse(source, filename=full)
         except Exception:
             continue
-        imports = []
-        for node in tree.body:
-            if _type(node) is ast.ImportFrom and node.level == 0 and node.module:
-                for alias in node.names:
-                    if alias.name != "*":
-                        imports.append((alias.asname or alias.name, node.module, alias.name))
-            elif _type(node) is ast.Import:
-                for alias in node.names:
-                    if alias.asname:
-                        imports.append((alias.asname, alias.name, None))
-                    else:
-                        top = alias.name.split(".")[0]
-                        imports.append((top, top, None))
         compiled = []
         try:
             compiled.append(compile(source, full, "exec", dont_inherit=True))
@@ -271,9 +285,11 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 compiled.append(compile(rewritten, full, "exec", dont_inherit=True))
             except Exception:
                 pass
-        modules.append((rel, full, compiled, imports))
+        modules.append((rel, full, compiled, _aca_read_names(ast, dis, tree, compiled, functions_in)))
 
     returning = _frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
+    compared_names = _frozenset(["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+                                 "__bool__", "__len__", "__contains__"])
     suspending = _frozenset(dis.opmap[n] for n in ("YIELD_VALUE",) if n in dis.opmap)
 
     # Code objects the interpreter really executed as an acceptance module, by identity: id -> entry.
@@ -349,12 +365,37 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     def entry_of(code):
         return genuine.get(_id(code))
 
+    def loader_namespace(code):
+        # The dict a module's code is executed in, read from the frame of the loader that called
+        # exec (frames 0 to 2 are this function's, learn's and the hook's): pytest's rewriting
+        # loader or importlib's.
+        # None when anything else executes it.
+        caller = getframe(3)
+        if caller is None:
+            return None
+        c = caller.f_code
+        local = caller.f_locals
+        if _type(local) is not _dict:
+            return None
+        if _any(c is known for known in loader_codes):
+            found, module = lookup(local, "module")
+            namespace = module_dict(module) if found and _type(module) is module_type else None
+        elif c is frames_removed and frames_removed is not None:
+            found, args = lookup(local, "args")
+            if not found or _type(args) is not _tuple or _len(args) < 2 or args[0] is not code:
+                return None
+            namespace = args[1]
+        else:
+            return None
+        return namespace if _type(namespace) is _dict else None
+
     def learn(code):
-        # A module the interpreter executes: an acceptance file's when it equals its compiled original.
+        # A module the interpreter executes: an acceptance file's when it equals its compiled
+        # original and a loader executes it, in the dict its frames will then have as globals.
         filename = code.co_filename
         if _type(filename) is not _str:
             return
-        for rel, full, compiled, imports in modules:
+        for rel, full, compiled, names in modules:
             if filename != full:
                 continue
             for expected in compiled:
@@ -362,53 +403,60 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                     continue
                 if code != expected:
                     continue
+                namespace = loader_namespace(code)
+                if namespace is None:
+                    return
                 found = [code]
                 functions_in(code, found)
+                kept.append(namespace)
                 for c in found:
                     kept.append(c)
-                    genuine[_id(c)] = (rel, c.co_name, imports, c.co_code, c is code)
+                    genuine[_id(c)] = (rel, c.co_name, names, c.co_code, c is code, namespace)
                 return
 
-    def lookup(mapping, key):
-        # Never hashes or compares a key the mapping holds: a key object of the code under test (a
-        # str subclass) could run its code here. Only exact strings are compared.
-        for k, v in dict_items(mapping):
-            if _type(k) is _str and k == key:
-                return True, v
-        return False, None
+    calling = [None]  # the built-in function the profiled thread is in, if any
+    judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict = _aca_values(
+        trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword, operator)
 
-    def bindings_hold(f_globals, imports):
-        for name, module, attr in imports:
-            found, source = lookup(sys_modules, module)
-            if not found or _type(source) is not module_type:
-                continue
-            bound, value = lookup(f_globals, name)
-            if attr is None:
-                if value is not source:
-                    return False
-                continue
-            namespace = module_dict(source)
-            if _type(namespace) is not _dict:
-                return False
-            held, expected = lookup(namespace, attr)
-            if held and value is not expected:
-                return False
-        return True
+    lookup, bindings_hold, builtins_hold = _aca_names(sys_modules, real_builtins, inserted)
 
-    def on_return(frame):
+    def on_return(frame, value):
         if _type(frame) is not frame_type:
             return
-        entry = entry_of(frame.f_code)
+        code = frame.f_code
+        entry = entry_of(code)
         current = state["test"]
-        if entry is None or current is None:
+        if current is None:
             return
-        rel, name, imports, co_code, is_module = entry
+        if entry is None:
+            back = frame.f_back
+            if back is not None and entry_of(back.f_code) is not None:
+                why = judged_value(value)
+                if why is not None:
+                    tamper(why[:300])
+            return
+        rel, name, names, co_code, is_module, namespace = entry
         # A test class may inherit its tests from a class of another trusted test file.
         if is_module or name != current[1]:
             return
         seen = state["seen"]
         f_globals = frame.f_globals
-        if _type(f_globals) is not _dict or not bindings_hold(f_globals, imports):
+        if f_globals is not namespace:
+            tamper("the code of " + current[2][:200] + " ran under globals that are not its module's")
+            seen["rebound"] = True
+            return
+        imports, checked, star = names
+        if not bindings_hold(f_globals, imports):
+            seen["rebound"] = True
+            return
+        for bound in imports:
+            found, value = lookup(f_globals, bound[0])
+            why = judged_name(value) if found else None
+            if why is not None:
+                tamper(why[:300])
+        why = builtins_hold(f_globals, frame.f_builtins, checked, star)
+        if why is not None:
+            tamper(why[:300])
             seen["rebound"] = True
             return
         op = co_code[frame.f_lasti]
@@ -417,9 +465,17 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif op not in suspending:
             seen["raised"] = True
 
-    def profile(frame, event, arg, audit=audit):
+    def profile(frame, event, arg, audit=audit, calling=calling):
+        # Returns and calls go to the hook; the built-in function being called is only noted, for
+        # the hook to know which one runs a function of the code under test (len runs __len__).
         if event == "return":
-            audit("aca.ret", frame)
+            audit("aca.ret", frame, arg)
+        elif event == "call":
+            audit("aca.call", frame)
+        elif event == "c_call":
+            calling[0] = arg
+        elif event == "c_return" or event == "c_exception":
+            calling[0] = None
 
     def own_profile(fn):
         own[0] = get_ident()
@@ -450,8 +506,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
 
     def on_event(event, args):
         if event == "aca.ret":
-            if _len(args) == 1:
-                on_return(args[0])
+            if _len(args) == 2:
+                on_return(args[0], args[1])
+        elif event == "aca.call":
+            if _len(args) == 1 and _type(args[0]) is frame_type and state["test"] is not None:
+                why = judged_call(args[0], calling[0])
+                if why is not None:
+                    tamper(why[:300])
         elif event == "aca.begin":
             nodeid = args[0] if _len(args) == 1 else None
             if _type(nodeid) is not _str:
@@ -505,6 +566,15 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif event == "exec":
             if _len(args) == 1 and _type(args[0]) is code_type:
                 learn(args[0])
+        elif event == "function.__new__":
+            if args and _type(args[0]) is code_type and entry_of(args[0]) is not None:
+                tamper("a function was built around the acceptance tests' code (" + _str(args[0].co_name)[:80] + ")")
+        elif event == "compile" or event == "code.__new__":
+            if _len(args) >= 2 and names_itself_trusted(args[1]):
+                tamper(event + ": code named after the interpreter's own files, made by the code under test")
+        elif event == "marshal.loads" or event == "marshal.load":
+            if names_itself_trusted(None):
+                tamper(event + ": code unmarshalled by the code under test")
         elif event == "open" or event == "os.listdir" or event == "os.scandir":
             if args and proc_target(args[0]):
                 tamper(event + " of " + _str(args[0])[:200] if _type(args[0]) in (_str, _bytes) else event)
@@ -515,7 +585,11 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             kind = _type(target)
             if _type(name) is not _str:
                 return
-            if name == "__code__":
+            if name in compared_names or name == "__bases__":
+                forget_types()
+            if target is profile:
+                tamper("the verdict's profile function was changed (" + name[:40] + ")")
+            elif name == "__code__":
                 # The standard library does this too (`types.coroutine`, as asyncio loads): only a
                 # test's own code moved onto or off a function is tampering.
                 new = args[2] if _len(args) > 2 else None
@@ -523,12 +597,21 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 if (kind is not function_type or (_type(new) is code_type and entry_of(new) is not None)
                         or (old is not None and entry_of(old) is not None)):
                     tamper("a function's code was replaced")
+            elif name == "__class__" and _len(args) > 2:
+                try:
+                    why = type_verdict(args[2])
+                except _exception:
+                    why = None
+                if why is not None:
+                    tamper("an object's class was changed to one whose " + why[:200])
             elif kind is frame_type:
                 tamper("a frame was changed (" + name[:40] + ")")
             elif kind is _type and not name.startswith("__"):
                 module = type_module(target)
                 if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy"):
                     tamper("pytest's " + name + " was replaced")
+        elif event == "object.__delattr__":
+            forget_types()
         elif event in ("sys.settrace", "sys.setprofile"):
             if own[0] is None or own[0] != get_ident():
                 tamper(event + " by the code under test")
