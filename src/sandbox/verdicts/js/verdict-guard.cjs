@@ -13,6 +13,8 @@
 //   `Array.isArray`, `Reflect`, `Symbol.for`, …) and their global names are fixed;
 // - `Object.prototype`, `Array.prototype` and `Function.prototype` take no new properties (a
 //   property such as `asymmetricMatch` there would make every value match);
+// - Jest's list of event handlers is frozen, and the globals that name it and Jest's state are
+//   fixed, with the methods Jest walks that list and awaits each test with;
 // and after each test and at the end of the file it checks that no existing property of the
 // built-in prototypes was replaced, failing the test when one was. Code that assigns to a frozen
 // member fails where it does so (a TypeError in strict code; ignored in sloppy code).
@@ -74,6 +76,37 @@
     if (describeOwn(g, name) === undefined) continue;
     lock(g, name);
     lockTree(g[name], 5, seen);
+  }
+
+  // Jest announces every test event by calling each handler of one list in turn, with the state
+  // its global names; aca's environment is one of the handlers. The list is frozen and the globals
+  // that name it, the state, the matchers and the retry setter are fixed, so no handler can be
+  // wrapped, replaced, removed or added, nor another state or set of matchers handed round, from
+  // here on. The paths by which Jest walks the list and awaits each test (an array's iterator,
+  // Promise's `then`, a function's `call`) are fixed with them: ordinary code never replaces them.
+  const handlers = g[Symbol.for('EVENT_HANDLERS')];
+  if (Array.isArray(handlers)) freeze(handlers);
+  for (const name of [
+    'EVENT_HANDLERS',
+    'JEST_STATE_SYMBOL',
+    '$$jest-matchers-object',
+    'RETRY_TIMES_SETTER',
+  ]) {
+    lock(g, Symbol.for(name));
+  }
+  const arrayIterator = Object.getPrototypeOf([][Symbol.iterator]());
+  for (const [target, key] of [
+    [Array.prototype, Symbol.iterator],
+    [arrayIterator, 'next'],
+    [Promise.prototype, 'then'],
+    [Promise.prototype, 'catch'],
+    [Promise.prototype, 'finally'],
+    [Promise.prototype, 'constructor'],
+    [Function.prototype, 'call'],
+    [Function.prototype, 'apply'],
+    [Function.prototype, 'bind'],
+  ]) {
+    lock(target, key);
   }
 
   // A value under test that carries an asymmetricMatch of its own would be asked by the equality

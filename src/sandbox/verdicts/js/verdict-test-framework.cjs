@@ -1,0 +1,91 @@
+// Part of the Jest acceptance verdict (verdicts/jest-verdict-runner.ts), written into the runner
+// folder as aca-verdict-test-framework.js (launch/runner-files.ts) and mounted read-only in the
+// sandbox.
+//
+// Jest's own test framework (jest-circus) for each test file, with its result held against what
+// aca's environment (verdict-environment.cjs) saw, in the worker's own context, which the tests'
+// code does not reach without first escaping its own. Jest's result is made in the tests' context
+// from records the code under test can change; here, a test Jest reports passed stays passed only
+// when the environment saw its own function run to the end on its last attempt (or fail, for a
+// `.failing` test) and saw no failure announced for it. Every registered test must have a result.
+// Nothing is ever turned into a pass.
+'use strict';
+const Environment = require('./aca-verdict-environment.js');
+
+const circus = require(require.resolve('jest-circus/runner', { paths: [__dirname] }));
+const run = circus.default || circus;
+
+const WHY = {
+  'never ran': 'its function never ran',
+  running: 'its function had not finished',
+  threw: 'its function failed',
+  thenable: 'its function returned a thenable that is not a Promise, whose settling cannot be trusted',
+  unreadable: 'what its function returned could not be followed',
+};
+
+/** Why a test reported passed has not passed, or null when it has. */
+function refusal(note) {
+  if (note.failing) {
+    return note.outcome === 'threw' ? null : 'it is marked failing, but its function did not fail';
+  }
+  if (note.outcome !== 'returned') return WHY[note.outcome] || `its function ended as ${note.outcome}`;
+  if (note.failures > 0) return 'a failure was announced for it, then taken back';
+  return null;
+}
+
+function hold(result, notes) {
+  if (notes === null) {
+    return {
+      ...result,
+      testExecError: { message: 'aca: the verdict environment was not loaded', stack: '' },
+    };
+  }
+  const byName = new Map();
+  for (const note of notes) {
+    const list = byName.get(note.fullName) || [];
+    list.push(note);
+    byName.set(note.fullName, list);
+  }
+  const refused = [];
+  const testResults = (result.testResults || []).map((assertion) => {
+    const list = byName.get(assertion.fullName);
+    const note = list ? list.shift() : undefined;
+    if (assertion.status !== 'passed') return assertion;
+    const why = note ? refusal(note) : 'no test of that name was registered';
+    if (why === null) return assertion;
+    const message = `aca: Jest reported this test passed, but ${why}`;
+    refused.push(`${assertion.fullName}: ${message}`);
+    return {
+      ...assertion,
+      status: 'failed',
+      failureMessages: [...(assertion.failureMessages || []), message],
+      failureDetails: [...(assertion.failureDetails || []), { message }],
+    };
+  });
+  const missing = [];
+  for (const list of byName.values()) for (const note of list) missing.push(note.fullName);
+  if (refused.length === 0 && missing.length === 0) return result;
+  const lines = [...refused];
+  if (missing.length > 0) lines.push(`aca: tests were registered that have no result: ${missing.join(', ')}`);
+  const held = {
+    ...result,
+    testResults,
+    numPassingTests: result.numPassingTests - refused.length,
+    numFailingTests: result.numFailingTests + refused.length,
+    failureMessage: [result.failureMessage, ...lines].filter(Boolean).join('\n'),
+  };
+  if (missing.length > 0) held.testExecError = { message: lines[lines.length - 1], stack: '' };
+  return held;
+}
+
+module.exports = async function acaVerdictTestFramework(
+  globalConfig,
+  config,
+  environment,
+  runtime,
+  testPath,
+  sendMessageToJest,
+) {
+  const result = await run(globalConfig, config, environment, runtime, testPath, sendMessageToJest);
+  return hold(result, Environment.notesOf(environment));
+};
