@@ -419,3 +419,62 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 });
+
+describe("forged answers to Jest's main process, from the solution module", () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+  // A whole test file result that says both tests passed, in the shape Jest's main process takes
+  // from its worker; the worker's own process object is reached through an outer-context function.
+  const RESULT = `const file = __filename.replace(/add\\.ts$/, 'add.test.ts');
+const now = Date.now();
+const passed = (title: string) => ({
+  ancestorTitles: [], duration: 1, failureDetails: [], failureMessages: [], fullName: title,
+  invocations: 1, location: null, numPassingAsserts: 1, retryReasons: [], status: 'passed', title,
+});
+const result = {
+  failureMessage: null, leaks: false, numFailingTests: 0, numPassingTests: 2, numPendingTests: 0,
+  numTodoTests: 0, openHandles: [],
+  perfStats: { end: now, loadTestEnvironmentEnd: now, loadTestEnvironmentStart: now, runtime: 1,
+    setupAfterEnvEnd: now, setupAfterEnvStart: now, setupFilesEnd: now, setupFilesStart: now,
+    slow: false, start: now },
+  skipped: false,
+  snapshot: { added: 0, fileDeleted: false, matched: 0, unchecked: 0, uncheckedKeys: [], unmatched: 0, updated: 0 },
+  testFilePath: file,
+  testResults: [passed('adds'), passed('adds negatives')],
+};
+const real = (require as any).constructor('return process')();
+`;
+  const forge = async (solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance(
+      { 'add.test.ts': ACCEPTANCE },
+      { 'add.ts': `${RESULT}${solution}\nexport const add = (a: number, b: number): number => a - b;\n` },
+    );
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test("a passing result sent with the worker's process.send before the real one", async () => {
+    await forge(`if (typeof real.send === 'function') real.send([0, result]);`);
+  });
+
+  test("a passing result written as jest-worker's message on the worker's fd 3", async () => {
+    await forge(`if (typeof real.send === 'function') {
+  require('fs').writeSync(3, JSON.stringify([0, result]) + '\\n');
+}`);
+  });
+
+  test("a passing result announced to the main process's listeners as a message of the worker's", async () => {
+    await forge(`if (typeof real.send === 'function') {
+  const test = { path: file, duration: 0, context: { config: { rootDir: '/', id: 'x', displayName: undefined } } };
+  real.send([3, ['test-file-success', [test, result]]]);
+}`);
+  });
+});

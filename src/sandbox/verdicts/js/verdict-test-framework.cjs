@@ -9,8 +9,65 @@
 // when the environment saw its own function run to the end on its last attempt (or fail, for a
 // `.failing` test) and saw no failure announced for it. Every registered test must have a result.
 // Nothing is ever turned into a pass.
+//
+// The result is then sealed (an HMAC under a key Jest's main process handed over in a file, read
+// and removed here as this module loads, before any test code runs), so that the main process
+// can tell it from a result that code under test sent on the worker's channel
+// (verdict-runner.cjs). What the seal is made with is taken as this module loads, so that code
+// under test that reaches this context cannot change how it is made.
 'use strict';
+const crypto = require('crypto');
+const fs = require('fs');
+const path = require('path');
 const Environment = require('./aca-verdict-environment.js');
+
+const apply = Reflect.apply;
+const stringify = JSON.stringify;
+const createHmac = crypto.createHmac;
+const probe = createHmac('sha256', 'aca');
+const update = probe.update;
+const digest = probe.digest;
+const SEAL_FILE_VARIABLE = 'ACA_VERDICT_SEAL_FILE';
+
+/** The key, as a key object: its bytes live outside the JavaScript heap. Null when there is none. */
+const key = (() => {
+  const file = process.env[SEAL_FILE_VARIABLE];
+  delete process.env[SEAL_FILE_VARIABLE];
+  if (!file) return null;
+  try {
+    const bytes = fs.readFileSync(file);
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    const made = crypto.createSecretKey(bytes);
+    bytes.fill(0);
+    return made;
+  } catch (err) {
+    return null;
+  }
+})();
+
+/** What the seal covers; the main process computes the same (verdict-runner.cjs). */
+function sealed(testPath, result) {
+  const cases = [];
+  const list = result.testResults;
+  for (let i = 0; i < list.length; i += 1) cases[i] = [String(list[i].fullName), String(list[i].status)];
+  return stringify([
+    testPath,
+    result.testExecError ? 1 : 0,
+    result.numFailingTests,
+    result.numPassingTests,
+    result.numPendingTests,
+    result.numTodoTests,
+    cases,
+  ]);
+}
+
+function seal(testPath, result) {
+  if (key === null) return result;
+  const hmac = createHmac('sha256', key);
+  apply(update, hmac, [sealed(testPath, result), 'utf8']);
+  result.acaSeal = apply(digest, hmac, ['hex']);
+  return result;
+}
 
 const circus = require(require.resolve('jest-circus/runner', { paths: [__dirname] }));
 const run = circus.default || circus;
@@ -87,5 +144,5 @@ module.exports = async function acaVerdictTestFramework(
   sendMessageToJest,
 ) {
   const result = await run(globalConfig, config, environment, runtime, testPath, sendMessageToJest);
-  return hold(result, Environment.notesOf(environment));
+  return seal(testPath, hold(result, Environment.notesOf(environment)));
 };
