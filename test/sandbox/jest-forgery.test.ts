@@ -356,6 +356,86 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
   });
 });
 
+test('test functions of every form, classes and snapshots keep their honest verdicts', async () => {
+  const acceptance = `import { add, Point, later } from './add';
+
+describe.each([
+  [1, 2, 3],
+  [2, 3, 5],
+])('add(%i, %i)', (a, b, sum) => {
+  test(\`is \${sum}\`, () => {
+    expect(add(a, b)).toBe(sum);
+  });
+});
+
+describe('forms', () => {
+  test('class instances compare by value', () => {
+    expect(new Point(add(1, 1), 3)).toEqual(new Point(2, 3));
+    expect(new Point(1, 2)).toStrictEqual(new Point(1, 2));
+    expect(new Point(1, 2)).toBeInstanceOf(Point);
+    expect(Buffer.from([add(1, 1)])).toBeInstanceOf(Buffer);
+    expect([new Point(add(0, 1), 1)]).toEqual([expect.any(Point)]);
+  });
+  test('done callback', (done) => {
+    later(add(1, 2)).then((v) => {
+      try {
+        expect(v).toBe(3);
+        done();
+      } catch (error) {
+        done(error);
+      }
+    });
+  });
+  test('async with jest.fn', async () => {
+    const spy = jest.fn((x: number) => add(x, 1));
+    expect(await later(spy(1))).toBe(2);
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+  test.failing('a failing test that fails', () => {
+    expect(add(1, 1)).toBe(3);
+  });
+  test('an inline snapshot', () => {
+    expect({ sum: add(2, 2) }).toMatchInlineSnapshot(\`
+{
+  "sum": 4,
+}
+\`);
+  });
+  test('throws a class of the solution', () => {
+    expect(() => new Point(NaN, 0)).toThrow(RangeError);
+  });
+});
+`;
+  const solution = (body: string): string => `export const add = (a: number, b: number): number => ${body};
+export class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {
+    if (Number.isNaN(x)) throw new RangeError('x');
+  }
+}
+export const later = <T>(v: T): Promise<T> => new Promise((r) => setTimeout(() => r(v), 10));
+`;
+  const right = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a + b') });
+  expect(right.message ?? '').not.toMatch(/tampered|must run/);
+  expect(succeeded(right)).toBe(true);
+  expect(right).toMatchObject({ passed: 8, failed: 0, errors: 0 });
+
+  const wrong = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a - b') });
+  expect(succeeded(wrong)).toBe(false);
+  for (const name of [
+    'add(1, 2) is 3',
+    'add(2, 3) is 5',
+    'forms done callback',
+    'forms an inline snapshot',
+  ]) {
+    expect([name, statusOf(wrong, name)]).toEqual([name, 'failed']);
+  }
+  // add(1, 1) is still not 3: the test marked failing fails, as it should.
+  expect(statusOf(wrong, 'forms a failing test that fails')).toBe('passed');
+});
+
 describe('forged passes through Jest itself, from the solution module', () => {
   const ACCEPTANCE = `import { add } from './add';
 
@@ -476,5 +556,140 @@ const real = (require as any).constructor('return process')();
   const test = { path: file, duration: 0, context: { config: { rootDir: '/', id: 'x', displayName: undefined } } };
   real.send([3, ['test-file-success', [test, result]]]);
 }`);
+  });
+});
+
+describe('forged passes through what an assertion compares with, from the solution module', () => {
+  const forge = async (acceptance: string, solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test('a result that matches anything, on the expected side of the assertion', async () => {
+    const report = await forge(
+      `import { add } from './add';
+
+test('adds', () => {
+  expect(5).toEqual(add(2, 3));
+});
+test('adds negatives', () => {
+  expect(-2).toStrictEqual(add(-1, -1));
+});
+`,
+      `export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });\n`,
+    );
+    expect(report.output).toContain(
+      'the value an assertion compares with is a value with an asymmetricMatch',
+    );
+  });
+
+  test('a class of the solution that calls every value its instance', async () => {
+    const report = await forge(
+      `import { add, Sum } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toBeInstanceOf(Sum);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(expect.any(Sum));
+});
+`,
+      `export class Sum {
+  static [Symbol.hasInstance](): boolean {
+    return true;
+  }
+}
+export const add = (a: number, b: number): unknown => a - b;
+`,
+    );
+    expect(report.output).toContain('a class that decides for itself what is an instance of it');
+  });
+
+  test("node:assert's functions emptied", async () => {
+    await forge(
+      `import assert from 'node:assert/strict';
+import { add } from './add';
+
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+test('adds negatives', () => {
+  assert.deepStrictEqual({ sum: add(-1, -1) }, { sum: -2 });
+});
+`,
+      `import * as assert from 'node:assert';
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok']) {
+  try {
+    (assert as any)[name] = () => undefined;
+  } catch {}
+  try {
+    (assert as any).strict[name] = () => undefined;
+  } catch {}
+}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  const ADD_TEST = `import { add } from './add';
+import { expect, test } from '@jest/globals';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+
+  test("expect's matchers, equality testers or matcher object replaced", async () => {
+    await forge(
+      ADD_TEST,
+      `const g = globalThis as any;
+const yes = () => ({ pass: true, message: () => '' });
+try {
+  g.expect.extend({ toBe: yes, toEqual: yes, toStrictEqual: yes });
+} catch {}
+try {
+  g.expect.addEqualityTesters([() => true]);
+} catch {}
+try {
+  g[Symbol.for('$$jest-matchers-object')] = { matchers: { toEqual: yes }, state: {}, customEqualityTesters: [] };
+} catch {}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  test("the test's own imports mocked from the solution (jest.doMock of @jest/globals)", async () => {
+    await forge(
+      ADD_TEST,
+      `const yes: any = new Proxy(() => yes, { get: (_t, k) => (k === 'then' ? undefined : yes), apply: () => yes });
+try {
+  jest.doMock('@jest/globals', () => ({ ...jest.requireActual('@jest/globals'), expect: () => yes }));
+} catch {}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  test('Object.prototype and Number.prototype polluted', async () => {
+    await forge(
+      ADD_TEST,
+      `const P = Object.prototype as any;
+try {
+  Object.defineProperty(P, 'asymmetricMatch', { value: () => true });
+} catch {}
+try {
+  P.hasOwnProperty = () => true;
+} catch {}
+try {
+  (Number.prototype as any).valueOf = () => 5;
+} catch {}
+export const add = (a: number, b: number): any => Object(a - b);
+`,
+    );
   });
 });
