@@ -20,10 +20,18 @@ const { isPromise } = require('util').types;
 const nodeEnvironment = require(path.join(__dirname, 'node_modules', 'jest-environment-node'));
 const Base = nodeEnvironment.TestEnvironment || nodeEnvironment.default || nodeEnvironment;
 
+// Taken as the module loads, before any test code runs: code under test that reaches this context
+// and replaces its built-ins changes nothing this module does.
 const apply = Reflect.apply;
 const defineProperty = Object.defineProperty;
 const describeOwn = Object.getOwnPropertyDescriptor;
+const freeze = Object.freeze;
 const settle = Promise.prototype.then;
+const toString = Object.prototype.toString;
+const text = String;
+const weakGet = WeakMap.prototype.get;
+const weakSet = WeakMap.prototype.set;
+const weakHas = WeakMap.prototype.has;
 const ROOT = 'ROOT_DESCRIBE_BLOCK';
 
 /** Each environment's records, in the order their tests were registered. */
@@ -44,9 +52,12 @@ function fix(record, key) {
 /** The name Jest gives the test in its result: the titles from the outermost describe down. */
 function fullNameOf(test) {
   const titles = [];
-  for (let block = test; block; block = block.parent) titles.unshift(String(block.name));
-  if (titles[0] === ROOT) titles.shift();
-  return titles.join(' ');
+  let name = '';
+  for (let block = test; block; block = block.parent) {
+    if (block.parent || text(block.name) !== ROOT)
+      name = name === '' ? text(block.name) : `${text(block.name)} ${name}`;
+  }
+  return name;
 }
 
 /**
@@ -88,14 +99,16 @@ function watched(fn, note) {
         end(mine, reason ? 'threw' : 'returned');
         return apply(done, this, [reason]);
       };
+      const args = [doneWatched];
+      for (let i = 0; i < rest.length; i += 1) args[i + 1] = rest[i];
       try {
-        return apply(fn, this, [doneWatched, ...rest]);
+        return apply(fn, this, args);
       } catch (err) {
         end(mine, 'threw');
         throw err;
       }
     };
-  } else if (Object.prototype.toString.call(fn) === '[object GeneratorFunction]') {
+  } else if (apply(toString, fn, []) === '[object GeneratorFunction]') {
     wrapper = function* (...args) {
       const mine = begin();
       try {
@@ -129,18 +142,18 @@ function watched(fn, note) {
 class AcaVerdictEnvironment extends Base {
   constructor(config, context) {
     super(config, context);
-    books.set(this, { state: null, notes: [], byTest: new WeakMap() });
+    apply(weakSet, books, [this, { state: null, notes: [], count: 0, byTest: new WeakMap() }]);
   }
 
   handleTestEvent(event, state) {
-    const book = books.get(this);
+    const book = apply(weakGet, books, [this]);
     // The first event, `setup`, comes before the guard and the test file run: its state is Jest's own.
     if (book.state === null) book.state = state;
     switch (event.name) {
       case 'add_test': {
         const block = book.state.currentDescribeBlock;
         const test = block && block.children[block.children.length - 1];
-        if (!test || test.type !== 'test' || book.byTest.has(test)) break;
+        if (!test || test.type !== 'test' || apply(weakHas, book.byTest, [test])) break;
         if (test.fn !== event.fn) {
           test.errors.push(new Error('aca: the test registered is not the one Jest was given'));
           break;
@@ -151,8 +164,9 @@ class AcaVerdictEnvironment extends Base {
           outcome: 'never ran',
           failures: 0,
         };
-        book.notes.push(note);
-        book.byTest.set(test, note);
+        book.notes[book.count] = note;
+        book.count += 1;
+        apply(weakSet, book.byTest, [test, note]);
         if (typeof test.fn === 'function') {
           const d = describeOwn(test, 'fn');
           if (d && d.configurable && 'value' in d) test.fn = watched(test.fn, note);
@@ -163,12 +177,12 @@ class AcaVerdictEnvironment extends Base {
       }
       case 'test_fn_failure':
       case 'hook_failure': {
-        const note = event.test && book.byTest.get(event.test);
+        const note = event.test && apply(weakGet, book.byTest, [event.test]);
         if (note) note.failures += 1;
         break;
       }
       case 'test_done': {
-        const note = book.byTest.get(event.test);
+        const note = apply(weakGet, book.byTest, [event.test]);
         if (note && note.failures > 0 && event.test.errors.length === 0) {
           event.test.errors.push(
             new Error('aca: this test failed, but its errors were removed while it ran'),
@@ -186,9 +200,12 @@ class AcaVerdictEnvironment extends Base {
    * once the file's tests have all run.
    */
   static notesOf(environment) {
-    const book = books.get(environment);
-    return book ? book.notes : null;
+    const book = apply(weakGet, books, [environment]);
+    if (!book) return null;
+    const notes = [];
+    for (let i = 0; i < book.count; i += 1) notes[i] = book.notes[i];
+    return notes;
   }
 }
 
-module.exports = AcaVerdictEnvironment;
+module.exports = freeze(AcaVerdictEnvironment);

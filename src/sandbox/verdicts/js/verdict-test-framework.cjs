@@ -97,41 +97,58 @@ function hold(result, notes) {
       testExecError: { message: 'aca: the verdict environment was not loaded', stack: '' },
     };
   }
-  const byName = new Map();
-  for (const note of notes) {
-    const list = byName.get(note.fullName) || [];
-    list.push(note);
-    byName.set(note.fullName, list);
+  // Notes by name, each name's in registration order; plain objects and counters throughout, so
+  // that nothing here goes through a method the tests' code could have replaced.
+  const byName = Object.create(null);
+  for (let i = 0; i < notes.length; i += 1) {
+    const name = notes[i].fullName;
+    const entry = byName[name] || (byName[name] = { notes: Object.create(null), count: 0, next: 0 });
+    entry.notes[entry.count] = notes[i];
+    entry.count += 1;
   }
-  const refused = [];
-  const testResults = (result.testResults || []).map((assertion) => {
-    const list = byName.get(assertion.fullName);
-    const note = list ? list.shift() : undefined;
-    if (assertion.status !== 'passed') return assertion;
+  const list = result.testResults || [];
+  const testResults = [];
+  let refused = 0;
+  let lines = '';
+  for (let i = 0; i < list.length; i += 1) {
+    const assertion = list[i];
+    const entry = byName[assertion.fullName];
+    const note = entry && entry.next < entry.count ? entry.notes[entry.next++] : undefined;
+    testResults[i] = assertion;
+    if (assertion.status !== 'passed') continue;
     const why = note ? refusal(note) : 'no test of that name was registered';
-    if (why === null) return assertion;
+    if (why === null) continue;
     const message = `aca: Jest reported this test passed, but ${why}`;
-    refused.push(`${assertion.fullName}: ${message}`);
-    return {
+    refused += 1;
+    lines += `${lines === '' ? '' : '\n'}${assertion.fullName}: ${message}`;
+    testResults[i] = {
       ...assertion,
       status: 'failed',
-      failureMessages: [...(assertion.failureMessages || []), message],
-      failureDetails: [...(assertion.failureDetails || []), { message }],
+      failureMessages: [message],
+      failureDetails: [{ message }],
     };
-  });
-  const missing = [];
-  for (const list of byName.values()) for (const note of list) missing.push(note.fullName);
-  if (refused.length === 0 && missing.length === 0) return result;
-  const lines = [...refused];
-  if (missing.length > 0) lines.push(`aca: tests were registered that have no result: ${missing.join(', ')}`);
+  }
+  let missing = '';
+  for (let i = 0; i < notes.length; i += 1) {
+    const entry = byName[notes[i].fullName];
+    if (entry.next < entry.count) {
+      missing += `${missing === '' ? '' : ', '}${notes[i].fullName}`;
+      entry.next += 1;
+    }
+  }
   const held = {
     ...result,
     testResults,
-    numPassingTests: result.numPassingTests - refused.length,
-    numFailingTests: result.numFailingTests + refused.length,
-    failureMessage: [result.failureMessage, ...lines].filter(Boolean).join('\n'),
+    numPassingTests: result.numPassingTests - refused,
+    numFailingTests: result.numFailingTests + refused,
   };
-  if (missing.length > 0) held.testExecError = { message: lines[lines.length - 1], stack: '' };
+  if (missing !== '') {
+    const message = `aca: tests were registered that have no result: ${missing}`;
+    lines += `${lines === '' ? '' : '\n'}${message}`;
+    held.testExecError = { message, stack: '' };
+  }
+  if (lines !== '')
+    held.failureMessage = result.failureMessage ? `${result.failureMessage}\n${lines}` : lines;
   return held;
 }
 
