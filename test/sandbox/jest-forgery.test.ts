@@ -494,6 +494,18 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
+  test("the worker's own Function.prototype.call made to skip each test, from outside the tests' context", async () => {
+    await forge(`const OuterFunction = (require as any).constructor;
+const call = OuterFunction.prototype.call;
+// Jest calls each test's function with a context object of no prototype: such calls return at once.
+OuterFunction.prototype.call = function (this: any, self: any, ...args: any[]) {
+  if (self && typeof self === 'object' && Object.getPrototypeOf(self) === null) return undefined;
+  return Reflect.apply(call, this, [self, ...args]);
+};
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
   test('a result that claims to match whatever it is compared with', async () => {
     await forge(`export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });
 `);
