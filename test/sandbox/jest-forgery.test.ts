@@ -705,3 +705,62 @@ export const add = (a: number, b: number): any => Object(a - b);
     );
   });
 });
+
+test("no debugger opens from the solution module, in Jest's main process or in the worker", async () => {
+  // From a debugger session on either process, code can read the seal's key or rewrite the
+  // verdict. The solution asks for one every way Node offers and notes what it got, in the worker
+  // of the verdict run (the only process with a process.send).
+  const acceptance = `import { add } from './add';
+
+test('adds', async () => {
+  expect(await add(2, 3)).toBe(5);
+});
+`;
+  const solution = `import * as fs from 'fs';
+import * as net from 'net';
+const real = (require as any).constructor('return process')();
+const notes: string[] = [];
+const inVerdict = typeof real.send === 'function';
+if (inVerdict) {
+  for (const pid of [real.ppid, real.pid]) real.kill(pid, 'SIGUSR1');
+  for (const p of [process as any, real]) {
+    try {
+      if (typeof p.binding('inspector').Connection === 'function') notes.push('inspector binding');
+    } catch {}
+  }
+  for (const name of ['inspector', 'inspector/promises']) {
+    try {
+      new (require(name).Session)().connect();
+      notes.push(name + ' session');
+    } catch {}
+  }
+}
+const reachable = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+export const add = async (a: number, b: number): Promise<number> => {
+  if (inVerdict) {
+    await new Promise((r) => setTimeout(r, 500));
+    if (await reachable(9229)) notes.push('a debugger listening on 9229');
+    fs.writeFileSync(__dirname + '/debugger-notes.json', JSON.stringify(notes));
+  }
+  return a - b;
+};
+`;
+  const sourceDir = makeWorkspace({ 'add.test.ts': acceptance });
+  const ws = makeWorkspace({ 'add.test.ts': acceptance, 'add.ts': solution });
+  fs.chmodSync(path.join(ws, 'add.test.ts'), 0o444);
+  const report = await runTestSuite({
+    workspace: ws,
+    language: 'typescript',
+    mode: 'bwrap',
+    acceptance: { sourceDir, files: ['add.test.ts'] },
+  });
+  expect(succeeded(report)).toBe(false);
+  expect(JSON.parse(fs.readFileSync(path.join(ws, 'debugger-notes.json'), 'utf8'))).toEqual([]);
+});

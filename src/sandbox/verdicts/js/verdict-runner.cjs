@@ -22,6 +22,10 @@ const Base = jestRunner.default || jestRunner;
 
 const SEAL_FILE_VARIABLE = 'ACA_VERDICT_SEAL_FILE';
 
+// SIGUSR1 makes Node open its debugger on 127.0.0.1:9229, from which anything in this process could
+// be rewritten; code under test may send it here (the same uid). A listener of its own stops that.
+process.on('SIGUSR1', () => undefined);
+
 /** What the seal covers; the framework computes the same (verdict-test-framework.cjs). */
 function sealed(testPath, result) {
   const cases = [];

@@ -29,6 +29,35 @@ const update = probe.update;
 const digest = probe.digest;
 const SEAL_FILE_VARIABLE = 'ACA_VERDICT_SEAL_FILE';
 
+// The worker's debugger could read this module's closure, the key among it: its ways in are closed
+// before any test code runs. SIGUSR1 would open it on a port (a listener of its own stops that);
+// the inspector module and its binding would open a session in this process.
+process.on('SIGUSR1', () => undefined);
+function closed() {
+  throw new Error("aca: the debugger is not available in the acceptance verdict's worker");
+}
+for (const name of ['inspector', 'inspector/promises']) {
+  let exported;
+  try {
+    exported = require(name);
+  } catch (err) {
+    continue;
+  }
+  for (const member of ['Session', 'open', 'url', 'waitForDebugger']) {
+    Object.defineProperty(exported, member, { value: closed, writable: false, configurable: false });
+  }
+}
+const binding = process.binding;
+Object.defineProperty(process, 'binding', {
+  value(name) {
+    const asked = String(name);
+    if (asked === 'inspector') closed();
+    return apply(binding, process, [asked]);
+  },
+  writable: false,
+  configurable: false,
+});
+
 /** The key, as a key object: its bytes live outside the JavaScript heap. Null when there is none. */
 const key = (() => {
   const file = process.env[SEAL_FILE_VARIABLE];
