@@ -29,6 +29,7 @@ export const SHIPPED_FILES = {
   jestVerdictRunner: 'verdicts/js/verdict-runner.cjs',
   jestVerdictEnvironment: 'verdicts/js/verdict-environment.cjs',
   jestVerdictGuard: 'verdicts/js/verdict-guard.cjs',
+  jestVerdictTestFramework: 'verdicts/js/verdict-test-framework.cjs',
   jestTransformer: 'runners/js/jest-transformer.cjs',
 } as const;
 

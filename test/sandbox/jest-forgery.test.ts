@@ -356,6 +356,86 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
   });
 });
 
+test('test functions of every form, classes and snapshots keep their honest verdicts', async () => {
+  const acceptance = `import { add, Point, later } from './add';
+
+describe.each([
+  [1, 2, 3],
+  [2, 3, 5],
+])('add(%i, %i)', (a, b, sum) => {
+  test(\`is \${sum}\`, () => {
+    expect(add(a, b)).toBe(sum);
+  });
+});
+
+describe('forms', () => {
+  test('class instances compare by value', () => {
+    expect(new Point(add(1, 1), 3)).toEqual(new Point(2, 3));
+    expect(new Point(1, 2)).toStrictEqual(new Point(1, 2));
+    expect(new Point(1, 2)).toBeInstanceOf(Point);
+    expect(Buffer.from([add(1, 1)])).toBeInstanceOf(Buffer);
+    expect([new Point(add(0, 1), 1)]).toEqual([expect.any(Point)]);
+  });
+  test('done callback', (done) => {
+    later(add(1, 2)).then((v) => {
+      try {
+        expect(v).toBe(3);
+        done();
+      } catch (error) {
+        done(error);
+      }
+    });
+  });
+  test('async with jest.fn', async () => {
+    const spy = jest.fn((x: number) => add(x, 1));
+    expect(await later(spy(1))).toBe(2);
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+  test.failing('a failing test that fails', () => {
+    expect(add(1, 1)).toBe(3);
+  });
+  test('an inline snapshot', () => {
+    expect({ sum: add(2, 2) }).toMatchInlineSnapshot(\`
+{
+  "sum": 4,
+}
+\`);
+  });
+  test('throws a class of the solution', () => {
+    expect(() => new Point(NaN, 0)).toThrow(RangeError);
+  });
+});
+`;
+  const solution = (body: string): string => `export const add = (a: number, b: number): number => ${body};
+export class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {
+    if (Number.isNaN(x)) throw new RangeError('x');
+  }
+}
+export const later = <T>(v: T): Promise<T> => new Promise((r) => setTimeout(() => r(v), 10));
+`;
+  const right = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a + b') });
+  expect(right.message ?? '').not.toMatch(/tampered|must run/);
+  expect(succeeded(right)).toBe(true);
+  expect(right).toMatchObject({ passed: 8, failed: 0, errors: 0 });
+
+  const wrong = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a - b') });
+  expect(succeeded(wrong)).toBe(false);
+  for (const name of [
+    'add(1, 2) is 3',
+    'add(2, 3) is 5',
+    'forms done callback',
+    'forms an inline snapshot',
+  ]) {
+    expect([name, statusOf(wrong, name)]).toEqual([name, 'failed']);
+  }
+  // add(1, 1) is still not 3: the test marked failing fails, as it should.
+  expect(statusOf(wrong, 'forms a failing test that fails')).toBe('passed');
+});
+
 describe('forged passes through Jest itself, from the solution module', () => {
   const ACCEPTANCE = `import { add } from './add';
 
@@ -403,8 +483,284 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
+  test("every circus event handler wrapped so none hears a test's failure", async () => {
+    await forge(`const handlers: any[] = (globalThis as any)[Symbol.for('EVENT_HANDLERS')];
+for (let i = 0; i < handlers.length; i++) {
+  const handler = handlers[i];
+  handlers[i] = (event: any, state: any) =>
+    event.name === 'test_fn_failure' ? undefined : handler(event, state);
+}
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
+  test("the worker's own Function.prototype.call made to skip each test, from outside the tests' context", async () => {
+    await forge(`const OuterFunction = (require as any).constructor;
+const call = OuterFunction.prototype.call;
+// Jest calls each test's function with a context object of no prototype: such calls return at once.
+OuterFunction.prototype.call = function (this: any, self: any, ...args: any[]) {
+  if (self && typeof self === 'object' && Object.getPrototypeOf(self) === null) return undefined;
+  return Reflect.apply(call, this, [self, ...args]);
+};
+export const add = (a: number, b: number): number => a - b;
+`);
+  });
+
   test('a result that claims to match whatever it is compared with', async () => {
     await forge(`export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });
 `);
   });
+});
+
+describe("forged answers to Jest's main process, from the solution module", () => {
+  const ACCEPTANCE = `import { add } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+  // A whole test file result that says both tests passed, in the shape Jest's main process takes
+  // from its worker; the worker's own process object is reached through an outer-context function.
+  const RESULT = `const file = __filename.replace(/add\\.ts$/, 'add.test.ts');
+const now = Date.now();
+const passed = (title: string) => ({
+  ancestorTitles: [], duration: 1, failureDetails: [], failureMessages: [], fullName: title,
+  invocations: 1, location: null, numPassingAsserts: 1, retryReasons: [], status: 'passed', title,
+});
+const result = {
+  failureMessage: null, leaks: false, numFailingTests: 0, numPassingTests: 2, numPendingTests: 0,
+  numTodoTests: 0, openHandles: [],
+  perfStats: { end: now, loadTestEnvironmentEnd: now, loadTestEnvironmentStart: now, runtime: 1,
+    setupAfterEnvEnd: now, setupAfterEnvStart: now, setupFilesEnd: now, setupFilesStart: now,
+    slow: false, start: now },
+  skipped: false,
+  snapshot: { added: 0, fileDeleted: false, matched: 0, unchecked: 0, uncheckedKeys: [], unmatched: 0, updated: 0 },
+  testFilePath: file,
+  testResults: [passed('adds'), passed('adds negatives')],
+};
+const real = (require as any).constructor('return process')();
+`;
+  const forge = async (solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance(
+      { 'add.test.ts': ACCEPTANCE },
+      { 'add.ts': `${RESULT}${solution}\nexport const add = (a: number, b: number): number => a - b;\n` },
+    );
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test("a passing result sent with the worker's process.send before the real one", async () => {
+    await forge(`if (typeof real.send === 'function') real.send([0, result]);`);
+  });
+
+  test("a passing result written as jest-worker's message on the worker's fd 3", async () => {
+    await forge(`if (typeof real.send === 'function') {
+  require('fs').writeSync(3, JSON.stringify([0, result]) + '\\n');
+}`);
+  });
+
+  test("a passing result announced to the main process's listeners as a message of the worker's", async () => {
+    await forge(`if (typeof real.send === 'function') {
+  const test = { path: file, duration: 0, context: { config: { rootDir: '/', id: 'x', displayName: undefined } } };
+  real.send([3, ['test-file-success', [test, result]]]);
+}`);
+  });
+});
+
+describe('forged passes through what an assertion compares with, from the solution module', () => {
+  const forge = async (acceptance: string, solution: string): Promise<TestRunReport> => {
+    const report = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+    return report;
+  };
+
+  test('a result that matches anything, on the expected side of the assertion', async () => {
+    const report = await forge(
+      `import { add } from './add';
+
+test('adds', () => {
+  expect(5).toEqual(add(2, 3));
+});
+test('adds negatives', () => {
+  expect(-2).toStrictEqual(add(-1, -1));
+});
+`,
+      `export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });\n`,
+    );
+    expect(report.output).toContain(
+      'the value an assertion compares with is a value with an asymmetricMatch',
+    );
+  });
+
+  test('a class of the solution that calls every value its instance', async () => {
+    const report = await forge(
+      `import { add, Sum } from './add';
+
+test('adds', () => {
+  expect(add(2, 3)).toBeInstanceOf(Sum);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(expect.any(Sum));
+});
+`,
+      `export class Sum {
+  static [Symbol.hasInstance](): boolean {
+    return true;
+  }
+}
+export const add = (a: number, b: number): unknown => a - b;
+`,
+    );
+    expect(report.output).toContain('a class that decides for itself what is an instance of it');
+  });
+
+  test("node:assert's functions emptied", async () => {
+    await forge(
+      `import assert from 'node:assert/strict';
+import { add } from './add';
+
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+test('adds negatives', () => {
+  assert.deepStrictEqual({ sum: add(-1, -1) }, { sum: -2 });
+});
+`,
+      `import * as assert from 'node:assert';
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok']) {
+  try {
+    (assert as any)[name] = () => undefined;
+  } catch {}
+  try {
+    (assert as any).strict[name] = () => undefined;
+  } catch {}
+}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  const ADD_TEST = `import { add } from './add';
+import { expect, test } from '@jest/globals';
+
+test('adds', () => {
+  expect(add(2, 3)).toEqual(5);
+});
+test('adds negatives', () => {
+  expect(add(-1, -1)).toEqual(-2);
+});
+`;
+
+  test("expect's matchers, equality testers or matcher object replaced", async () => {
+    await forge(
+      ADD_TEST,
+      `const g = globalThis as any;
+const yes = () => ({ pass: true, message: () => '' });
+try {
+  g.expect.extend({ toBe: yes, toEqual: yes, toStrictEqual: yes });
+} catch {}
+try {
+  g.expect.addEqualityTesters([() => true]);
+} catch {}
+try {
+  g[Symbol.for('$$jest-matchers-object')] = { matchers: { toEqual: yes }, state: {}, customEqualityTesters: [] };
+} catch {}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  test("the test's own imports mocked from the solution (jest.doMock of @jest/globals)", async () => {
+    await forge(
+      ADD_TEST,
+      `const yes: any = new Proxy(() => yes, { get: (_t, k) => (k === 'then' ? undefined : yes), apply: () => yes });
+try {
+  jest.doMock('@jest/globals', () => ({ ...jest.requireActual('@jest/globals'), expect: () => yes }));
+} catch {}
+export const add = (a: number, b: number): number => a - b;
+`,
+    );
+  });
+
+  test('Object.prototype and Number.prototype polluted', async () => {
+    await forge(
+      ADD_TEST,
+      `const P = Object.prototype as any;
+try {
+  Object.defineProperty(P, 'asymmetricMatch', { value: () => true });
+} catch {}
+try {
+  P.hasOwnProperty = () => true;
+} catch {}
+try {
+  (Number.prototype as any).valueOf = () => 5;
+} catch {}
+export const add = (a: number, b: number): any => Object(a - b);
+`,
+    );
+  });
+});
+
+test("no debugger opens from the solution module, in Jest's main process or in the worker", async () => {
+  // From a debugger session on either process, code can read the seal's key or rewrite the
+  // verdict. The solution asks for one every way Node offers and notes what it got, in the worker
+  // of the verdict run (the only process with a process.send).
+  const acceptance = `import { add } from './add';
+
+test('adds', async () => {
+  expect(await add(2, 3)).toBe(5);
+});
+`;
+  const solution = `import * as fs from 'fs';
+import * as net from 'net';
+const real = (require as any).constructor('return process')();
+const notes: string[] = [];
+const inVerdict = typeof real.send === 'function';
+if (inVerdict) {
+  for (const pid of [real.ppid, real.pid]) real.kill(pid, 'SIGUSR1');
+  for (const p of [process as any, real]) {
+    try {
+      if (typeof p.binding('inspector').Connection === 'function') notes.push('inspector binding');
+    } catch {}
+  }
+  for (const name of ['inspector', 'inspector/promises']) {
+    try {
+      new (require(name).Session)().connect();
+      notes.push(name + ' session');
+    } catch {}
+  }
+}
+const reachable = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+export const add = async (a: number, b: number): Promise<number> => {
+  if (inVerdict) {
+    await new Promise((r) => setTimeout(r, 500));
+    if (await reachable(9229)) notes.push('a debugger listening on 9229');
+    fs.writeFileSync(__dirname + '/debugger-notes.json', JSON.stringify(notes));
+  }
+  return a - b;
+};
+`;
+  const sourceDir = makeWorkspace({ 'add.test.ts': acceptance });
+  const ws = makeWorkspace({ 'add.test.ts': acceptance, 'add.ts': solution });
+  fs.chmodSync(path.join(ws, 'add.test.ts'), 0o444);
+  const report = await runTestSuite({
+    workspace: ws,
+    language: 'typescript',
+    mode: 'bwrap',
+    acceptance: { sourceDir, files: ['add.test.ts'] },
+  });
+  expect(succeeded(report)).toBe(false);
+  expect(JSON.parse(fs.readFileSync(path.join(ws, 'debugger-notes.json'), 'utf8'))).toEqual([]);
 });

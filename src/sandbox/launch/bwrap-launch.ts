@@ -209,6 +209,10 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
       { src: files.jestVerdictRunner, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-runner.js` },
       { src: files.jestVerdictEnvironment, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-environment.js` },
       { src: files.jestVerdictGuard, dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-guard.js` },
+      {
+        src: files.jestVerdictTestFramework,
+        dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-test-framework.js`,
+      },
       // node may live outside /usr (nvm, a tarball); mount the binary the worker itself runs.
       { src: source(realNode, files.mountPoints.node), dest: SANDBOX_NODE },
     );

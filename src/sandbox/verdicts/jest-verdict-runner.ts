@@ -21,6 +21,7 @@ export const jestVerdictRunner: StreamingRunner = {
       ...jestConfig(paths),
       runner: path.posix.join(paths.runnerDir, 'aca-verdict-runner.js'),
       testEnvironment: path.posix.join(paths.runnerDir, 'aca-verdict-environment.js'),
+      testRunner: path.posix.join(paths.runnerDir, 'aca-verdict-test-framework.js'),
       setupFilesAfterEnv: [path.posix.join(paths.runnerDir, 'aca-verdict-guard.js')],
       injectGlobals: true,
       // One worker process, not a thread: a thread would share the main process's file descriptors.

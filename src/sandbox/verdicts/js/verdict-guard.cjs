@@ -13,6 +13,11 @@
 //   `Array.isArray`, `Reflect`, `Symbol.for`, …) and their global names are fixed;
 // - `Object.prototype`, `Array.prototype` and `Function.prototype` take no new properties (a
 //   property such as `asymmetricMatch` there would make every value match);
+// - Jest's list of event handlers is frozen, and the globals that name it and Jest's state are
+//   fixed, with the methods Jest walks that list and awaits each test with;
+// - the values an assertion compares the value under test with are held to the same rule, and may
+//   not be a class that decides for itself what is an instance of it (`Symbol.hasInstance`);
+// - the functions of `node:assert` are fixed;
 // and after each test and at the end of the file it checks that no existing property of the
 // built-in prototypes was replaced, failing the test when one was. Code that assigns to a frozen
 // member fails where it does so (a TypeError in strict code; ignored in sloppy code).
@@ -76,6 +81,37 @@
     lockTree(g[name], 5, seen);
   }
 
+  // Jest announces every test event by calling each handler of one list in turn, with the state
+  // its global names; aca's environment is one of the handlers. The list is frozen and the globals
+  // that name it, the state, the matchers and the retry setter are fixed, so no handler can be
+  // wrapped, replaced, removed or added, nor another state or set of matchers handed round, from
+  // here on. The paths by which Jest walks the list and awaits each test (an array's iterator,
+  // Promise's `then`, a function's `call`) are fixed with them: ordinary code never replaces them.
+  const handlers = g[Symbol.for('EVENT_HANDLERS')];
+  if (Array.isArray(handlers)) freeze(handlers);
+  for (const name of [
+    'EVENT_HANDLERS',
+    'JEST_STATE_SYMBOL',
+    '$$jest-matchers-object',
+    'RETRY_TIMES_SETTER',
+  ]) {
+    lock(g, Symbol.for(name));
+  }
+  const arrayIterator = Object.getPrototypeOf([][Symbol.iterator]());
+  for (const [target, key] of [
+    [Array.prototype, Symbol.iterator],
+    [arrayIterator, 'next'],
+    [Promise.prototype, 'then'],
+    [Promise.prototype, 'catch'],
+    [Promise.prototype, 'finally'],
+    [Promise.prototype, 'constructor'],
+    [Function.prototype, 'call'],
+    [Function.prototype, 'apply'],
+    [Function.prototype, 'bind'],
+  ]) {
+    lock(target, key);
+  }
+
   // A value under test that carries an asymmetricMatch of its own would be asked by the equality
   // matchers whether it equals what was expected, and could say yes to anything; a Proxy could
   // show the matchers one thing and the test another. Neither passes an assertion.
@@ -98,7 +134,21 @@
   } catch (err) {
     // An expect without these matchers: every asymmetricMatch on a received value is foreign.
   }
-  function impostor(value) {
+  // `instanceof` asks the class on its right, which may answer yes to anything through a
+  // `Symbol.hasInstance` of its own; the only trusted answer is the one every function inherits
+  // from Function.prototype (this context's, or the worker's for its classes such as Buffer).
+  const getPrototypeOf = Object.getPrototypeOf;
+  const hasInstance = Symbol.hasInstance;
+  const functionPrototypes = new Set([Function.prototype, getPrototypeOf(require)]);
+  function decidesInstances(fn) {
+    for (let o = fn; o !== null; o = getPrototypeOf(o)) {
+      if (isProxy(o)) return true;
+      if (describeOwn(o, hasInstance)) return !functionPrototypes.has(o);
+    }
+    return false;
+  }
+
+  function impostor(value, classesToo) {
     const stack = [[value, 0]];
     const visited = new Set();
     let budget = 10000;
@@ -107,6 +157,9 @@
       if (v === null || (typeof v !== 'object' && typeof v !== 'function') || visited.has(v)) continue;
       visited.add(v);
       if (isProxy(v)) return 'a Proxy';
+      if (classesToo && typeof v === 'function' && decidesInstances(v)) {
+        return 'a class that decides for itself what is an instance of it';
+      }
       const match =
         describeOwn(v, 'asymmetricMatch') ||
         (typeof v === 'object' ? { value: v.asymmetricMatch } : undefined);
@@ -136,10 +189,21 @@
     for (const key of ownKeys(matchers || {})) {
       const original = matchers[key];
       if (typeof original !== 'function') continue;
+      // What the value is compared with is checked as well: a test may put the value under test
+      // on either side (`expect(5).toEqual(add(2, 3))`), or compare it with a class of the code
+      // under test (`toBeInstanceOf`, `toThrow`, `expect.any`).
       const checked = function (received, ...rest) {
-        const found = impostor(received);
+        const found = impostor(received, false);
         if (found !== null) {
           throw new ErrorType('aca: the value under test is ' + found + ', which an assertion cannot trust');
+        }
+        for (let i = 0; i < rest.length; i += 1) {
+          const other = impostor(rest[i], true);
+          if (other !== null) {
+            throw new ErrorType(
+              'aca: the value an assertion compares with is ' + other + ', which it cannot trust',
+            );
+          }
         }
         return original.call(this, received, ...rest);
       };
@@ -178,6 +242,15 @@
     for (const key of ownKeys(g[name])) lock(g[name], key);
   }
   for (const proto of [Object.prototype, Array.prototype, Function.prototype]) preventExtensions(proto);
+
+  // node:assert (and util.isDeepStrictEqual) are one module object for the whole worker, shared by
+  // the test file and the code under test: their functions are fixed, so that a test written with
+  // them cannot be emptied.
+  const assertModule = require('assert');
+  for (const target of [assertModule, assertModule.strict]) {
+    for (const key of ownKeys(target)) lock(target, key);
+  }
+  lock(require('util'), 'isDeepStrictEqual');
 
   const watched = [
     Object,
