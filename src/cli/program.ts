@@ -331,7 +331,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("bring an ended --repo run's changes onto your current branch as one commit")
     .argument('<id>', 'run id')
     .option('--allow-binary', 'apply new binary files too (refused otherwise: the diff cannot show them)')
-    .option('--allow-links', 'apply links that point outside the repository too (refused otherwise)')
+    .option(
+      '--allow-links',
+      'apply links that point outside the repository or into a git directory too (refused otherwise)',
+    )
     .addHelpText('after', APPLY_HELP)
     .action(async (id: string, flags: { allowBinary?: boolean; allowLinks?: boolean }) => {
       set(await withClient(config(), (aca) => applyCommand(aca, id, io, flags)));

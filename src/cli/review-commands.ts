@@ -34,7 +34,8 @@ Conflicts (exit 1), changing nothing: the run and the branch changed the same li
 untracked or ignored file is where the run adds one. A run that changed nothing applies nothing.
 No hook, filter or merge driver of the repository runs.
 Refused too (exit 2, changing nothing), naming each file: links that point outside the repository
-(--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+or into a git directory (the repository's .git under any spelling, or a folder laid out as one;
+--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
 applies them). What was applied that needs a look is listed under "Review with care" (see
 aca diff --help).`;
 

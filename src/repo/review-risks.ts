@@ -13,7 +13,8 @@
 import * as path from 'node:path';
 import { UserInputError } from '../shared/errors';
 import { git, gitBytes, type GitTarget } from './git';
-import { linkReader, linkStaysInside } from './link-targets';
+import { textKeepingBytes } from '../shared/terminal-text';
+import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
 
 export type ReviewRiskKind =
@@ -36,11 +37,20 @@ export interface ReviewRisk {
   note: string;
   /** For a link: its target as committed. */
   target?: string;
-  /** For a link: whether it resolves outside the repository (absolute, or up past its top). */
+  /**
+   * For a link: whether it resolves outside the repository's files (absolute, up past its top, or
+   * into a git directory: the checkout's own `.git` or a folder laid out as one).
+   */
   outside?: boolean;
   /** The `aca apply` option it needs to be applied; null when applying takes it without one. */
   needs: 'allow-binary' | 'allow-links' | null;
 }
+
+const LINK_NOTES: Record<LinkReach, string> = {
+  inside: 'a link within the repository',
+  outside: 'a link pointing outside the repository',
+  'git-dir': 'a link into a git directory (.git), outside the repository',
+};
 
 /** Larger configuration files are flagged without being read for a section. */
 const MAX_SCANNED_BYTES = 1024 * 1024;
@@ -60,7 +70,10 @@ const PYTEST_SECTIONS: Record<string, RegExp> = {
 };
 
 interface RawChange {
+  /** The name as text, bytes that are not UTF-8 as U+DC80–DCFF (terminal-text.ts shows them as `\xNN`). */
   path: string;
+  /** The name's bytes as a latin1 string: what git stores, for looking it up in a tree. */
+  pathBytes: string;
   change: ReviewChange;
   oldMode: string;
   newMode: string;
@@ -68,18 +81,32 @@ interface RawChange {
   newBlob: string;
 }
 
+function textOfLatin1(bytes: string): string {
+  return textKeepingBytes(Buffer.from(bytes, 'latin1'));
+}
+
 const STATUS: Record<string, ReviewChange> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 
 async function rawChanges(target: GitTarget, base: string, head: string): Promise<RawChange[]> {
-  const out = await git(target, ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', base, head, '--']);
-  const fields = out.split('\0');
+  const out = await gitBytes(target, [
+    'diff-tree',
+    '-r',
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    base,
+    head,
+    '--',
+  ]);
+  const fields = out.toString('latin1').split('\0');
   const changes: RawChange[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const header = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) ([A-Z])/.exec(fields[i]!);
     if (!header) continue;
     const [, oldMode, newMode, oldBlob, newBlob, status] = header;
     changes.push({
-      path: fields[i + 1]!,
+      path: textOfLatin1(fields[i + 1]!),
+      pathBytes: fields[i + 1]!,
       change: STATUS[status!] ?? 'modified',
       oldMode: oldMode!,
       newMode: newMode!,
@@ -92,7 +119,8 @@ async function rawChanges(target: GitTarget, base: string, head: string): Promis
 
 /**
  * Paths git's diff takes as binary on either side of `from`..`to` (a NUL in the first 8000
- * bytes; no attribute file of the run's is read), among `paths` when given.
+ * bytes; no attribute file of the run's is read), among `paths` when given, as latin1 bytes.
+ * A name on the command line must be UTF-8: one that is not is never found binary before.
  */
 async function binaryPaths(
   target: GitTarget,
@@ -100,7 +128,7 @@ async function binaryPaths(
   to: string,
   paths?: string[],
 ): Promise<Set<string>> {
-  const out = await git(target, [
+  const out = await gitBytes(target, [
     'diff',
     '--numstat',
     '-z',
@@ -111,10 +139,13 @@ async function binaryPaths(
     from,
     to,
     '--',
-    ...(paths ?? []).map((file) => `:(literal)${file}`),
+    ...(paths ?? []).flatMap((file) => {
+      const name = Buffer.from(file, 'latin1').toString('utf8');
+      return Buffer.from(name, 'utf8').toString('latin1') === file ? [`:(literal)${name}`] : [];
+    }),
   ]);
   const binary = new Set<string>();
-  for (const record of out.split('\0')) {
+  for (const record of out.toString('latin1').split('\0')) {
     const match = /^-\t-\t(.*)$/s.exec(record);
     if (match) binary.add(match[1]!);
   }
@@ -169,33 +200,33 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   const binary = await binaryPaths(target, base, head);
   // A changed binary is new when its old side was text: compared with nothing, only a binary old side shows as binary.
   const changedBinaries = changes
-    .filter((c) => c.change === 'modified' && binary.has(c.path))
-    .map((c) => c.path);
+    .filter((c) => c.change === 'modified' && binary.has(c.pathBytes))
+    .map((c) => c.pathBytes);
   const binaryBefore =
     changedBinaries.length > 0
       ? await binaryPaths(target, await emptyTree(target), base, changedBinaries)
       : new Set<string>();
   const risks: ReviewRisk[] = [];
-  let readLink: ((file: string) => Promise<string | undefined>) | null = null;
+  let tree: CommitTree | null = null;
   for (const change of changes) {
     const gone = change.change === 'deleted';
     const isNew =
       change.change === 'added' ||
       change.oldMode === '120000' ||
       change.oldMode === '160000' ||
-      (change.change === 'modified' && !binaryBefore.has(change.path));
+      (change.change === 'modified' && !binaryBefore.has(change.pathBytes));
     if (!gone && change.newMode === '120000') {
-      readLink ??= linkReader(target, head);
-      const linkTarget = (await readLink(change.path)) ?? '';
-      const outside = !(await linkStaysInside(change.path, linkTarget, readLink));
+      tree ??= commitTree(target, head);
+      const linkTarget = (await tree.readLink(change.pathBytes.split('/'))) ?? '';
+      const reach = await linkReach(change.pathBytes, linkTarget, tree);
       risks.push({
         path: change.path,
         kind: 'link',
         change: change.change,
-        note: outside ? 'a link pointing outside the repository' : 'a link within the repository',
-        target: linkTarget,
-        outside,
-        needs: outside ? 'allow-links' : null,
+        note: LINK_NOTES[reach],
+        target: textOfLatin1(linkTarget),
+        outside: reach !== 'inside',
+        needs: reach === 'inside' ? null : 'allow-links',
       });
     } else if (!gone && change.newMode === '160000') {
       risks.push({
@@ -205,7 +236,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
         note: 'a submodule commit',
         needs: null,
       });
-    } else if (!gone && binary.has(change.path)) {
+    } else if (!gone && binary.has(change.pathBytes)) {
       risks.push({
         path: change.path,
         kind: 'binary',

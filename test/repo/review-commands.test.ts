@@ -263,6 +263,10 @@ describe('reviewing a run through AcaRun and the command line', () => {
       ]);
       const refusal = await applyCommand(aca, id, captureIO()).catch((err: unknown) => err);
       expect(refusal).toBeInstanceOf(ApplyNeedsConsentError);
+      // The refusal names them the same way: one line, nothing a terminal acts on.
+      const message = (refusal as Error).message;
+      expect(message).toContain('"evil\\x1b[2K" -> "/tmp/\\x1b]52;c;eA==\\x07\\nSUCCESS"');
+      expect(message).not.toMatch(/[\n\x1b\x07]/);
     });
 
     test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {
