@@ -233,7 +233,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
         path: change.path,
         kind: 'submodule',
         change: change.change,
-        note: 'a submodule commit',
+        note: 'a submodule commit: apply records it, fetches nothing',
         needs: null,
       });
     } else if (!gone && binary.has(change.pathBytes)) {

@@ -13,6 +13,7 @@ import type { CliIO } from '../../src/cli/cli-context';
 import { resultCommand, statusCommand } from '../../src/cli/inspect-commands';
 import { loadConfig } from '../../src/config';
 import { ApplyConflictError, ApplyNeedsConsentError } from '../../src/repo/apply-errors';
+import { git } from '../../src/repo/git';
 import { pushRunCommit } from '../../src/repo/git-store';
 import { commitAll } from '../../src/repo/run-worktree';
 import { RunStateError, UnappliedChangesError, UserInputError } from '../../src/shared/errors';
@@ -267,6 +268,40 @@ describe('reviewing a run through AcaRun and the command line', () => {
       const message = (refusal as Error).message;
       expect(message).toContain('"evil\\x1b[2K" -> "/tmp/\\x1b]52;c;eA==\\x07\\nSUCCESS"');
       expect(message).not.toMatch(/[\n\x1b\x07]/);
+    });
+
+    test('a submodule commit (a gitlink) in the run: the diff shows it, --stat and apply name it', async () => {
+      // aca's own commits leave nested repositories out; a gitlink can still reach a run's commit
+      // through git itself, as this one does.
+      const { workTree } = made.git;
+      const pinned = made.base;
+      const target = { gitDir: made.git.gitDir, workTree };
+      await git(target, ['update-index', '--add', '--cacheinfo', `160000,${pinned},vendor/lib`]);
+      const tree = (await git(target, ['write-tree'])).trim();
+      const head = (await git(target, ['commit-tree', tree, '-p', made.head, '-m', 'vendor'])).trim();
+      await git(target, ['update-ref', 'HEAD', head]);
+      made = { ...made, head };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+
+      const diff = captureIO();
+      expect(await diffCommand(aca, id, {}, diff)).toBe(0);
+      expect(diff.lines.join('\n')).toContain(
+        `+++ b/vendor/lib\n@@ -0,0 +1 @@\n+Subproject commit ${pinned}`,
+      );
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      expect(stat.lines.join('\n')).toMatch(/ vendor\/lib\s+\| 1 \+/);
+      expect(stat.lines.slice(stat.lines.indexOf('Review with care:') + 1)).toEqual([
+        '  vendor/lib (submodule, added): a submodule commit: apply records it, fetches nothing',
+      ]);
+      const applied = captureIO();
+      expect(await applyCommand(aca, id, applied)).toBe(0);
+      expect(applied.lines).toContain(
+        '  vendor/lib (submodule, added): a submodule commit: apply records it, fetches nothing',
+      );
+      expect(userGit(repo, 'ls-tree', 'HEAD', 'vendor/lib')).toBe(`160000 commit ${pinned}\tvendor/lib\n`);
+      // Nothing fetched, nothing checked out in its place.
+      expect(fs.readdirSync(path.join(repo, 'vendor', 'lib'))).toEqual([]);
     });
 
     test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {
