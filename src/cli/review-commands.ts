@@ -8,6 +8,7 @@ import { printableBytes, printableLine } from '../shared/terminal-text';
 import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
 import { reviewWithCareLines } from './review-with-care';
+import type { ApplyAllowances } from '../repo/review-risks';
 
 export const DIFF_HELP = `
 Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
@@ -36,6 +37,8 @@ No hook, filter or merge driver of the repository runs.
 Refused too (exit 2, changing nothing), naming each file: links that point outside the repository
 or into a git directory (the repository's .git under any spelling, or a folder laid out as one;
 --allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+applies them), and .gitattributes files the run adds or changes, whose line endings, encodings
+and ident rules make git write files otherwise than the diff shows them (--allow-attributes
 applies them). What was applied that needs a look is listed under "Review with care" (see
 aca diff --help).`;
 
@@ -86,7 +89,7 @@ export async function applyCommand(
   aca: AcaClient,
   id: string,
   io: CliIO,
-  flags: { allowBinary?: boolean; allowLinks?: boolean } = {},
+  flags: ApplyAllowances = {},
 ): Promise<number> {
   const result = await aca.run(id).apply(flags);
   if (!result.applied) {

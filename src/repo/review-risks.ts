@@ -4,8 +4,8 @@
  * point), submodules, git's own settings files, aca's project file, the test runners'
  * configuration (it decides what a passing run ran) and Python's start-up hooks (they run on
  * every interpreter start). `aca result`, `aca diff --stat` and `aca apply` list them under
- * "Review with care"; `aca apply` refuses new binaries and links out of the repository unless
- * the user allows them.
+ * "Review with care"; `aca apply` refuses new binaries, links out of the repository (or into a
+ * git directory) and new or changed `.gitattributes` unless the user allows them.
  *
  * Everything is read from the commits through git (git.ts: no filter, driver or attribute file
  * of the run's runs), never from a work tree.
@@ -27,6 +27,9 @@ export type ReviewRiskKind =
   | 'test-config'
   | 'python-startup';
 
+/** The `aca apply` options that let in what its diff cannot show as it will be written. */
+export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
+
 export type ReviewChange = 'added' | 'modified' | 'deleted' | 'type-changed';
 
 export interface ReviewRisk {
@@ -43,7 +46,7 @@ export interface ReviewRisk {
    */
   outside?: boolean;
   /** The `aca apply` option it needs to be applied; null when applying takes it without one. */
-  needs: 'allow-binary' | 'allow-links' | null;
+  needs: ApplyConsent | null;
 }
 
 const LINK_NOTES: Record<LinkReach, string> = {
@@ -169,7 +172,10 @@ function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pyt
   if (name === '.gitmodules')
     return { kind: 'gitmodules', note: 'submodule settings: URLs git may fetch from' };
   if (name === '.gitattributes')
-    return { kind: 'gitattributes', note: 'git attributes: may name filters and drivers' };
+    return {
+      kind: 'gitattributes',
+      note: 'git attributes: line endings, encodings, filters and drivers of the files git writes',
+    };
   if (name === '.aca.json')
     return { kind: 'aca-config', note: "aca's project settings: test and setup commands" };
   if (name === 'sitecustomize.py' || name === 'usercustomize.py' || name.endsWith('.pth')) {
@@ -263,6 +269,16 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
           needs: null,
         });
       }
+    } else if (config?.kind === 'gitattributes') {
+      // git writes files as the attributes it finds as it checks them out, the new ones
+      // included: line endings, encodings and `ident` make what lands on disk differ from the
+      // blobs the diff showed. Taking one away only leaves the bytes as they are.
+      risks.push({
+        path: change.path,
+        ...config,
+        change: change.change,
+        needs: gone ? null : 'allow-attributes',
+      });
     } else if (config) {
       risks.push({ path: change.path, ...config, change: change.change, needs: null });
     }
@@ -270,14 +286,21 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   return risks;
 }
 
-/** The risks `aca apply` refuses unless allowed: links out of the repository, new binary files. */
-export function risksNeedingConsent(
-  risks: readonly ReviewRisk[],
-  allowed: { allowBinary?: boolean; allowLinks?: boolean },
-): ReviewRisk[] {
+export interface ApplyAllowances {
+  allowBinary?: boolean;
+  allowLinks?: boolean;
+  allowAttributes?: boolean;
+}
+
+/**
+ * The risks `aca apply` refuses unless allowed: links out of the repository or into a git
+ * directory, new binary files, git attribute files added or changed.
+ */
+export function risksNeedingConsent(risks: readonly ReviewRisk[], allowed: ApplyAllowances): ReviewRisk[] {
   return risks.filter(
     (risk) =>
       (risk.needs === 'allow-binary' && !allowed.allowBinary) ||
-      (risk.needs === 'allow-links' && !allowed.allowLinks),
+      (risk.needs === 'allow-links' && !allowed.allowLinks) ||
+      (risk.needs === 'allow-attributes' && !allowed.allowAttributes),
   );
 }

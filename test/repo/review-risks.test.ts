@@ -137,7 +137,7 @@ describe('review risks', () => {
     );
     expect(summary(risks)).toEqual([
       'aca-config .aca.json added',
-      'gitattributes .gitattributes added',
+      'gitattributes .gitattributes added [allow-attributes]',
       'gitmodules .gitmodules added',
       'test-config babel.config.js added',
       'python-startup evil.pth added',
@@ -148,7 +148,7 @@ describe('review risks', () => {
       'test-config pytest.ini added',
       'test-config setup.cfg modified',
       'python-startup sitecustomize.py added',
-      'gitattributes sub/.gitattributes added',
+      'gitattributes sub/.gitattributes added [allow-attributes]',
       'test-config tests/conftest.py added',
       'test-config tox.ini modified',
     ]);
