@@ -13,6 +13,7 @@
 import * as path from 'node:path';
 import { UserInputError } from '../shared/errors';
 import { git, gitBytes, type GitTarget } from './git';
+import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
 import { textKeepingBytes } from '../shared/terminal-text';
 import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
@@ -25,7 +26,8 @@ export type ReviewRiskKind =
   | 'gitattributes'
   | 'aca-config'
   | 'test-config'
-  | 'python-startup';
+  | 'python-startup'
+  | 'long-line';
 
 /** The `aca apply` options that let in what its diff cannot show as it will be written. */
 export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
@@ -155,6 +157,34 @@ async function binaryPaths(
   return binary;
 }
 
+/** A blob larger than this is taken to hold a long line without being read. */
+const MAX_LINE_SCANNED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The blobs among `blobs` that hold a line aca diff cuts (shown-lines.ts). Only a blob larger
+ * than the bound can hold one, so the others are never read.
+ */
+async function blobsWithLongLines(target: GitTarget, blobs: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (blobs.length === 0) return found;
+  const sizes = await gitBytes(
+    target,
+    ['cat-file', '--batch-check=%(objectname) %(objectsize)'],
+    Buffer.from(`${blobs.join('\n')}\n`),
+  );
+  for (const line of sizes.toString('latin1').split('\n')) {
+    const [blob, size] = line.split(' ');
+    if (!blob || !(Number(size) >= MAX_SHOWN_LINE_CHARS / 4)) continue;
+    if (
+      Number(size) > MAX_LINE_SCANNED_BYTES ||
+      hasLineTooLongToShow(await gitBytes(target, ['cat-file', 'blob', blob]))
+    ) {
+      found.add(blob);
+    }
+  }
+  return found;
+}
+
 /** The empty tree's id in the repository's hash (SHA-1 or SHA-256). */
 async function emptyTree(target: GitTarget): Promise<string> {
   return (await git(target, ['hash-object', '-t', 'tree', '/dev/null'])).trim();
@@ -212,6 +242,11 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
     changedBinaries.length > 0
       ? await binaryPaths(target, await emptyTree(target), base, changedBinaries)
       : new Set<string>();
+  const shownAsText = (c: RawChange) =>
+    c.change !== 'deleted' && /^1006[0-7]{2}$/.test(c.newMode) && !binary.has(c.pathBytes);
+  const longLines = await blobsWithLongLines(target, [
+    ...new Set(changes.filter(shownAsText).map((c) => c.newBlob)),
+  ]);
   const risks: ReviewRisk[] = [];
   let tree: CommitTree | null = null;
   for (const change of changes) {
@@ -254,6 +289,15 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
               : 'a binary file: the diff cannot show it'
             : 'a new binary file: the diff cannot show it',
         needs: isNew ? 'allow-binary' : null,
+      });
+    }
+    if (shownAsText(change) && longLines.has(change.newBlob)) {
+      risks.push({
+        path: change.path,
+        kind: 'long-line',
+        change: change.change,
+        note: `a line over ${MAX_SHOWN_LINE_CHARS} characters: aca diff shows its start only (--raw shows it all)`,
+        needs: null,
       });
     }
     const config = configKind(change.path);

@@ -304,6 +304,50 @@ describe('reviewing a run through AcaRun and the command line', () => {
       expect(fs.readdirSync(path.join(repo, 'vendor', 'lib'))).toEqual([]);
     });
 
+    test('a line of 10 MB: aca diff shows its start and says so, --raw shows it whole, --stat and apply name its file', async () => {
+      const long = `x = "${'A'.repeat(10 * 1024 * 1024)}"`;
+      // Escapes grow as they are shown: 1,200 bytes that are not UTF-8 show as 4,800 characters.
+      const hidden = Buffer.from(`y = "${'\x9b'.repeat(1200)}"\n`, 'latin1');
+      writeFiles(made.git.workTree, {
+        'big.py': `${long}\nprint("after")\n`,
+        'near.py': `${'b'.repeat(3998)}\n`,
+      });
+      fs.writeFileSync(path.join(made.git.workTree, 'bytes.txt'), hidden);
+      made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: long'))! };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+
+      const diff = captureIO();
+      expect(await diffCommand(aca, id, {}, diff)).toBe(0);
+      const lines = diff.lines.join('\n').split('\n');
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(4100);
+      const cut = lines.filter((l) => l.includes(' more characters not shown]'));
+      expect(cut).toEqual([
+        `+x = "${'A'.repeat(3994)} [... ${long.length + 1 - 4000} more characters not shown]`,
+        // Cut in the middle of an escape: 6 + 4 * 1200 + 1 characters, 4000 shown.
+        `+y = "${'\\x9b'.repeat(998)}\\x [... 807 more characters not shown]`,
+      ]);
+      expect(lines).toContain('+print("after")');
+      expect(lines).toContain(`+${'b'.repeat(3998)}`);
+      expect(diff.errors).toContain(
+        '2 lines are over 4000 characters and shown cut; aca diff --raw prints them whole',
+      );
+      const bytes: Buffer[] = [];
+      const raw = { ...captureIO(), outBytes: (b: Uint8Array) => bytes.push(Buffer.from(b)) };
+      expect(await diffCommand(aca, id, { raw: true }, raw)).toBe(0);
+      expect(Buffer.concat(bytes).includes(Buffer.from(`+${long}\n`))).toBe(true);
+
+      const note = 'a line over 4000 characters: aca diff shows its start only (--raw shows it all)';
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      expect(stat.lines.slice(stat.lines.indexOf('Review with care:') + 1)).toEqual([
+        `  big.py (long-line, added): ${note}`,
+        `  bytes.txt (long-line, added): ${note}`,
+      ]);
+      const applied = captureIO();
+      expect(await applyCommand(aca, id, applied)).toBe(0);
+      expect(applied.lines).toContain(`  big.py (long-line, added): ${note}`);
+    });
+
     test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {
       await addRisks();
       const stat = captureIO();
