@@ -151,6 +151,33 @@ describe('reviewing a run through AcaRun and the command line', () => {
     expect((error as ApplyConflictError).files).toEqual(['calc.py']);
   });
 
+  test('the names a refusal lists are shown as git quotes them: a name cannot forge a line or act on the terminal', async () => {
+    const hostile = 'calc\u202e\x1b[2K\nSUCCESS.py';
+    commitAsUser(repo, { [hostile]: 'base\n' });
+    const worktree = made.worktree;
+    writeFiles(made.git.workTree, { [hostile]: 'the run\n' });
+    made = { ...made, head: (await commitAll(worktree, 'aca: attempt 2, coder: more'))! };
+    runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+    commitAsUser(repo, { [hostile]: 'the user\n' });
+    writeFiles(repo, { [hostile]: 'not committed\n' });
+    const shown = '"calc\\u202e\\x1b[2K\\nSUCCESS.py"';
+    const dirty = await aca
+      .run(id)
+      .apply()
+      .catch((err: unknown) => err);
+    expect(dirty).toBeInstanceOf(UserInputError);
+    expect((dirty as Error).message).toContain(`(${shown})`);
+    expect((dirty as Error).message).not.toMatch(/[\n\x1b\u202e]/);
+    userGit(repo, 'checkout', '--', '.');
+    const conflict = await aca
+      .run(id)
+      .apply()
+      .catch((err: unknown) => err);
+    expect(conflict).toBeInstanceOf(ApplyConflictError);
+    expect((conflict as Error).message).toContain(`conflict with main in ${shown}`);
+    expect((conflict as Error).message).not.toMatch(/[\n\x1b\u202e]/);
+  });
+
   test('aca discard of changes never applied: refused without a terminal or --force, nothing removed', async () => {
     const refused = await discardCommand(aca, id, {}, captureIO()).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnappliedChangesError);
