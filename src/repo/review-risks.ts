@@ -15,6 +15,7 @@ import { UserInputError } from '../shared/errors';
 import { git, gitBytes, type GitTarget } from './git';
 import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
 import { textKeepingBytes } from '../shared/terminal-text';
+import { gitDirectoryHolding } from './embedded-git-dirs';
 import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
 
@@ -27,7 +28,8 @@ export type ReviewRiskKind =
   | 'aca-config'
   | 'test-config'
   | 'python-startup'
-  | 'long-line';
+  | 'long-line'
+  | 'git-directory';
 
 /** The `aca apply` options that let in what its diff cannot show as it will be written. */
 export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
@@ -248,16 +250,27 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
     ...new Set(changes.filter(shownAsText).map((c) => c.newBlob)),
   ]);
   const risks: ReviewRisk[] = [];
-  let tree: CommitTree | null = null;
+  const tree: CommitTree = commitTree(target, head);
+  const gitDirs = new Set<string>();
   for (const change of changes) {
     const gone = change.change === 'deleted';
+    const gitDir = gone ? null : await gitDirectoryHolding(change.pathBytes, tree);
+    if (gitDir !== null && !gitDirs.has(gitDir)) {
+      gitDirs.add(gitDir);
+      risks.push({
+        path: textOfLatin1(gitDir),
+        kind: 'git-directory',
+        change: (await commitTree(target, base).isGitDirectory(gitDir.split('/'))) ? 'modified' : 'added',
+        note: 'a folder laid out as a git directory: git run in it reads its config and hooks',
+        needs: null,
+      });
+    }
     const isNew =
       change.change === 'added' ||
       change.oldMode === '120000' ||
       change.oldMode === '160000' ||
       (change.change === 'modified' && !binaryBefore.has(change.pathBytes));
     if (!gone && change.newMode === '120000') {
-      tree ??= commitTree(target, head);
       const linkTarget = (await tree.readLink(change.pathBytes.split('/'))) ?? '';
       const reach = await linkReach(change.pathBytes, linkTarget, tree);
       risks.push({

@@ -418,6 +418,7 @@ describe('runs on a repository (--repo)', () => {
       [
         `  calc/store -> ../calc/../.git/objects (link, added): ${into}`,
         `  dotgit -> ./.GIT (link, added): ${into}`,
+        '  fake (git-directory, added): a folder laid out as a git directory: git run in it reads its config and hooks',
         `  gitconfig -> .git/config (link, added): ${into}`,
         `  hop -> dotgit/hooks (link, added): ${into}`,
         `  tools/hooks -> ../.git/hooks (link, added): ${into}`,

@@ -256,6 +256,32 @@ describe('review risks', () => {
     expect(risks.find((r) => r.path === 'a/b2')!.note).toBe('a link pointing outside the repository');
   });
 
+  test('a folder laid out as a git directory that the run adds or changes is named, once', async () => {
+    const risks = await risksOf(
+      {
+        'fixtures/repo/HEAD': 'ref: refs/heads/main\n',
+        'fixtures/repo/objects/keep': '',
+        'fixtures/repo/refs/keep': '',
+      },
+      {
+        files: {
+          'fixtures/repo/config': '[core]\n\tfsmonitor = "touch /tmp/pwned"\n',
+          'tools/bare/HEAD': 'ref: refs/heads/main\n',
+          'tools/bare/objects/info/keep': '',
+          'tools/bare/refs/heads/keep': '',
+          'tools/bare/hooks/post-checkout': '#!/bin/sh\n',
+          // Not git directories: a HEAD alone, git's names in a plain folder.
+          'notes/HEAD': 'a heading\n',
+          'src/config/objects.py': 'x = 1\n',
+        },
+      },
+    );
+    expect(summary(risks)).toEqual([
+      'git-directory fixtures/repo modified',
+      'git-directory tools/bare added',
+    ]);
+  });
+
   test('names that are not UTF-8 are resolved as their bytes and shown as \\x escapes', async () => {
     const root = tempDir();
     const repo = makeUserRepo(path.join(root, 'repo'), { 'a.txt': 'a\n' });
