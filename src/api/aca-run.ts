@@ -17,7 +17,7 @@ import {
 import type { RunResult, RunSnapshot } from '../shared/run-types';
 import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
 import { diffRun, diffRunBytes } from '../repo/diff-run';
-import { reviewRisks, type ReviewRisk } from '../repo/review-risks';
+import { reviewRisks, type ApplyAllowances, type ReviewRisk } from '../repo/review-risks';
 import { discardRun, type DiscardRunResult } from '../repo/discard-run';
 import { deleteStoreBranch } from '../repo/git-store';
 import { gitDirWithCommit } from '../repo/run-commits';
@@ -240,9 +240,10 @@ export class AcaRun {
    * Brings an ended `--repo` run's changes onto the branch checked out in its repository as one
    * commit whose message starts with the task's first line (see applyRun for what is refused).
    * ApplyConflictError (with `files`) when they conflict, ApplyNeedsConsentError when it adds
-   * links out of the repository or new binary files not allowed: the repository is then unchanged.
+   * links out of the repository (or into a git directory), new binary files or `.gitattributes`
+   * changes not allowed: the repository is then unchanged.
    */
-  async apply(options: { allowBinary?: boolean; allowLinks?: boolean } = {}): Promise<ApplyRunResult> {
+  async apply(options: ApplyAllowances = {}): Promise<ApplyRunResult> {
     const snapshot = await this.endedSnapshot('applied');
     if (snapshot.repo === null) {
       throw new UserInputError(
@@ -258,6 +259,7 @@ export class AcaRun {
       message: applyMessage(await this.taskLine(), this.id, snapshot.branch),
       allowBinary: options.allowBinary === true,
       allowLinks: options.allowLinks === true,
+      allowAttributes: options.allowAttributes === true,
     });
   }
 

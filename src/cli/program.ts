@@ -34,6 +34,7 @@ import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
+import type { ApplyAllowances } from '../repo/review-risks';
 import { discardPreparedBatch, prepareEvalBatch } from '../eval/prepare-batch';
 import {
   evalBatchControl,
@@ -331,9 +332,13 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .description("bring an ended --repo run's changes onto your current branch as one commit")
     .argument('<id>', 'run id')
     .option('--allow-binary', 'apply new binary files too (refused otherwise: the diff cannot show them)')
-    .option('--allow-links', 'apply links that point outside the repository too (refused otherwise)')
+    .option(
+      '--allow-links',
+      'apply links that point outside the repository or into a git directory too (refused otherwise)',
+    )
+    .option('--allow-attributes', 'apply .gitattributes the run adds or changes too (refused otherwise)')
     .addHelpText('after', APPLY_HELP)
-    .action(async (id: string, flags: { allowBinary?: boolean; allowLinks?: boolean }) => {
+    .action(async (id: string, flags: ApplyAllowances) => {
       set(await withClient(config(), (aca) => applyCommand(aca, id, io, flags)));
     });
 

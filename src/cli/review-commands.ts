@@ -8,6 +8,8 @@ import { printableBytes, printableLine } from '../shared/terminal-text';
 import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
 import { reviewWithCareLines } from './review-with-care';
+import { cutLongLines, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
+import type { ApplyAllowances } from '../repo/review-risks';
 
 export const DIFF_HELP = `
 Prints the run's changes against the commit it started from, as a unified diff. With --stat, one
@@ -20,7 +22,9 @@ settings, jest.config.*, package.json, babel configuration) and Python start-up 
 Control and invisible characters in the diff (an escape sequence that would erase a line on the
 screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,
 \\u202e, \\x9b escapes, and a note on stderr says how many lines carry them. With --raw the diff
-is printed byte for byte as git wrote it: pipe that to \`git apply\`.`;
+is printed byte for byte as git wrote it: pipe that to \`git apply\`. A line over ${MAX_SHOWN_LINE_CHARS} characters
+is shown cut, with how much is left out (a note on stderr says how many lines were cut; --stat
+names their files under "Review with care"); --raw prints it whole.`;
 
 export const APPLY_HELP = `
 Brings the changes of an ended --repo run onto the branch checked out in its repository, as one
@@ -34,7 +38,10 @@ Conflicts (exit 1), changing nothing: the run and the branch changed the same li
 untracked or ignored file is where the run adds one. A run that changed nothing applies nothing.
 No hook, filter or merge driver of the repository runs.
 Refused too (exit 2, changing nothing), naming each file: links that point outside the repository
-(--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+or into a git directory (the repository's .git under any spelling, or a folder laid out as one;
+--allow-links applies them) and new binary files, or text files turned binary (--allow-binary
+applies them), and .gitattributes files the run adds or changes, whose line endings, encodings
+and ident rules make git write files otherwise than the diff shows them (--allow-attributes
 applies them). What was applied that needs a look is listed under "Review with care" (see
 aca diff --help).`;
 
@@ -69,13 +76,20 @@ export async function diffCommand(
     else process.stdout.write(diff);
     return EXIT.success;
   }
-  const { text, escaped } = printableBytes(diff);
+  const shown = printableBytes(diff);
+  const { text, cut } = cutLongLines(shown.text);
+  const escaped = shown.escaped;
   printBlock(io, text);
   if (flags.stat) for (const line of reviewWithCareLines(await run.reviewRisks())) io.out(line);
   if (escaped) {
     // On stderr, so that a pipe gets the diff alone.
     io.err(
       `${escaped} line${escaped === 1 ? ' carries' : 's carry'} control or invisible characters, shown as \\x.. or \\u.... escapes; aca diff --raw prints them as they are`,
+    );
+  }
+  if (cut) {
+    io.err(
+      `${cut} line${cut === 1 ? ' is' : 's are'} over ${MAX_SHOWN_LINE_CHARS} characters and shown cut; aca diff --raw prints ${cut === 1 ? 'it' : 'them'} whole`,
     );
   }
   return EXIT.success;
@@ -85,7 +99,7 @@ export async function applyCommand(
   aca: AcaClient,
   id: string,
   io: CliIO,
-  flags: { allowBinary?: boolean; allowLinks?: boolean } = {},
+  flags: ApplyAllowances = {},
 ): Promise<number> {
   const result = await aca.run(id).apply(flags);
   if (!result.applied) {

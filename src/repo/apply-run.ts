@@ -32,8 +32,10 @@ export interface ApplyRunOptions {
   message: string;
   /** Apply new binary files too (else refused: the diff cannot show them). */
   allowBinary?: boolean;
-  /** Apply links that point outside the repository too (else refused). */
+  /** Apply links that point outside the repository or into a git directory too (else refused). */
   allowLinks?: boolean;
+  /** Apply added or changed `.gitattributes` too (else refused: they change the bytes git writes). */
+  allowAttributes?: boolean;
 }
 
 export type ApplyRunResult =
@@ -118,7 +120,7 @@ async function fastForward(checkout: UserCheckout, commit: string): Promise<void
  * - refused (UserInputError) when tracked files have uncommitted changes, HEAD is detached, or a
  *   merge, rebase … is in progress; untracked files are left alone;
  * - refused (ApplyNeedsConsentError) when the run adds links that point outside the repository
- *   or new binary files, unless allowed;
+ *   or into a git directory, new binary files, or new or changed `.gitattributes`, unless allowed;
  * - the result is computed in the object store first; conflicting changes are an
  *   ApplyConflictError naming the files, and the branch, index and working tree are untouched;
  * - then the branch is fast-forwarded to the new commit, which moves index and files with it.

@@ -48,7 +48,9 @@ async function diffCall(
     '--no-color',
     '--no-ext-diff',
     '--no-textconv',
-    '--ignore-submodules=all',
+    // A submodule commit the run records shows as its `Subproject commit <id>` line: apply takes it.
+    '--ignore-submodules=none',
+    '--submodule=short',
     // Wide enough that git does not shorten paths; the bars stay short.
     ...(options.stat ? ['--stat=1000,900', '--stat-graph-width=40'] : []),
     base,

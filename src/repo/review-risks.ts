@@ -4,8 +4,8 @@
  * point), submodules, git's own settings files, aca's project file, the test runners'
  * configuration (it decides what a passing run ran) and Python's start-up hooks (they run on
  * every interpreter start). `aca result`, `aca diff --stat` and `aca apply` list them under
- * "Review with care"; `aca apply` refuses new binaries and links out of the repository unless
- * the user allows them.
+ * "Review with care"; `aca apply` refuses new binaries, links out of the repository (or into a
+ * git directory) and new or changed `.gitattributes` unless the user allows them.
  *
  * Everything is read from the commits through git (git.ts: no filter, driver or attribute file
  * of the run's runs), never from a work tree.
@@ -13,7 +13,10 @@
 import * as path from 'node:path';
 import { UserInputError } from '../shared/errors';
 import { git, gitBytes, type GitTarget } from './git';
-import { linkReader, linkStaysInside } from './link-targets';
+import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
+import { textKeepingBytes } from '../shared/terminal-text';
+import { gitDirectoryHolding } from './embedded-git-dirs';
+import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
 
 export type ReviewRiskKind =
@@ -24,7 +27,12 @@ export type ReviewRiskKind =
   | 'gitattributes'
   | 'aca-config'
   | 'test-config'
-  | 'python-startup';
+  | 'python-startup'
+  | 'long-line'
+  | 'git-directory';
+
+/** The `aca apply` options that let in what its diff cannot show as it will be written. */
+export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
 
 export type ReviewChange = 'added' | 'modified' | 'deleted' | 'type-changed';
 
@@ -36,11 +44,20 @@ export interface ReviewRisk {
   note: string;
   /** For a link: its target as committed. */
   target?: string;
-  /** For a link: whether it resolves outside the repository (absolute, or up past its top). */
+  /**
+   * For a link: whether it resolves outside the repository's files (absolute, up past its top, or
+   * into a git directory: the checkout's own `.git` or a folder laid out as one).
+   */
   outside?: boolean;
   /** The `aca apply` option it needs to be applied; null when applying takes it without one. */
-  needs: 'allow-binary' | 'allow-links' | null;
+  needs: ApplyConsent | null;
 }
+
+const LINK_NOTES: Record<LinkReach, string> = {
+  inside: 'a link within the repository',
+  outside: 'a link pointing outside the repository',
+  'git-dir': 'a link into a git directory (.git), outside the repository',
+};
 
 /** Larger configuration files are flagged without being read for a section. */
 const MAX_SCANNED_BYTES = 1024 * 1024;
@@ -60,7 +77,10 @@ const PYTEST_SECTIONS: Record<string, RegExp> = {
 };
 
 interface RawChange {
+  /** The name as text, bytes that are not UTF-8 as U+DC80–DCFF (terminal-text.ts shows them as `\xNN`). */
   path: string;
+  /** The name's bytes as a latin1 string: what git stores, for looking it up in a tree. */
+  pathBytes: string;
   change: ReviewChange;
   oldMode: string;
   newMode: string;
@@ -68,18 +88,32 @@ interface RawChange {
   newBlob: string;
 }
 
+function textOfLatin1(bytes: string): string {
+  return textKeepingBytes(Buffer.from(bytes, 'latin1'));
+}
+
 const STATUS: Record<string, ReviewChange> = { A: 'added', M: 'modified', D: 'deleted', T: 'type-changed' };
 
 async function rawChanges(target: GitTarget, base: string, head: string): Promise<RawChange[]> {
-  const out = await git(target, ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', base, head, '--']);
-  const fields = out.split('\0');
+  const out = await gitBytes(target, [
+    'diff-tree',
+    '-r',
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    base,
+    head,
+    '--',
+  ]);
+  const fields = out.toString('latin1').split('\0');
   const changes: RawChange[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const header = /^:(\d{6}) (\d{6}) ([0-9a-f]+) ([0-9a-f]+) ([A-Z])/.exec(fields[i]!);
     if (!header) continue;
     const [, oldMode, newMode, oldBlob, newBlob, status] = header;
     changes.push({
-      path: fields[i + 1]!,
+      path: textOfLatin1(fields[i + 1]!),
+      pathBytes: fields[i + 1]!,
       change: STATUS[status!] ?? 'modified',
       oldMode: oldMode!,
       newMode: newMode!,
@@ -92,7 +126,8 @@ async function rawChanges(target: GitTarget, base: string, head: string): Promis
 
 /**
  * Paths git's diff takes as binary on either side of `from`..`to` (a NUL in the first 8000
- * bytes; no attribute file of the run's is read), among `paths` when given.
+ * bytes; no attribute file of the run's is read), among `paths` when given, as latin1 bytes.
+ * A name on the command line must be UTF-8: one that is not is never found binary before.
  */
 async function binaryPaths(
   target: GitTarget,
@@ -100,7 +135,7 @@ async function binaryPaths(
   to: string,
   paths?: string[],
 ): Promise<Set<string>> {
-  const out = await git(target, [
+  const out = await gitBytes(target, [
     'diff',
     '--numstat',
     '-z',
@@ -111,14 +146,45 @@ async function binaryPaths(
     from,
     to,
     '--',
-    ...(paths ?? []).map((file) => `:(literal)${file}`),
+    ...(paths ?? []).flatMap((file) => {
+      const name = Buffer.from(file, 'latin1').toString('utf8');
+      return Buffer.from(name, 'utf8').toString('latin1') === file ? [`:(literal)${name}`] : [];
+    }),
   ]);
   const binary = new Set<string>();
-  for (const record of out.split('\0')) {
+  for (const record of out.toString('latin1').split('\0')) {
     const match = /^-\t-\t(.*)$/s.exec(record);
     if (match) binary.add(match[1]!);
   }
   return binary;
+}
+
+/** A blob larger than this is taken to hold a long line without being read. */
+const MAX_LINE_SCANNED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The blobs among `blobs` that hold a line aca diff cuts (shown-lines.ts). Only a blob larger
+ * than the bound can hold one, so the others are never read.
+ */
+async function blobsWithLongLines(target: GitTarget, blobs: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (blobs.length === 0) return found;
+  const sizes = await gitBytes(
+    target,
+    ['cat-file', '--batch-check=%(objectname) %(objectsize)'],
+    Buffer.from(`${blobs.join('\n')}\n`),
+  );
+  for (const line of sizes.toString('latin1').split('\n')) {
+    const [blob, size] = line.split(' ');
+    if (!blob || !(Number(size) >= MAX_SHOWN_LINE_CHARS / 4)) continue;
+    if (
+      Number(size) > MAX_LINE_SCANNED_BYTES ||
+      hasLineTooLongToShow(await gitBytes(target, ['cat-file', 'blob', blob]))
+    ) {
+      found.add(blob);
+    }
+  }
+  return found;
 }
 
 /** The empty tree's id in the repository's hash (SHA-1 or SHA-256). */
@@ -138,7 +204,10 @@ function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pyt
   if (name === '.gitmodules')
     return { kind: 'gitmodules', note: 'submodule settings: URLs git may fetch from' };
   if (name === '.gitattributes')
-    return { kind: 'gitattributes', note: 'git attributes: may name filters and drivers' };
+    return {
+      kind: 'gitattributes',
+      note: 'git attributes: line endings, encodings, filters and drivers of the files git writes',
+    };
   if (name === '.aca.json')
     return { kind: 'aca-config', note: "aca's project settings: test and setup commands" };
   if (name === 'sitecustomize.py' || name === 'usercustomize.py' || name.endsWith('.pth')) {
@@ -169,43 +238,59 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   const binary = await binaryPaths(target, base, head);
   // A changed binary is new when its old side was text: compared with nothing, only a binary old side shows as binary.
   const changedBinaries = changes
-    .filter((c) => c.change === 'modified' && binary.has(c.path))
-    .map((c) => c.path);
+    .filter((c) => c.change === 'modified' && binary.has(c.pathBytes))
+    .map((c) => c.pathBytes);
   const binaryBefore =
     changedBinaries.length > 0
       ? await binaryPaths(target, await emptyTree(target), base, changedBinaries)
       : new Set<string>();
+  const shownAsText = (c: RawChange) =>
+    c.change !== 'deleted' && /^1006[0-7]{2}$/.test(c.newMode) && !binary.has(c.pathBytes);
+  const longLines = await blobsWithLongLines(target, [
+    ...new Set(changes.filter(shownAsText).map((c) => c.newBlob)),
+  ]);
   const risks: ReviewRisk[] = [];
-  let readLink: ((file: string) => Promise<string | undefined>) | null = null;
+  const tree: CommitTree = commitTree(target, head);
+  const gitDirs = new Set<string>();
   for (const change of changes) {
     const gone = change.change === 'deleted';
+    const gitDir = gone ? null : await gitDirectoryHolding(change.pathBytes, tree);
+    if (gitDir !== null && !gitDirs.has(gitDir)) {
+      gitDirs.add(gitDir);
+      risks.push({
+        path: textOfLatin1(gitDir),
+        kind: 'git-directory',
+        change: (await commitTree(target, base).isGitDirectory(gitDir.split('/'))) ? 'modified' : 'added',
+        note: 'a folder laid out as a git directory: git run in it reads its config and hooks',
+        needs: null,
+      });
+    }
     const isNew =
       change.change === 'added' ||
       change.oldMode === '120000' ||
       change.oldMode === '160000' ||
-      (change.change === 'modified' && !binaryBefore.has(change.path));
+      (change.change === 'modified' && !binaryBefore.has(change.pathBytes));
     if (!gone && change.newMode === '120000') {
-      readLink ??= linkReader(target, head);
-      const linkTarget = (await readLink(change.path)) ?? '';
-      const outside = !(await linkStaysInside(change.path, linkTarget, readLink));
+      const linkTarget = (await tree.readLink(change.pathBytes.split('/'))) ?? '';
+      const reach = await linkReach(change.pathBytes, linkTarget, tree);
       risks.push({
         path: change.path,
         kind: 'link',
         change: change.change,
-        note: outside ? 'a link pointing outside the repository' : 'a link within the repository',
-        target: linkTarget,
-        outside,
-        needs: outside ? 'allow-links' : null,
+        note: LINK_NOTES[reach],
+        target: textOfLatin1(linkTarget),
+        outside: reach !== 'inside',
+        needs: reach === 'inside' ? null : 'allow-links',
       });
     } else if (!gone && change.newMode === '160000') {
       risks.push({
         path: change.path,
         kind: 'submodule',
         change: change.change,
-        note: 'a submodule commit',
+        note: 'a submodule commit: apply records it, fetches nothing',
         needs: null,
       });
-    } else if (!gone && binary.has(change.path)) {
+    } else if (!gone && binary.has(change.pathBytes)) {
       risks.push({
         path: change.path,
         kind: 'binary',
@@ -217,6 +302,15 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
               : 'a binary file: the diff cannot show it'
             : 'a new binary file: the diff cannot show it',
         needs: isNew ? 'allow-binary' : null,
+      });
+    }
+    if (shownAsText(change) && longLines.has(change.newBlob)) {
+      risks.push({
+        path: change.path,
+        kind: 'long-line',
+        change: change.change,
+        note: `a line over ${MAX_SHOWN_LINE_CHARS} characters: aca diff shows its start only (--raw shows it all)`,
+        needs: null,
       });
     }
     const config = configKind(change.path);
@@ -232,6 +326,16 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
           needs: null,
         });
       }
+    } else if (config?.kind === 'gitattributes') {
+      // git writes files as the attributes it finds as it checks them out, the new ones
+      // included: line endings, encodings and `ident` make what lands on disk differ from the
+      // blobs the diff showed. Taking one away only leaves the bytes as they are.
+      risks.push({
+        path: change.path,
+        ...config,
+        change: change.change,
+        needs: gone ? null : 'allow-attributes',
+      });
     } else if (config) {
       risks.push({ path: change.path, ...config, change: change.change, needs: null });
     }
@@ -239,14 +343,21 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   return risks;
 }
 
-/** The risks `aca apply` refuses unless allowed: links out of the repository, new binary files. */
-export function risksNeedingConsent(
-  risks: readonly ReviewRisk[],
-  allowed: { allowBinary?: boolean; allowLinks?: boolean },
-): ReviewRisk[] {
+export interface ApplyAllowances {
+  allowBinary?: boolean;
+  allowLinks?: boolean;
+  allowAttributes?: boolean;
+}
+
+/**
+ * The risks `aca apply` refuses unless allowed: links out of the repository or into a git
+ * directory, new binary files, git attribute files added or changed.
+ */
+export function risksNeedingConsent(risks: readonly ReviewRisk[], allowed: ApplyAllowances): ReviewRisk[] {
   return risks.filter(
     (risk) =>
       (risk.needs === 'allow-binary' && !allowed.allowBinary) ||
-      (risk.needs === 'allow-links' && !allowed.allowLinks),
+      (risk.needs === 'allow-links' && !allowed.allowLinks) ||
+      (risk.needs === 'allow-attributes' && !allowed.allowAttributes),
   );
 }

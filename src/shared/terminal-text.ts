@@ -89,11 +89,12 @@ export function printableLine(text: string): string {
 
 /**
  * A file name or test id, as git C-quotes one: as it is when it holds nothing hidden, else in
- * double quotes with `\"`, `\\`, `\n`, `\t` and the escapes of printable().
+ * double quotes with `\"`, `\\`, `\n`, `\t` and the escapes of printable(). A byte that is not
+ * UTF-8, as textKeepingBytes() keeps it, shows as `\xNN`.
  */
 export function printableName(name: string): string {
   if (!NEEDS_QUOTES.test(name)) return name;
-  const inner = name.replace(/["\\]/g, (c) => `\\${c}`).replace(HIDDEN_IN_LINE, escapeChar());
+  const inner = name.replace(/["\\]/g, (c) => `\\${c}`).replace(HIDDEN_IN_LINE, escapeChar(true));
   return `"${inner}"`;
 }
 
@@ -112,6 +113,10 @@ function decodeUtf8(bytes: Uint8Array): string | null {
  * Bytes as text that keeps every byte: UTF-8 decoded, each byte that is not part of a valid
  * sequence mapped to U+DC80–DCFF (a lone surrogate, which valid UTF-8 never decodes to).
  */
+export function textKeepingBytes(bytes: Uint8Array): string {
+  return decodeKeepingBytes(bytes);
+}
+
 function decodeKeepingBytes(bytes: Uint8Array): string {
   const text = decodeUtf8(bytes);
   if (text !== null) return text;

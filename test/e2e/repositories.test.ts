@@ -79,6 +79,40 @@ const PLANTING_TEST = [
   '',
 ].join('\n');
 
+/**
+ * A test the Tester writes that, as code under test can, leaves links into git directories: the
+ * checkout's own `.git` (its hooks, its config, the folder itself, under other spellings and
+ * through another link) and a folder laid out as a git directory of its own.
+ */
+const GIT_LINK_TEST = [
+  'import os, pathlib',
+  'from calc.ops import add',
+  '',
+  'ROOT = pathlib.Path(__file__).resolve().parent.parent',
+  'LINKS = {',
+  "    'tools/hooks': '../.git/hooks',",
+  "    'gitconfig': '.git/config',",
+  "    'dotgit': './.GIT',",
+  "    'calc/store': '../calc/../.git/objects',",
+  "    'hop': 'dotgit/hooks',",
+  "    'vendor': 'fake',",
+  '}',
+  '',
+  '',
+  'def test_add_adds():',
+  "    for name in ('fake/objects', 'fake/refs'):",
+  '        (ROOT / name).mkdir(parents=True, exist_ok=True)',
+  "        (ROOT / name / 'keep').write_text('')",
+  "    (ROOT / 'fake' / 'HEAD').write_text('ref: refs/heads/main\\n')",
+  '    for name, target in LINKS.items():',
+  '        link = ROOT / name',
+  '        link.parent.mkdir(parents=True, exist_ok=True)',
+  '        if not link.is_symlink():',
+  '            os.symlink(target, link)',
+  '    assert add(40, 2) == 42',
+  '',
+].join('\n');
+
 const scenarios: Scenario[] = [
   {
     name: 'repo-py-fix',
@@ -140,6 +174,24 @@ const scenarios: Scenario[] = [
       tester: [
         [
           step(call('create_file', { path: 'tests/test_task.py', content: PLANTING_TEST })),
+          finish('wrote it'),
+        ],
+      ],
+      reflector: [analysis('add multiplies')],
+    },
+  },
+  {
+    name: 'repo-py-gitlinks',
+    agents: {
+      planner: plan,
+      // Two attempts: the links the test leaves at the first are in the second's commit.
+      coder: [
+        [step(edit('calc/ops.py', 'return a - b', 'return a * b + 0')), finish('add multiplies now')],
+        [step(edit('calc/ops.py', 'return a * b + 0', 'return a + b')), finish('add adds')],
+      ],
+      tester: [
+        [
+          step(call('create_file', { path: 'tests/test_task.py', content: GIT_LINK_TEST })),
           finish('wrote it'),
         ],
       ],
@@ -352,6 +404,44 @@ describe('runs on a repository (--repo)', () => {
     expect(fs.readlinkSync(path.join(repo, 'calc', 'settings.cfg'))).toBe('/etc/hostname');
     expect(fs.existsSync(path.join(repo, 'calc', '__pycache__'))).toBe(false);
     expect(fs.existsSync(path.join(repo, '.GIT'))).toBe(false);
+  });
+
+  test("Python: links a test leaves into the checkout's .git, or into another git directory, are named and need --allow-links", async () => {
+    const repo = pythonRepo();
+    const id = newId('gitlinks');
+    const result = await run(repo, id, 'repo-py-gitlinks');
+    expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
+
+    const into = 'a link into a git directory (.git), outside the repository [aca apply needs --allow-links]';
+    const stat = await runCli(['diff', id, '--stat'], env);
+    expect(stat.stdout.split('Review with care:\n')[1]).toBe(
+      [
+        `  calc/store -> ../calc/../.git/objects (link, added): ${into}`,
+        `  dotgit -> ./.GIT (link, added): ${into}`,
+        '  fake (git-directory, added): a folder laid out as a git directory: git run in it reads its config and hooks',
+        `  gitconfig -> .git/config (link, added): ${into}`,
+        `  hop -> dotgit/hooks (link, added): ${into}`,
+        `  tools/hooks -> ../.git/hooks (link, added): ${into}`,
+        `  vendor -> fake (link, added): ${into}`,
+        '',
+      ].join('\n'),
+    );
+
+    // Without --allow-links, apply refuses (2), naming each, and the repository stays as it was.
+    const before = repoDigest(repo);
+    const refused = await runCli(['apply', id], env);
+    expect(refused.code).toBe(2);
+    for (const link of ['tools/hooks -> ../.git/hooks', 'gitconfig -> .git/config', 'vendor -> fake']) {
+      expect(refused.stderr).toContain(link);
+    }
+    expect(repoDigest(repo)).toEqual(before);
+
+    const applied = await runCli(['apply', id, '--allow-links'], env);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain(
+      `  tools/hooks -> ../.git/hooks (link, added): a link into a git directory`,
+    );
+    expect(fs.readlinkSync(path.join(repo, 'tools', 'hooks'))).toBe('../.git/hooks');
   });
 
   test('TypeScript with its own Jest config and node_modules', async () => {

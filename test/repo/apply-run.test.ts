@@ -6,7 +6,11 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ApplyConflictError, UncommittedChangesError } from '../../src/repo/apply-errors';
+import {
+  ApplyConflictError,
+  ApplyNeedsConsentError,
+  UncommittedChangesError,
+} from '../../src/repo/apply-errors';
 import { applyMessage, applyRun, type ApplyRunOptions } from '../../src/repo/apply-run';
 import { UserInputError } from '../../src/shared/errors';
 import {
@@ -253,6 +257,34 @@ describe('applying a run to the user repository', () => {
     expect(ran).toEqual([]);
     expect(result).toMatchObject({ applied: true, files: ['calc.py', 'extra.py'] });
     expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(`${FIXED}\n# user note\n`);
+  });
+
+  test('a .gitattributes the run adds or changes is refused without --allow-attributes: it changes the bytes apply writes', async () => {
+    // Either rule can make a file on disk differ from the blob the diff showed.
+    const made = await run({
+      'calc.py': FIXED,
+      '.gitattributes': '*.py text eol=crlf\n',
+      'docs/.gitattributes': '*.txt working-tree-encoding=UTF-16LE\n',
+      'docs/notes.txt': 'hello\n',
+    });
+    const error = (await expectRefusedUnchanged(made, ApplyNeedsConsentError)) as ApplyNeedsConsentError;
+    expect(error).toBeInstanceOf(UserInputError);
+    expect(error.files).toEqual(['.gitattributes', 'docs/.gitattributes']);
+    expect(error.message).toContain(
+      '2 git attribute file(s) (.gitattributes, docs/.gitattributes; they change how apply writes files; --allow-attributes applies them)',
+    );
+
+    const result = await applyRun({ ...options(made), allowAttributes: true });
+    expect(result).toMatchObject({ applied: true });
+    // Allowed, git writes calc.py with the line endings the new attributes ask for.
+    expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(FIXED.replace(/\n/g, '\r\n'));
+  });
+
+  test('a .gitattributes the run only deletes applies without asking: the diff shows what goes', async () => {
+    commitAsUser(repo, { '.gitattributes': '*.md text\n' });
+    const made = await run({ '.gitattributes': null, 'calc.py': FIXED });
+    expect(await applyRun(options(made))).toMatchObject({ applied: true });
+    expect(fs.existsSync(path.join(repo, '.gitattributes'))).toBe(false);
   });
 
   test('the message names the task, the run and its branch', () => {

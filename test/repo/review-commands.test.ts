@@ -13,6 +13,7 @@ import type { CliIO } from '../../src/cli/cli-context';
 import { resultCommand, statusCommand } from '../../src/cli/inspect-commands';
 import { loadConfig } from '../../src/config';
 import { ApplyConflictError, ApplyNeedsConsentError } from '../../src/repo/apply-errors';
+import { git } from '../../src/repo/git';
 import { pushRunCommit } from '../../src/repo/git-store';
 import { commitAll } from '../../src/repo/run-worktree';
 import { RunStateError, UnappliedChangesError, UserInputError } from '../../src/shared/errors';
@@ -150,6 +151,33 @@ describe('reviewing a run through AcaRun and the command line', () => {
     expect((error as ApplyConflictError).files).toEqual(['calc.py']);
   });
 
+  test('the names a refusal lists are shown as git quotes them: a name cannot forge a line or act on the terminal', async () => {
+    const hostile = 'calc\u202e\x1b[2K\nSUCCESS.py';
+    commitAsUser(repo, { [hostile]: 'base\n' });
+    const worktree = made.worktree;
+    writeFiles(made.git.workTree, { [hostile]: 'the run\n' });
+    made = { ...made, head: (await commitAll(worktree, 'aca: attempt 2, coder: more'))! };
+    runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+    commitAsUser(repo, { [hostile]: 'the user\n' });
+    writeFiles(repo, { [hostile]: 'not committed\n' });
+    const shown = '"calc\\u202e\\x1b[2K\\nSUCCESS.py"';
+    const dirty = await aca
+      .run(id)
+      .apply()
+      .catch((err: unknown) => err);
+    expect(dirty).toBeInstanceOf(UserInputError);
+    expect((dirty as Error).message).toContain(`(${shown})`);
+    expect((dirty as Error).message).not.toMatch(/[\n\x1b\u202e]/);
+    userGit(repo, 'checkout', '--', '.');
+    const conflict = await aca
+      .run(id)
+      .apply()
+      .catch((err: unknown) => err);
+    expect(conflict).toBeInstanceOf(ApplyConflictError);
+    expect((conflict as Error).message).toContain(`conflict with main in ${shown}`);
+    expect((conflict as Error).message).not.toMatch(/[\n\x1b\u202e]/);
+  });
+
   test('aca discard of changes never applied: refused without a terminal or --force, nothing removed', async () => {
     const refused = await discardCommand(aca, id, {}, captureIO()).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(UnappliedChangesError);
@@ -263,6 +291,88 @@ describe('reviewing a run through AcaRun and the command line', () => {
       ]);
       const refusal = await applyCommand(aca, id, captureIO()).catch((err: unknown) => err);
       expect(refusal).toBeInstanceOf(ApplyNeedsConsentError);
+      // The refusal names them the same way: one line, nothing a terminal acts on.
+      const message = (refusal as Error).message;
+      expect(message).toContain('"evil\\x1b[2K" -> "/tmp/\\x1b]52;c;eA==\\x07\\nSUCCESS"');
+      expect(message).not.toMatch(/[\n\x1b\x07]/);
+    });
+
+    test('a submodule commit (a gitlink) in the run: the diff shows it, --stat and apply name it', async () => {
+      // aca's own commits leave nested repositories out; a gitlink can still reach a run's commit
+      // through git itself, as this one does.
+      const { workTree } = made.git;
+      const pinned = made.base;
+      const target = { gitDir: made.git.gitDir, workTree };
+      await git(target, ['update-index', '--add', '--cacheinfo', `160000,${pinned},vendor/lib`]);
+      const tree = (await git(target, ['write-tree'])).trim();
+      const head = (await git(target, ['commit-tree', tree, '-p', made.head, '-m', 'vendor'])).trim();
+      await git(target, ['update-ref', 'HEAD', head]);
+      made = { ...made, head };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+
+      const diff = captureIO();
+      expect(await diffCommand(aca, id, {}, diff)).toBe(0);
+      expect(diff.lines.join('\n')).toContain(
+        `+++ b/vendor/lib\n@@ -0,0 +1 @@\n+Subproject commit ${pinned}`,
+      );
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      expect(stat.lines.join('\n')).toMatch(/ vendor\/lib\s+\| 1 \+/);
+      expect(stat.lines.slice(stat.lines.indexOf('Review with care:') + 1)).toEqual([
+        '  vendor/lib (submodule, added): a submodule commit: apply records it, fetches nothing',
+      ]);
+      const applied = captureIO();
+      expect(await applyCommand(aca, id, applied)).toBe(0);
+      expect(applied.lines).toContain(
+        '  vendor/lib (submodule, added): a submodule commit: apply records it, fetches nothing',
+      );
+      expect(userGit(repo, 'ls-tree', 'HEAD', 'vendor/lib')).toBe(`160000 commit ${pinned}\tvendor/lib\n`);
+      // Nothing fetched, nothing checked out in its place.
+      expect(fs.readdirSync(path.join(repo, 'vendor', 'lib'))).toEqual([]);
+    });
+
+    test('a line of 10 MB: aca diff shows its start and says so, --raw shows it whole, --stat and apply name its file', async () => {
+      const long = `x = "${'A'.repeat(10 * 1024 * 1024)}"`;
+      // Escapes grow as they are shown: 1,200 bytes that are not UTF-8 show as 4,800 characters.
+      const hidden = Buffer.from(`y = "${'\x9b'.repeat(1200)}"\n`, 'latin1');
+      writeFiles(made.git.workTree, {
+        'big.py': `${long}\nprint("after")\n`,
+        'near.py': `${'b'.repeat(3998)}\n`,
+      });
+      fs.writeFileSync(path.join(made.git.workTree, 'bytes.txt'), hidden);
+      made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: long'))! };
+      runs.get(id)!.snapshot = snapshotOf(id, repo, made);
+
+      const diff = captureIO();
+      expect(await diffCommand(aca, id, {}, diff)).toBe(0);
+      const lines = diff.lines.join('\n').split('\n');
+      expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(4100);
+      const cut = lines.filter((l) => l.includes(' more characters not shown]'));
+      expect(cut).toEqual([
+        `+x = "${'A'.repeat(3994)} [... ${long.length + 1 - 4000} more characters not shown]`,
+        // Cut in the middle of an escape: 6 + 4 * 1200 + 1 characters, 4000 shown.
+        `+y = "${'\\x9b'.repeat(998)}\\x [... 807 more characters not shown]`,
+      ]);
+      expect(lines).toContain('+print("after")');
+      expect(lines).toContain(`+${'b'.repeat(3998)}`);
+      expect(diff.errors).toContain(
+        '2 lines are over 4000 characters and shown cut; aca diff --raw prints them whole',
+      );
+      const bytes: Buffer[] = [];
+      const raw = { ...captureIO(), outBytes: (b: Uint8Array) => bytes.push(Buffer.from(b)) };
+      expect(await diffCommand(aca, id, { raw: true }, raw)).toBe(0);
+      expect(Buffer.concat(bytes).includes(Buffer.from(`+${long}\n`))).toBe(true);
+
+      const note = 'a line over 4000 characters: aca diff shows its start only (--raw shows it all)';
+      const stat = captureIO();
+      expect(await diffCommand(aca, id, { stat: true }, stat)).toBe(0);
+      expect(stat.lines.slice(stat.lines.indexOf('Review with care:') + 1)).toEqual([
+        `  big.py (long-line, added): ${note}`,
+        `  bytes.txt (long-line, added): ${note}`,
+      ]);
+      const applied = captureIO();
+      expect(await applyCommand(aca, id, applied)).toBe(0);
+      expect(applied.lines).toContain(`  big.py (long-line, added): ${note}`);
     });
 
     test('aca diff --stat and aca result list them too; result --json carries them as reviewWithCare', async () => {

@@ -4,11 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { linkStaysInside } from '../../src/repo/link-targets';
+import { linkReach, type CommitTree } from '../../src/repo/link-targets';
 import { reviewRisks, type ReviewRisk } from '../../src/repo/review-risks';
 import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
+import { printableName } from '../../src/shared/terminal-text';
 import { tempDirs } from '../helpers/temp-dirs';
-import { makeUserRepo } from './run-fixture';
+import { makeUserRepo, userGit } from './run-fixture';
 
 const tempDir = tempDirs('aca-review-risks-');
 
@@ -136,7 +137,7 @@ describe('review risks', () => {
     );
     expect(summary(risks)).toEqual([
       'aca-config .aca.json added',
-      'gitattributes .gitattributes added',
+      'gitattributes .gitattributes added [allow-attributes]',
       'gitmodules .gitmodules added',
       'test-config babel.config.js added',
       'python-startup evil.pth added',
@@ -147,7 +148,7 @@ describe('review risks', () => {
       'test-config pytest.ini added',
       'test-config setup.cfg modified',
       'python-startup sitecustomize.py added',
-      'gitattributes sub/.gitattributes added',
+      'gitattributes sub/.gitattributes added [allow-attributes]',
       'test-config tests/conftest.py added',
       'test-config tox.ini modified',
     ]);
@@ -164,12 +165,145 @@ describe('review risks', () => {
       ['c', 'd/e'],
       ['up', '..'],
     ]);
-    const read = async (file: string) => links.get(file);
-    expect(await linkStaysInside('x/y', '../a/b/f', read)).toBe(true);
-    expect(await linkStaysInside('x', 'up/etc', read)).toBe(false);
-    expect(await linkStaysInside('x', 'a/../up', read)).toBe(false);
-    expect(await linkStaysInside('deep/er/x', '../../../y', read)).toBe(false);
-    expect(await linkStaysInside('deep/er/x', '../../y', read)).toBe(true);
-    expect(await linkStaysInside('x', '', read)).toBe(true);
+    const tree: CommitTree = {
+      entry: async () => undefined,
+      readLink: async (parts) => links.get(parts.join('/')),
+      isGitDirectory: async (parts) => parts.join('/') === 'bare',
+    };
+    expect(await linkReach('x/y', '../a/b/f', tree)).toBe('inside');
+    expect(await linkReach('x', 'up/etc', tree)).toBe('outside');
+    expect(await linkReach('x', 'a/../up', tree)).toBe('outside');
+    expect(await linkReach('deep/er/x', '../../../y', tree)).toBe('outside');
+    expect(await linkReach('deep/er/x', '../../y', tree)).toBe('inside');
+    expect(await linkReach('x', '', tree)).toBe('inside');
+    expect(await linkReach('x', 'bare/hooks', tree)).toBe('git-dir');
+    expect(await linkReach('x', 'a/.Git/../b', tree)).toBe('git-dir');
+  });
+
+  test("links into git directories need --allow-links like links out: the checkout's .git under any spelling, or a folder laid out as one", async () => {
+    const risks = await risksOf(
+      {
+        'dir/x.py': 'x = 1\n',
+        'docs/readme.md': 'r\n',
+        '.gitignore': '*.log\n',
+        '.github/workflows/ci.yml': 'on: push\n',
+        // Laid out as git directories: a bare repository, a linked worktree's folder.
+        'vendor/bare/HEAD': 'ref: refs/heads/main\n',
+        'vendor/bare/objects/keep': '',
+        'vendor/bare/refs/keep': '',
+        'wt/HEAD': '0000000000000000000000000000000000000000\n',
+        'wt/commondir': '../vendor/bare\n',
+        // A HEAD alone does not make one.
+        'notes/HEAD': 'a heading\n',
+      },
+      {
+        links: {
+          'tools/hooks': '../.git/hooks',
+          gitconfig: '.git/config',
+          x: '.git',
+          'a/b/c': '../../.git/objects',
+          'a/b2': '../../.git/objects',
+          dot: './.git',
+          caps: '.GIT/hooks',
+          back: 'dir/../.git',
+          short: 'git~1/config',
+          ntfs: '.git. /config',
+          hfs: '.g\u200cit/hooks',
+          through: 'x/hooks',
+          bare: 'vendor/bare',
+          inbare: 'vendor/bare/hooks/pre-commit',
+          worktree: 'wt',
+          'deep/nested': '../vendor/lib/.git/config',
+          // Within the repository, and not git directories.
+          readme: 'docs/readme.md',
+          workflows: '.github/workflows',
+          ignore: '.gitignore',
+          headnotes: 'notes/HEAD',
+        },
+      },
+    );
+    const into = (name: string) =>
+      `link ${name} added -> ${risks.find((r) => r.path === name)!.target} [allow-links]`;
+    expect(summary(risks)).toEqual([
+      into('a/b/c'),
+      'link a/b2 added -> ../../.git/objects [allow-links]',
+      into('back'),
+      into('bare'),
+      into('caps'),
+      into('deep/nested'),
+      into('dot'),
+      into('gitconfig'),
+      'link headnotes added -> notes/HEAD',
+      into('hfs'),
+      'link ignore added -> .gitignore',
+      into('inbare'),
+      into('ntfs'),
+      'link readme added -> docs/readme.md',
+      into('short'),
+      into('through'),
+      into('tools/hooks'),
+      'link workflows added -> .github/workflows',
+      into('worktree'),
+      into('x'),
+    ]);
+    const gitDirLinks = risks.filter((r) => r.note.includes('git directory')).map((r) => r.path);
+    expect(gitDirLinks).toHaveLength(15);
+    expect(risks.find((r) => r.path === 'tools/hooks')).toMatchObject({
+      outside: true,
+      needs: 'allow-links',
+      note: 'a link into a git directory (.git), outside the repository',
+    });
+    expect(risks.find((r) => r.path === 'a/b2')!.note).toBe('a link pointing outside the repository');
+  });
+
+  test('a folder laid out as a git directory that the run adds or changes is named, once', async () => {
+    const risks = await risksOf(
+      {
+        'fixtures/repo/HEAD': 'ref: refs/heads/main\n',
+        'fixtures/repo/objects/keep': '',
+        'fixtures/repo/refs/keep': '',
+      },
+      {
+        files: {
+          'fixtures/repo/config': '[core]\n\tfsmonitor = "touch /tmp/pwned"\n',
+          'tools/bare/HEAD': 'ref: refs/heads/main\n',
+          'tools/bare/objects/info/keep': '',
+          'tools/bare/refs/heads/keep': '',
+          'tools/bare/hooks/post-checkout': '#!/bin/sh\n',
+          // Not git directories: a HEAD alone, git's names in a plain folder.
+          'notes/HEAD': 'a heading\n',
+          'src/config/objects.py': 'x = 1\n',
+        },
+      },
+    );
+    expect(summary(risks)).toEqual([
+      'git-directory fixtures/repo modified',
+      'git-directory tools/bare added',
+    ]);
+  });
+
+  test('names that are not UTF-8 are resolved as their bytes and shown as \\x escapes', async () => {
+    const root = tempDir();
+    const repo = makeUserRepo(path.join(root, 'repo'), { 'a.txt': 'a\n' });
+    const base = userGit(repo, 'rev-parse', 'HEAD').trim();
+    const name = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+    const join = (...parts: Buffer[]) => Buffer.concat([Buffer.from(repo + '/'), ...parts]);
+    // \xfe/up leads to the top; \xff/up is a plain folder. Read as text, both names are U+FFFD.
+    fs.mkdirSync(join(name([0xfe])));
+    fs.symlinkSync('..', join(name([0xfe], '/up')));
+    fs.mkdirSync(join(name([0xff], '/up')), { recursive: true });
+    fs.writeFileSync(join(name([0xff], '/up/keep')), '');
+    fs.symlinkSync(name([0xfe], '/up/..'), join(name('escape')));
+    fs.symlinkSync(name([0xff], '/up/..'), join(name('stays')));
+    userGit(repo, 'add', '-A');
+    userGit(repo, 'commit', '-q', '-m', 'bytes');
+    const head = userGit(repo, 'rev-parse', 'HEAD').trim();
+    const risks = await reviewRisks({ gitDir: path.join(repo, '.git') }, base, head);
+    expect(risks.map((r) => [printableName(r.path), printableName(r.target ?? ''), r.needs])).toEqual([
+      ['escape', '"\\xfe/up/.."', 'allow-links'],
+      ['stays', '"\\xff/up/.."', null],
+      ['"\\xfe/up"', '..', null],
+    ]);
   });
 });
