@@ -13,7 +13,7 @@ import { decodePayload } from '../../src/api/history-payloads';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
-import { ACA_BIN, demoRunArgs, runCli } from '../helpers/run-cli';
+import { ACA_BIN, demoRunArgs, emptyCwd, runCli } from '../helpers/run-cli';
 import { THREAD_SUITE } from '../helpers/thread-suite';
 import { until } from '../helpers/until';
 import { spawnWorker } from '../helpers/worker-process';
@@ -249,7 +249,7 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     const id = newId('unpolled');
     const lonely = { ...env, ACA_TASK_QUEUE: queue };
     const child = spawn(process.execPath, [ACA_BIN, ...fizzbuzz(id)], {
-      cwd: os.tmpdir(),
+      cwd: emptyCwd(),
       env: { ...process.env, ...lonely },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
