@@ -14,7 +14,8 @@ import { AcaClient } from '../../src/api/aca-client';
 import { loadConfig } from '../../src/config';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
-import { RunNotFoundError, RunStateError, UserInputError } from '../../src/shared/errors';
+import { RunNotFoundError, RunStateError, TaskTooLargeError, UserInputError } from '../../src/shared/errors';
+import { MAX_TASK_BYTES } from '../../src/shared/task-size';
 import type { RunResult } from '../../src/shared/run-types';
 import { getTestTemporal } from '../helpers/temporal-env';
 import { until } from '../helpers/until';
@@ -209,6 +210,13 @@ describe('aca as a library, from the packed package', () => {
         new UserInputError('the task is empty: aca run "<task>" [options]'),
       );
       await expect(aca.start({ task: 'x', maxIterations: 0 })).rejects.toBeInstanceOf(UserInputError);
+      // A task Temporal would refuse later (terminating the run) is refused here, before anything starts.
+      const huge = aca.start({ task: 'x'.repeat(1024 * 1024), id: `huge-${process.pid}` });
+      await expect(huge).rejects.toBeInstanceOf(TaskTooLargeError);
+      await expect(huge).rejects.toMatchObject({ bytes: 1024 * 1024, limit: MAX_TASK_BYTES });
+      await expect(aca.temporal.workflow.getHandle(`huge-${process.pid}`).describe()).rejects.toThrow(
+        /not found/i,
+      );
       await expect(aca.run('no-such-run').state()).rejects.toThrow(new RunNotFoundError('no-such-run'));
       const finished = aca.run(result.workflowId);
       const paused = finished.pause();

@@ -41,7 +41,11 @@ export function runCli(
       env: { ...process.env, ...env },
       stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
-    if (stdin !== undefined) child.stdin!.end(stdin);
+    if (stdin !== undefined) {
+      // A command that refuses its input stops reading early: the rest of the write then fails.
+      child.stdin!.on('error', () => undefined);
+      child.stdin!.end(stdin);
+    }
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
