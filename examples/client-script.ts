@@ -5,7 +5,7 @@
  *
  *   node client-script.js "Implement fizzbuzz(n) in fizzbuzz.py …"
  */
-import { AcaClient } from 'aca';
+import { AcaClient } from 'aca-agent';
 
 async function main(): Promise<number> {
   const task = process.argv[2];

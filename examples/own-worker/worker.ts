@@ -5,8 +5,8 @@
  * workers createHostWorkers makes.
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { loadConfig } from 'aca';
-import { createAcaActivities, createHostWorkers, installRuntime, registerSearchAttributes } from 'aca/worker';
+import { loadConfig } from 'aca-agent';
+import { createAcaActivities, createHostWorkers, installRuntime, registerSearchAttributes } from 'aca-agent/worker';
 
 async function main(): Promise<void> {
   const config = loadConfig();

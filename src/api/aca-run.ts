@@ -25,6 +25,7 @@ import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { discardedAt, markDiscarded, wasApplied } from '../repo/discard-guard';
 import { missingWorker } from '../temporal/task-queue-pollers';
+import { endedWithoutResult, snapshotWithoutResult } from './run-without-result';
 
 /** The workflow type of every aca run, taken from the workflow function. */
 export const RUN_WORKFLOW_TYPE = codingAgentWorkflow.name;
@@ -72,8 +73,9 @@ export class AcaRun {
 
   /** The run's snapshot: live while it runs, from its result once it has ended. */
   async state(): Promise<RunSnapshot> {
-    const { status: state, taskQueue } = await this.description();
-    const status = state.name;
+    const description = await this.description();
+    const { taskQueue } = description;
+    const status = description.status.name;
     if (status === 'RUNNING') {
       // A query needs a worker: with none polling it would hang until Temporal gives up on it.
       // Either way Temporal is out of reach for this run (exit 3), never a failure of the run.
@@ -84,6 +86,10 @@ export class AcaRun {
       } catch (err) {
         throw new UnreachableError(`Temporal could not answer for run ${this.id}: ${(err as Error).message}`);
       }
+    }
+    // Stopped by Temporal rather than ended by aca: no result, but its history says what is left.
+    if (endedWithoutResult(status)) {
+      return snapshotWithoutResult(this.client.temporal, description, this.client.config);
     }
     try {
       return { ...(await this.handle.result()), paused: false, waiting: null };

@@ -1,6 +1,6 @@
 /**
  * aca's public API for scripts: start, steer and read runs. Everything exported from here (and
- * from `aca/worker` and `aca/workflows`) is public and follows semantic versioning; anything
+ * from `aca-agent/worker` and `aca-agent/workflows`) is public and follows semantic versioning; anything
  * reached by a path into the package is internal.
  */
 export {
@@ -17,9 +17,11 @@ export {
   AcaError,
   RunNotFoundError,
   RunStateError,
+  TaskTooLargeError,
   UnreachableError,
   UserInputError,
 } from '../shared/errors';
+export { MAX_TASK_BYTES } from '../shared/task-size';
 export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo/apply-errors';
 export type { ApplyRunResult } from '../repo/apply-run';
 export type { ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo/review-risks';

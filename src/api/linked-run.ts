@@ -16,6 +16,7 @@ import { completedActivities, decodePayload, type HistoryEvent } from './history
 import { gitDirWithCommit } from '../repo/run-commits';
 import { isValidBranchName, runBranch } from '../repo/run-repository';
 import { costBudget, type ValidRunRequest } from './run-request';
+import { checkTaskSize } from '../shared/task-size';
 
 /** What a linked run needs to know of the run it comes from. */
 export interface EarlierRun {
@@ -109,6 +110,7 @@ export async function linkedRunRequest(
     case 'continue': {
       task = request.instruction.trim();
       if (!task) throw new UserInputError('the instruction is empty: aca continue <id> "<instruction>"');
+      checkTaskSize(task);
       break;
     }
     case 'retry': {

@@ -11,6 +11,7 @@ import { checkTargets } from '../repo/target-files';
 import type { ProjectLimits } from '../shared/test-command';
 import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
+import { checkTaskSize } from '../shared/task-size';
 
 /** Everything `aca run` accepts, typed: what a script passes to `AcaClient.start`. */
 export interface StartRunRequest {
@@ -74,6 +75,7 @@ export async function validateRunRequest(
 ): Promise<ValidRunRequest> {
   const task = typeof request.task === 'string' ? request.task.trim() : '';
   if (!task) throw new UserInputError('the task is empty: aca run "<task>" [options]');
+  checkTaskSize(task);
   if (request.language !== undefined && !LANGUAGES.includes(request.language)) {
     throw new UserInputError(
       `unknown language "${String(request.language)}"; choose one of ${LANGUAGES.join(', ')}`,

@@ -1,6 +1,6 @@
 /**
- * `aca/worker`: aca's worker, or its activities for a worker of your own. Register the workflow
- * by bundling `aca/workflows` (see docs/library.md).
+ * `aca-agent/worker`: aca's worker, or its activities for a worker of your own. Register the workflow
+ * by bundling `aca-agent/workflows` (see docs/library.md).
  */
 export {
   createAcaActivities,

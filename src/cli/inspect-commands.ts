@@ -1,4 +1,5 @@
-import type { AcaClient, AcaRun } from '../api/aca-client';
+import type { AcaClient, AcaRun, RunSummary } from '../api/aca-client';
+import { endedWithoutResult } from '../api/run-without-result';
 import type { ReviewRisk } from '../repo/review-risks';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
@@ -25,7 +26,9 @@ export async function statusCommand(
   }
   // Each line one field: a newline in an analysis must not forge the line after it.
   const lines = [
-    `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
+    s.ended
+      ? `${s.workflowId}: ${s.ended.status} (in ${s.state})`
+      : `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
     `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
   ];
   if (s.waiting === 'limit') {
@@ -41,6 +44,11 @@ export async function statusCommand(
     lines.push(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
   if (s.error) lines.push(`  last error: ${s.error}`);
+  if (s.ended && s.git) {
+    lines.push(
+      `  left behind: ${s.git.workTree}${s.branch ? `, branch ${s.branch}` : ''}; aca discard ${s.workflowId} removes them`,
+    );
+  }
   const discarded = aca.run(id).discardedAt();
   if (discarded) lines.push(`  discarded: ${discarded} (aca discard); its changes are gone`);
   for (const line of lines) io.out(printableLine(line));
@@ -167,7 +175,7 @@ export async function listCommand(
       printableLine(
         [
           r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
-          r.state.padEnd(11),
+          listedState(r).padEnd(11),
           String(r.iteration).padEnd(5),
           formatPassRate(r.passRate).padEnd(5),
           r.language.padEnd(11),
@@ -177,6 +185,11 @@ export async function listCommand(
     );
   }
   return EXIT.success;
+}
+
+/** A run Temporal stopped without letting it end (terminated, timed out) shows as that, not as the state it last published. */
+function listedState(row: RunSummary): string {
+  return endedWithoutResult(row.status) ? row.status : row.state;
 }
 
 /** `aca log <id>`: the run as plain text, from the history of each of its executions. */

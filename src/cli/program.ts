@@ -27,6 +27,8 @@ import {
 import { preflight } from '../preflight/preflight';
 import { ensureLocalRunStack } from './local-run-stack';
 import { attachToRun, parseRunRequest, type RunFlags } from './run-command';
+import { readTask } from './task-input';
+import { MAX_TASK_BYTES } from '../shared/task-size';
 import { portNumber, positiveInteger } from '../shared/option-numbers';
 import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
@@ -86,7 +88,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   program
     .command('run')
     .description('start a run on a task and follow it to its end')
-    .argument('<task>', 'what to do, as one quoted argument')
+    .argument('[task]', 'what to do, as one quoted argument; - reads it from standard input')
+    .option(
+      '--task-file <file>',
+      `read the task from a file (at most ${MAX_TASK_BYTES / 1024} KiB, as any task)`,
+    )
     .option('--language <language>', `language of the code: ${LANGUAGES.join(', ')} (python)`)
     .option('--workspace <dir>', 'folder the run works in (default: a new one under ACA_WORKSPACES)')
     .option('--tests <dir>', 'acceptance tests, copied in read-only and counted in the pass rate')
@@ -117,10 +123,11 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .option('--no-failure-memory', 'recall no lessons from failure memory and store none of this run')
     .option('--detach', 'print the run id and return at once')
     .addOption(json())
-    .action(async (task: string, flags: RunFlags) => {
+    .action(async (task: string | undefined, flags: RunFlags) => {
       const cfg = config();
       // Validate everything before touching the network, so bad input starts nothing.
-      const request = await parseRunRequest(task, flags, cfg);
+      const text = await readTask(task, flags.taskFile, { hint: (line) => io.err(line) });
+      const request = await parseRunRequest(text, flags, cfg);
       for (const warning of request.warnings) io.err(printableLine(warning));
       set(await startAndFollow(cfg, { ...request, replace: flags.replace === true }, async () => request));
     });

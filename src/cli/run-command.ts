@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import type { AcaClient } from '../api/aca-client';
 import { validateRunRequest, type StartRunRequest, type ValidRunRequest } from '../api/run-request';
 import type { AcaConfig } from '../config';
@@ -19,6 +20,8 @@ const NO_WORKER_GRACE_MS = 3_000;
 
 /** `aca run`'s options as commander hands them over: values unparsed, checked below. */
 export interface RunFlags {
+  /** `--task-file`: read by readTask before the rest is checked. */
+  taskFile?: string;
   language?: string;
   workspace?: string;
   tests?: string;
@@ -61,11 +64,17 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
   // Started inside a checkout, a user means that project (as other coding agents take it); an
   // empty workspace there would have every read of the project fail and tests pass on nothing.
   if (flags.repo === undefined && flags.workspace === undefined) {
-    const here = await enclosingWorkTree(process.cwd());
+    const cwd = process.cwd();
+    const here = await enclosingWorkTree(cwd);
     if (here) {
       repo = here;
       notices.push(
         `Working on the repository at ${here} (started inside it); --no-repo gives a fresh folder.`,
+      );
+    } else if (holdsFiles(cwd)) {
+      // A fresh workspace would not see these files: every read would fail and the tests pass on nothing.
+      throw new UserInputError(
+        `${cwd} holds files but is not a git work tree, so a run could not see them: \`git init && git add -A && git commit -m start\` makes it one aca works on, or --no-repo runs in a fresh folder`,
       );
     }
   }
@@ -107,6 +116,15 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     detach: flags.detach === true,
     json: flags.json === true,
   };
+}
+
+/** Whether a folder has anything in it (an unreadable folder counts as holding files: nothing is assumed). */
+function holdsFiles(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir).length > 0;
+  } catch {
+    return true;
+  }
 }
 
 export function exitCodeFor(result: RunResult): number {

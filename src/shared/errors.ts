@@ -55,3 +55,15 @@ export class UnappliedChangesError extends RunStateError {
     );
   }
 }
+
+/** A task (or a linked run's instruction) longer than MAX_TASK_BYTES: refused before anything starts. */
+export class TaskTooLargeError extends UserInputError {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `the task is ${bytes} bytes, over the limit of ${limit} (${limit / 1024} KiB); put long material (logs, specifications) in a file of the repository and name that file in the task`,
+    );
+  }
+}

@@ -200,6 +200,11 @@ export interface RunSnapshot {
   git: RunGit | null;
   /** What runs the tests, once decided (its label, for people). */
   testCommand: string | null;
+  /**
+   * Present when Temporal ended the run without letting it finish (terminated, timed out): its
+   * status then and why; the rest of the snapshot is what the run's history still tells.
+   */
+  ended?: { status: 'TERMINATED' | 'TIMED_OUT' | 'FAILED' | 'CANCELLED'; reason: string | null };
 }
 
 export type RunResult = Omit<RunSnapshot, 'paused' | 'waiting'>;

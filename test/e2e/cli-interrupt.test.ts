@@ -6,13 +6,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { loadScenarios } from '../../src/llm/scenario';
 import type { RunResult, RunSnapshot } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
-import { ACA_BIN, runCli } from '../helpers/run-cli';
+import { ACA_BIN, emptyCwd, runCli } from '../helpers/run-cli';
 
 const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
 const SLOW_TASK = "Write greet(name) in greet.py returning 'Hello, <name>!' (slow-coder)";
@@ -26,7 +25,7 @@ interface Cli {
 function spawnCli(command: string, args: string[], env: NodeJS.ProcessEnv): Cli {
   // Outside any git work tree: started inside one, `aca run` would work on that repository.
   const child = spawn(command, args, {
-    cwd: os.tmpdir(),
+    cwd: emptyCwd(),
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

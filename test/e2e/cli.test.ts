@@ -49,7 +49,22 @@ describe('the aca command line', () => {
     ['an unknown option', ['run', 'write code', '--frobnicate'], /^aca: unknown option '--frobnicate'$/],
     ['an unknown command', ['fly'], /^aca: unknown command 'fly'$/],
     ['bench, which is not a command of the product', ['bench'], /^aca: unknown command 'bench'$/],
-    ['a missing task', ['run'], /^aca: missing required argument 'task'$/],
+    ['a missing task', ['run'], /^aca: the task is missing: .*aca run - .*--task-file FILE$/],
+    [
+      'a task over 64 KiB',
+      ['run', 't'.repeat(64 * 1024 + 1)],
+      /^aca: the task is 65537 bytes, over the limit of 65536 \(64 KiB\)/,
+    ],
+    [
+      'a --task-file that does not exist',
+      ['run', '--task-file', '/nonexistent/task.md'],
+      /--task-file .* no such file/,
+    ],
+    [
+      'a task both as argument and --task-file',
+      ['run', 'write code', '--task-file', '/etc/hostname'],
+      /either as an argument or with --task-file, not both/,
+    ],
     ['a second task word', ['run', 'write', 'code'], /^aca: too many arguments for 'run'/],
   ];
 

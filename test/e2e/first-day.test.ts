@@ -1,22 +1,27 @@
 /**
  * What `aca run` and the linked-run commands decide before anything starts: an id already taken
- * is never reused silently, a run started inside a checkout works on it, a linked run may change
- * its model and limits, and a task queue nobody polls is named instead of waited on in silence.
+ * is never reused silently, a run started inside a checkout works on it (and one started in a
+ * folder of files outside git is refused), the task may come from standard input or a file and
+ * has a size limit, a linked run may change its model and limits, and a task queue nobody polls
+ * is named instead of waited on in silence. And what is left of a run Temporal terminated.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadScenarios } from '../../src/llm/scenario';
 import { decodePayload } from '../../src/api/history-payloads';
-import type { RunInput, RunResult } from '../../src/shared/run-types';
+import type { RunInput, RunResult, RunSnapshot } from '../../src/shared/run-types';
+import { loadBuiltinScenario, loadScenarios } from '../../src/llm/scenario';
+import { stateQuery } from '../../src/workflows/signals';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
-import { ACA_BIN, demoRunArgs, runCli } from '../helpers/run-cli';
+import { ACA_BIN, demoRunArgs, emptyCwd, runCli } from '../helpers/run-cli';
 import { THREAD_SUITE } from '../helpers/thread-suite';
 import { until } from '../helpers/until';
 import { spawnWorker } from '../helpers/worker-process';
+
+const FIZZBUZZ_TASK = loadBuiltinScenario('demo-fizzbuzz').task!;
 
 describe('run ids, repositories found from the folder, linked-run settings, unpolled queues', () => {
   let h: Harness;
@@ -249,7 +254,7 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     const id = newId('unpolled');
     const lonely = { ...env, ACA_TASK_QUEUE: queue };
     const child = spawn(process.execPath, [ACA_BIN, ...fizzbuzz(id)], {
-      cwd: os.tmpdir(),
+      cwd: emptyCwd(),
       env: { ...process.env, ...lonely },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -291,5 +296,141 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
         .terminate('test over')
         .catch(() => undefined);
     }
+  });
+  test('where a run works: a folder with files outside git is refused with how to go on; an empty folder or --no-repo gets a fresh workspace', async () => {
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-no-git-'));
+    fs.writeFileSync(path.join(project, 'stats.py'), 'def mean(xs):\n    return sum(xs) / len(xs)\n');
+    const refused = newId('nogit');
+    try {
+      const r = await runCli(['run', 'fix mean()', '--id', refused], env, 60_000, project);
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^aca: .* holds files but is not a git work tree/);
+      expect(lines[0]).toContain('git init');
+      expect(lines[0]).toContain('--no-repo');
+      await expect(h.client.workflow.getHandle(refused).describe()).rejects.toThrow(/not found/i);
+      expect(fs.readdirSync(project)).toEqual(['stats.py']);
+
+      const chosen = newId('chosen-fresh');
+      const fresh = await runCli(fizzbuzz(chosen, '--no-repo', '--detach'), env, 120_000, project);
+      expect(fresh.code).toBe(0);
+      expect((await inputOf(chosen)).repo).toBeNull();
+      await h.client.workflow.getHandle(chosen).terminate('test over');
+
+      const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-empty-'));
+      const blank = newId('empty');
+      const inEmpty = await runCli(fizzbuzz(blank, '--detach'), env, 120_000, empty);
+      expect(inEmpty.code).toBe(0);
+      expect(inEmpty.stderr).not.toContain('Working on the repository');
+      expect((await inputOf(blank)).repo).toBeNull();
+      await h.client.workflow.getHandle(blank).terminate('test over');
+      fs.rmSync(empty, { recursive: true, force: true });
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  test('the task from standard input (aca run -) or --task-file, whole; over 64 KiB it is refused before anything starts', async () => {
+    const task = `${FIZZBUZZ_TASK}\n\nDetails:\n  - keep "quotes" and $dollars as they are\n`;
+    const piped = newId('stdin');
+    const fromStdin = await runCli(
+      ['run', '-', '--model', 'scripted:demo-fizzbuzz', '--id', piped, '--detach'],
+      env,
+      120_000,
+      undefined,
+      task,
+    );
+    expect(fromStdin.code).toBe(0);
+    expect((await inputOf(piped)).task).toBe(task.trim());
+    await h.client.workflow.getHandle(piped).terminate('test over');
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-task-file-'));
+    try {
+      const file = path.join(dir, 'task.md');
+      fs.writeFileSync(file, task);
+      const filed = newId('file');
+      const fromFile = await runCli(
+        ['run', '--task-file', file, '--model', 'scripted:demo-fizzbuzz', '--id', filed, '--detach'],
+        env,
+      );
+      expect(fromFile.code).toBe(0);
+      expect((await inputOf(filed)).task).toBe(task.trim());
+      await h.client.workflow.getHandle(filed).terminate('test over');
+
+      const big = path.join(dir, 'big.md');
+      fs.writeFileSync(big, 'x'.repeat(64 * 1024 + 1));
+      const tooBig: Array<[string, Promise<{ code: number | null; stderr: string }>]> = [];
+      const id = (label: string) => newId(`big-${label}`);
+      const ids = { file: id('file'), stdin: id('stdin'), arg: id('arg') };
+      tooBig.push(['file', runCli(['run', '--task-file', big, '--id', ids.file], env)]);
+      tooBig.push([
+        'stdin',
+        runCli(['run', '-', '--id', ids.stdin], env, 60_000, undefined, 'y'.repeat(1024 * 1024)),
+      ]);
+      tooBig.push(['arg', runCli(['run', 'z'.repeat(64 * 1024 + 1), '--id', ids.arg], env)]);
+      for (const [label, outcome] of tooBig) {
+        const r = await outcome;
+        expect([label, r.code]).toEqual([label, 2]);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toMatch(/^aca: the task .*over the limit of 65536/);
+      }
+      for (const refused of Object.values(ids)) {
+        await expect(h.client.workflow.getHandle(refused).describe()).rejects.toThrow(/not found/i);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a run Temporal terminated shows as TERMINATED in aca list and aca status, and aca discard removes its worktree and branch', async () => {
+    const repo = makeRepo({ 'README.md': 'a project\n' });
+    const id = newId('terminated');
+    const started = await runCli(
+      [...fizzbuzz(id), '--repo', repo, '--max-iterations', '1', '--on-limit', 'ask', '--detach'],
+      env,
+    );
+    expect(started.code).toBe(0);
+    // Waiting at its limit, with its first attempt committed on its branch.
+    await until(
+      async () => (await h.client.workflow.getHandle(id).query(stateQuery)).waiting === 'limit',
+      90_000,
+      `${id} waiting at its limit`,
+    );
+    const reason = 'BadScheduleActivityAttributes: input exceeds size limit (as Temporal says it)';
+    await h.client.workflow.getHandle(id).terminate(reason);
+    const worktree = path.join(h.home, 'workspaces', id);
+    expect(fs.existsSync(worktree)).toBe(true);
+
+    const listed = await runCli(['list'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.split('\n').find((line) => line.includes(id))).toMatch(/ TERMINATED +1 /);
+
+    const status = await runCli(['status', id], env);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^${id}: TERMINATED \\(in REFLECTING\\)$`, 'm'));
+    expect(status.stdout).toContain(`terminated by Temporal: ${reason}`);
+    expect(status.stdout).toContain(`aca discard ${id} removes them`);
+    const json = JSON.parse((await runCli(['status', id, '--json'], env)).stdout) as RunSnapshot;
+    expect(json).toMatchObject({
+      ended: { status: 'TERMINATED', reason },
+      branch: `aca/${id}`,
+      repo: fs.realpathSync(repo),
+      changedFiles: expect.arrayContaining([expect.objectContaining({ path: 'fizzbuzz.py' })]),
+    });
+
+    // Its changes were never applied: without a terminal, only --force throws them away.
+    const unforced = await runCli(['discard', id], env);
+    expect(unforced.code).toBe(2);
+    expect(fs.existsSync(worktree)).toBe(true);
+    const discarded = await runCli(['discard', id, '--force'], env);
+    expect(discarded.stderr).toBe('');
+    expect(discarded.code).toBe(0);
+    expect(discarded.stdout).toContain(`branch aca/${id}`);
+    expect(fs.existsSync(worktree)).toBe(false);
+    const branches = execFileSync('git', ['-C', repo, 'branch', '--list', `aca/${id}`], { encoding: 'utf8' });
+    expect(branches.trim()).toBe('');
+    const worktrees = execFileSync('git', ['-C', repo, 'worktree', 'list'], { encoding: 'utf8' });
+    expect(worktrees).not.toContain(id);
   });
 });

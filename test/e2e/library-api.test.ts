@@ -14,7 +14,8 @@ import { AcaClient } from '../../src/api/aca-client';
 import { loadConfig } from '../../src/config';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
-import { RunNotFoundError, RunStateError, UserInputError } from '../../src/shared/errors';
+import { RunNotFoundError, RunStateError, TaskTooLargeError, UserInputError } from '../../src/shared/errors';
+import { MAX_TASK_BYTES } from '../../src/shared/task-size';
 import type { RunResult } from '../../src/shared/run-types';
 import { getTestTemporal } from '../helpers/temporal-env';
 import { until } from '../helpers/until';
@@ -34,11 +35,11 @@ async function installPacked(project: string): Promise<void> {
   });
   const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
   const modules = path.join(project, 'node_modules');
-  const installed = path.join(modules, 'aca');
+  const installed = path.join(modules, 'aca-agent');
   fs.mkdirSync(installed, { recursive: true });
   await run('tar', ['-xzf', path.join(packs, filename), '-C', installed, '--strip-components=1']);
   for (const name of fs.readdirSync(path.join(ROOT, 'node_modules'))) {
-    if (name === '.bin' || name === 'aca' || name.startsWith('.')) continue;
+    if (name === '.bin' || name === 'aca-agent' || name.startsWith('.')) continue;
     fs.symlinkSync(path.join(ROOT, 'node_modules', name), path.join(modules, name));
   }
 }
@@ -123,17 +124,17 @@ describe('aca as a library, from the packed package', () => {
 
   test('the package exports the client, the worker and the workflows, with declarations', () => {
     const manifest = JSON.parse(
-      fs.readFileSync(path.join(project, 'node_modules', 'aca', 'package.json'), 'utf8'),
+      fs.readFileSync(path.join(project, 'node_modules', 'aca-agent', 'package.json'), 'utf8'),
     );
     expect(Object.keys(manifest.exports)).toEqual(['.', './worker', './workflows', './package.json']);
     for (const entry of ['.', './worker', './workflows']) {
       for (const file of [manifest.exports[entry].types, manifest.exports[entry].default]) {
-        expect(fs.existsSync(path.join(project, 'node_modules', 'aca', file))).toBe(true);
+        expect(fs.existsSync(path.join(project, 'node_modules', 'aca-agent', file))).toBe(true);
       }
     }
     // Only what a user runs: no sources or tests in the package.
-    expect(fs.existsSync(path.join(project, 'node_modules', 'aca', 'src'))).toBe(false);
-    expect(fs.existsSync(path.join(project, 'node_modules', 'aca', 'test'))).toBe(false);
+    expect(fs.existsSync(path.join(project, 'node_modules', 'aca-agent', 'src'))).toBe(false);
+    expect(fs.existsSync(path.join(project, 'node_modules', 'aca-agent', 'test'))).toBe(false);
   });
 
   test('the examples type-check against the published declarations and compile', () => {
@@ -209,6 +210,13 @@ describe('aca as a library, from the packed package', () => {
         new UserInputError('the task is empty: aca run "<task>" [options]'),
       );
       await expect(aca.start({ task: 'x', maxIterations: 0 })).rejects.toBeInstanceOf(UserInputError);
+      // A task Temporal would refuse later (terminating the run) is refused here, before anything starts.
+      const huge = aca.start({ task: 'x'.repeat(1024 * 1024), id: `huge-${process.pid}` });
+      await expect(huge).rejects.toBeInstanceOf(TaskTooLargeError);
+      await expect(huge).rejects.toMatchObject({ bytes: 1024 * 1024, limit: MAX_TASK_BYTES });
+      await expect(aca.temporal.workflow.getHandle(`huge-${process.pid}`).describe()).rejects.toThrow(
+        /not found/i,
+      );
       await expect(aca.run('no-such-run').state()).rejects.toThrow(new RunNotFoundError('no-such-run'));
       const finished = aca.run(result.workflowId);
       const paused = finished.pause();
