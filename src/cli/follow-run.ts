@@ -6,7 +6,7 @@ import type { CliIO } from './cli-context';
 import { stateQuery } from '../workflows/signals';
 import { progressKey, progressLine } from './progress';
 import { missingWorker } from '../temporal/task-queue-pollers';
-import { currentStep, pendingStep, stepLine, type StepLine } from './run-step';
+import { currentStep, pendingStep, stepLine, waitingDecisionLine, type StepLine } from './run-step';
 import { StepSummaries } from './step-summaries';
 
 const POLL_MS = 500;
@@ -136,7 +136,11 @@ async function lookAtRun(handle: RunHandle, summaries: StepSummaries): Promise<R
   const description = await handle.describe();
   if (description.status.name !== 'RUNNING') return { closed: true, step: null };
   const pending = description.raw.pendingActivities ?? [];
-  if (pending.length === 0) return { closed: false, step: null };
+  if (pending.length === 0)
+    return {
+      closed: false,
+      step: waitingDecisionLine(description.raw.pendingWorkflowTask, description.taskQueue, Date.now()),
+    };
   const summaryOf = await summaries.lookUp(
     handle.workflowId,
     description.runId,

@@ -7,6 +7,8 @@ type Duration = Timestamp;
 
 /** Temporal's PendingActivityState values, as the proto defines them. */
 const STARTED = 2;
+/** Temporal's TimeoutType values of the timeouts that mean the worker running a step went silent. */
+const WORKER_SILENT_TIMEOUTS = new Set([1 /* START_TO_CLOSE */, 4 /* HEARTBEAT */]);
 
 /** The most of a step's last error the live line shows: one line, enough for a URL and a cause. */
 const ERROR_CHARS = 160;
@@ -19,6 +21,8 @@ export interface PendingStep {
   attempt: number;
   maximumAttempts: number;
   lastError: string | null;
+  /** The last attempt ended because its worker went silent (a heartbeat or start-to-close timeout). */
+  workerWentSilent: boolean;
   started: boolean;
   /** The last sign of life from the worker running it (its heartbeat, else when it started), epoch ms. */
   lastSeenAt: number | null;
@@ -54,6 +58,9 @@ export function pendingStep(
     attempt: info.attempt ?? 1,
     maximumAttempts: info.maximumAttempts ?? 0,
     lastError: info.lastFailure?.message ?? null,
+    workerWentSilent: WORKER_SILENT_TIMEOUTS.has(
+      Number(info.lastFailure?.timeoutFailureInfo?.timeoutType ?? 0),
+    ),
     started: info.state === STARTED,
     lastSeenAt: Math.max(heartbeatAt ?? 0, startedAt ?? 0) || null,
     silenceLimitMs: durationMs(options?.heartbeatTimeout) ?? durationMs(options?.startToCloseTimeout),
@@ -89,7 +96,11 @@ export function stepLine(step: PendingStep, now: number): StepLine {
   }
   if (step.attempt > 1) {
     const of = step.maximumAttempts > 0 ? ` of ${step.maximumAttempts}` : '';
-    const error = step.lastError ? `, last error: ${clipEnd(oneLine(step.lastError), ERROR_CHARS)}` : '';
+    const error = step.workerWentSilent
+      ? ': the worker running the last attempt stopped answering'
+      : step.lastError
+        ? `, last error: ${clipEnd(oneLine(step.lastError), ERROR_CHARS)}`
+        : '';
     parts.push(`attempt ${step.attempt}${of}${error}`);
   }
   if (!step.started && step.scheduledAt !== null && now - step.scheduledAt > WAITING_NOTICE_MS) {
@@ -99,6 +110,24 @@ export function stepLine(step: PendingStep, now: number): StepLine {
     key.push('waiting');
   }
   return { text: parts.join(' · '), key: key.join('|') };
+}
+
+/**
+ * The run's own next decision (a workflow task) not taken up for a while: no worker of its task
+ * queue answers. Null while nothing is worth saying.
+ */
+export function waitingDecisionLine(
+  task: temporal.api.workflow.v1.IPendingWorkflowTaskInfo | null | undefined,
+  taskQueue: string,
+  now: number,
+): StepLine | null {
+  const scheduledAt = millisOf(task?.scheduledTime);
+  if (!task || task.state === STARTED || scheduledAt === null || now - scheduledAt <= WAITING_NOTICE_MS)
+    return null;
+  return {
+    text: `waiting ${seconds(now - scheduledAt)} for a worker on ${taskQueue} to take the run's next step`,
+    key: 'decision-waiting',
+  };
 }
 
 /** A step not taken up for this long is worth a word: a worker normally takes it within a second. */
