@@ -11,6 +11,8 @@ import { StepSummaries } from './step-summaries';
 
 const POLL_MS = 500;
 const WORKER_RECHECK_MS = 3_000;
+/** Looks at the run that may fail in a row before the server is taken as gone. */
+const MAX_FAILED_LOOKS = 10;
 
 export type FollowOutcome = { kind: 'ended'; result: RunResult } | { kind: 'interrupted' };
 
@@ -61,15 +63,21 @@ export async function followRun(
   const { taskQueue } = await handle.describe();
   let workerCheckedAt = 0;
   let noWorker: string | null = null;
+  let failedLooks = 0;
   try {
     while (!ended && !endError && !interrupted) {
       // Whether the run ended, and what it waits on, come from the server: they need no worker.
       let look: RunLook | null = null;
       try {
         look = await abortable(() => lookAtRun(handle, steps));
+        failedLooks = 0;
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) endError = err;
+        // One failed look is a blip (each request is already retried); a server gone for good is
+        // the caller's error to report, as a run that does not exist is at once.
+        if (!interrupted && (err instanceof WorkflowNotFoundError || ++failedLooks >= MAX_FAILED_LOOKS))
+          endError = err;
       }
+      if (endError) break;
       if (look?.closed) {
         try {
           ended = await abortable(() => handle.result());
