@@ -26,9 +26,6 @@ module.exports = {
         // Timing-bound limits (fork bomb, CPU seconds, wall timeouts, a run's 2 GiB memory cgroup)
         // want the cores to themselves, and it listens on 5432 and 7233 when nothing does. The
         // other escape cases (test/sandbox/escape.test.ts) run side by side.
-        // test/e2e/local-stack.test.ts, which needs 127.0.0.1:7233 free and starts `aca`'s own dev
-        // server there, runs side by side: this suite is the only other one that takes the port,
-        // and it has let go of it before the side-by-side suites start.
         'test/sandbox/escape-limits.test.ts',
       ],
     },

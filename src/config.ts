@@ -8,6 +8,7 @@ import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from
 import { UserInputError } from './shared/errors';
 import { parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
 import { parseGitStoreLocation, type GitStoreLocation } from './repo/git-store-location';
+import { readLocalStackRecord } from './temporal/local-stack-record';
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AcaLogLevel = (typeof LOG_LEVELS)[number];
@@ -70,7 +71,10 @@ export interface AcaConfig {
    */
   workflowBundleFile: string | null;
   logPrompts: boolean;
-  /** Base address of the Temporal Web UI, for links. */
+  /**
+   * Base address of the Temporal Web UI, for links: ACA_UI_URL, else the UI of the server `aca up`
+   * or `aca demo` started at this address for this home, else port 8233 of the server's host.
+   */
   uiUrl: string;
   /** The author and committer of runs' commits (ACA_GIT_AUTHOR_NAME, ACA_GIT_AUTHOR_EMAIL). */
   gitAuthor: { name: string; email: string };
@@ -220,8 +224,12 @@ export function loadConfig(
   const vars = parsed.data;
   const home = path.resolve(vars.ACA_HOME ?? path.join(os.homedir(), '.aca'));
   const temporal = loadTemporalSettings(env);
-  const temporalAddress = temporal.connectionOptions.address || '127.0.0.1:7233';
+  // Without TEMPORAL_ADDRESS, the server `aca up` or `aca demo` last started for this home, on
+  // whatever ports they were given; links go to that server's Web UI unless ACA_UI_URL says.
+  const localStack = readLocalStackRecord(home);
+  const temporalAddress = temporal.connectionOptions.address || localStack?.address || '127.0.0.1:7233';
   const temporalHost = temporalAddress.replace(/:\d+$/, '');
+  const localUi = localStack?.address === temporalAddress ? localStack.uiUrl : null;
   return {
     temporalAddress,
     temporalAddressConfigured: Boolean(temporal.connectionOptions.address),
@@ -253,7 +261,7 @@ export function loadConfig(
     cachedRuns: vars.ACA_CACHED_RUNS ?? null,
     workflowBundleFile: vars.ACA_WORKFLOW_BUNDLE ? path.resolve(vars.ACA_WORKFLOW_BUNDLE.trim()) : null,
     logPrompts: vars.ACA_LOG_PROMPTS === '1' || vars.ACA_LOG_PROMPTS === 'true',
-    uiUrl: (vars.ACA_UI_URL ?? `http://${temporalHost}:8233`).replace(/\/$/, ''),
+    uiUrl: (vars.ACA_UI_URL ?? localUi ?? `http://${temporalHost}:8233`).replace(/\/$/, ''),
     gitAuthor: {
       name: vars.ACA_GIT_AUTHOR_NAME ?? 'aca',
       email: vars.ACA_GIT_AUTHOR_EMAIL ?? 'aca@localhost',

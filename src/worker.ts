@@ -17,7 +17,7 @@ import { loadConfig, type AcaConfig } from './config';
 import { UserInputError } from './shared/errors';
 import { createOpenAIChatModel } from './llm/chat-model';
 import { loadPriceTable } from './llm/model-prices';
-import { writeLogLine } from './temporal/log-lines';
+import { logLineWriter } from './temporal/log-lines';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
@@ -250,7 +250,7 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
 export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel } = {}): void {
   const logLevel: LogLevel = config.logLevel ?? options.logLevel ?? 'INFO';
   Runtime.install({
-    logger: new DefaultLogger(logLevel, writeLogLine),
+    logger: new DefaultLogger(logLevel, logLineWriter(logLevel)),
     telemetryOptions: {
       // The SDK's native side would otherwise print its own lines (a lost server's retries),
       // coloured with terminal escapes even into a log file; forwarded, they are lines like the rest.
@@ -267,6 +267,15 @@ export function installRuntime(config: AcaConfig, options: { logLevel?: LogLevel
   });
 }
 
+/** What `aca worker` serves, said once at start: its queues, this host's, and its test slots. */
+export function servedLines(config: AcaConfig): string[] {
+  const queues = hostRunsOf(config).queues();
+  return [
+    `aca worker polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}): runs and their model steps`,
+    `  this host's steps on "${queues.host}", its test runs on "${queues.tests}" (${config.testSlots} at a time, ACA_TEST_SLOTS); runs' files under ${config.workspacesRoot}`,
+  ];
+}
+
 /** `aca worker`: runs until SIGINT or SIGTERM, then lets running activities finish. */
 export async function runWorker(config: AcaConfig = loadConfig()): Promise<void> {
   installRuntime(config);
@@ -281,10 +290,9 @@ export async function runWorker(config: AcaConfig = loadConfig()): Promise<void>
       );
     });
     const worker = await createAcaWorker({ connection, config });
-    console.log(
-      `aca worker polling task queue "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace})`,
-    );
+    for (const line of servedLines(config)) console.log(line);
     await worker.run();
+    console.log('aca worker stopped');
   } finally {
     await connection.close();
   }

@@ -349,7 +349,7 @@ export function createAgentActivities(deps: AgentActivityDeps) {
           () => (streamed ? { streamed } : undefined),
         );
       } catch (err) {
-        throw toActivityFailure(asMissingConversation(err));
+        throw toActivityFailure(asMissingConversation(err), deps.chatModel.endpoint);
       }
       const tokens = ctx.metricMeter.createCounter(
         'aca_tokens',

@@ -4,6 +4,7 @@ import type { AcaConfig } from '../config';
 import { startDevServer, isTemporalReachable, type DevServerHandle } from '../temporal/dev-server';
 import { registerSearchAttributes } from '../temporal/search-attributes';
 import { ensureTemporalCli } from '../temporal/temporal-cli';
+import { writeLocalStackRecord } from '../temporal/local-stack-record';
 import type { CliIO } from './cli-context';
 
 export interface LocalTemporal {
@@ -48,6 +49,8 @@ export async function ensureLocalTemporal(
     io.err(
       `Temporal dev server ready in ${(server.startupMs / 1000).toFixed(1)}s; Web UI at ${config.uiUrl}`,
     );
+    // What later commands of this home go to without TEMPORAL_ADDRESS, and link to.
+    writeLocalStackRecord(config.home, { address: config.temporalAddress, uiUrl: config.uiUrl });
   }
   const connection = await Connection.connect(config.temporalConnection);
   try {

@@ -34,6 +34,7 @@ import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
 import { linkOverrides, type LinkFlags } from './link-flags';
+import { withStackPorts, type StackPortFlags } from './stack-ports';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
 import type { ApplyAllowances } from '../repo/review-risks';
@@ -403,8 +404,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   program
     .command('up')
     .description('start a local Temporal dev server and register the search attributes')
-    .action(async () => {
-      const cfg = config();
+    .option('--port <n>', 'the Temporal server port (default 7233, or the one this ACA_HOME last used)')
+    .option('--ui-port <n>', 'the Web UI port (default 8233)')
+    .action(async (flags: StackPortFlags) => {
+      const cfg = withStackPorts(config(), flags);
       const refused = await preflight('up', cfg, io);
       if (refused !== null) return set(refused);
       const { upCommand } = await import('./up-command');
@@ -415,8 +418,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .command('demo')
     .description('run the built-in offline scenario end to end with a scripted model')
     .addOption(json())
-    .action(async (flags: { json?: boolean }) => {
-      const cfg = config();
+    .option('--port <n>', 'the Temporal server port (default 7233, or the one this ACA_HOME last used)')
+    .option('--ui-port <n>', 'the Web UI port (default 8233)')
+    .action(async (flags: { json?: boolean } & StackPortFlags) => {
+      const cfg = withStackPorts(config(), flags);
       const refused = await preflight('demo', cfg, io, { mayInstall: true });
       if (refused !== null) return set(refused);
       const { demoCommand } = await import('./demo-command');

@@ -14,6 +14,12 @@ export async function upCommand(config: AcaConfig, io: CliIO): Promise<number> {
     io.out(
       `aca is up: Temporal at ${config.temporalAddress}, Web UI at ${config.uiUrl}, worker on "${config.taskQueue}". Ctrl-C stops it.`,
     );
+    if (stack.server && !config.temporalAddressConfigured) {
+      // Other terminals with this ACA_HOME find this server; anything else has to be told.
+      io.err(
+        `Commands with ACA_HOME=${config.home} use this server; elsewhere set TEMPORAL_ADDRESS=${config.temporalAddress} ACA_UI_URL=${config.uiUrl}`,
+      );
+    }
     await worker.run();
   } finally {
     await connection.close();

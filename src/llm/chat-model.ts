@@ -33,6 +33,8 @@ export interface ChatAnswer {
 
 export interface ChatModel {
   complete(request: ChatRequest): Promise<ChatAnswer>;
+  /** The endpoint's address without credentials, for errors that name it. */
+  endpoint?: string;
 }
 
 export interface OpenAIModelOptions {
@@ -68,6 +70,7 @@ export function createOpenAIChatModel(options: OpenAIModelOptions): ChatModel {
   const withoutTools = new Set<string>();
   const warned = new Set<string>();
   return {
+    endpoint: endpointForDisplay(client.baseURL),
     async complete(request) {
       const perModel = optionsForModel(modelOptions, request.model);
       if (options.warn && !warned.has(request.model) && OLLAMA_URL.test(options.baseURL ?? '')) {
@@ -189,4 +192,18 @@ function usageOf(usage: OpenAI.CompletionUsage | undefined): TokenUsage {
     ...(typeof cached === 'number' && cached > 0 ? { cached } : {}),
     ...(typeof reasoning === 'number' && reasoning > 0 ? { reasoning } : {}),
   };
+}
+
+/** An endpoint's address as errors may show it: no user, password, query or fragment. */
+export function endpointForDisplay(url: string): string {
+  try {
+    const shown = new URL(url);
+    shown.username = '';
+    shown.password = '';
+    shown.search = '';
+    shown.hash = '';
+    return shown.toString().replace(/\/$/, '');
+  } catch {
+    return 'an address that is not a URL';
+  }
 }

@@ -18,8 +18,10 @@ function retryAfterMs(headers: Headers | undefined): number | undefined {
  * Maps a failed model call onto Temporal's retry semantics: a rejected request
  * (bad key, bad request) fails at once, a rate limit waits as long as the server
  * asks, and everything else (5xx, dropped connection, timeout) is retried with backoff.
+ * `endpoint` (no credentials in it) is named when it cannot be reached: the user must see which
+ * address was tried while the step is retried.
  */
-export function toActivityFailure(err: unknown): Error {
+export function toActivityFailure(err: unknown, endpoint?: string): Error {
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const detail = `model endpoint answered ${err.status}: ${err.message}`;
     if (PERMANENT_STATUSES.has(err.status)) {
@@ -52,7 +54,7 @@ export function toActivityFailure(err: unknown): Error {
   }
   if (err instanceof OpenAI.APIConnectionError) {
     return ApplicationFailure.create({
-      message: `model endpoint unreachable: ${err.message}`,
+      message: `model endpoint unreachable${endpoint ? ` at ${endpoint}` : ''}: ${err.message}`,
       type: FAILURE_TYPES.modelUnreachable,
     });
   }

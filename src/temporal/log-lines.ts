@@ -28,6 +28,38 @@ export function logLine(entry: LogEntry): string {
   );
 }
 
+/**
+ * What the SDK says at every start and stop of a healthy worker: the workflow bundler's report,
+ * each queue's state changes, that nothing polls for Nexus tasks, and, for the host's own queues
+ * (which run only steps, by design), "No workflows registered" as a warning. `aca worker` says
+ * what it serves in one line of its own instead; at DEBUG and TRACE these lines stay.
+ */
+const ROUTINE_WORKER_LINES = [
+  /^asset workflow-bundle-/,
+  /^Workflow bundle created/,
+  /^Worker state changed/,
+  /^No Nexus services registered/,
+  /^No workflows registered, not polling for workflow tasks/,
+];
+
+export function isRoutineWorkerLine(entry: LogEntry): boolean {
+  const meta = (entry.meta ?? {}) as Record<string, unknown>;
+  return (
+    meta.sdkComponent === 'worker' &&
+    (entry.level === 'INFO' || entry.level === 'WARN') &&
+    ROUTINE_WORKER_LINES.some((pattern) => pattern.test(entry.message))
+  );
+}
+
+/** Log lines at `level`, without a healthy worker's routine start and stop lines above DEBUG. */
+export function logLineWriter(level: LogLevel): (entry: LogEntry) => void {
+  const verbose = level === 'TRACE' || level === 'DEBUG';
+  return (entry) => {
+    if (!verbose && isRoutineWorkerLine(entry)) return;
+    writeLogLine(entry);
+  };
+}
+
 /** Writes entries as log lines: warnings and errors to stderr, the rest to stdout. */
 export function writeLogLine(entry: LogEntry): void {
   const stream = entry.level === 'WARN' || entry.level === 'ERROR' ? process.stderr : process.stdout;

@@ -176,7 +176,10 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
     expect(new Set(redraws.map((f) => f.trim())).size).toBeGreaterThanOrEqual(2);
     expect(redraws[0]).toMatch(/^(INIT|PLANNING|CODING)\s+iteration [01]\/15/);
     // The terminal echoes the keystroke after the last frame.
-    expect(redraws.at(-1)?.trim()).toMatch(/^CODING\s+iteration 1\/15\s+pass -\s+\d+s\s+\d+ tokens(\^C)?$/);
+    // The line ends with the step in progress: the Coder's slow model step.
+    expect(redraws.at(-1)?.trim()).toMatch(
+      /^CODING\s+iteration 1\/15\s+pass -\s+\d+s\s+\d+ tokens {2}coder · model step 1(\^C)?$/,
+    );
     expect(out).toContain(`aca resume ${id}`);
     const handle = h.client.workflow.getHandle(id);
     expect(await snapshot(handle)).toMatchObject({ paused: true, state: 'PAUSED' });

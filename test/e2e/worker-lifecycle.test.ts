@@ -125,6 +125,31 @@ describe('aca worker as a process', () => {
     }
   }, 120_000);
 
+  test('a healthy start says what the worker serves, and nothing that looks like an error', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-worker-quiet-'));
+    // No prebuilt bundle: the worker bundles its workflow code, as a user's worker does.
+    const worker = await spawnWorker(
+      workerEnv({ ACA_HOME: home, ACA_WORKFLOW_BUNDLE: '', ACA_TEST_SLOTS: '3' }),
+    );
+    workers.push(worker);
+    const exited = new Promise<number | null>((resolve) =>
+      worker.child.once('exit', (code) => resolve(code)),
+    );
+    worker.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const out = worker.output();
+    expect(out).toContain(`aca worker polling task queue "${h.taskQueue}" on ${h.config.temporalAddress}`);
+    expect(out).toMatch(
+      /^ {2}this host's steps on "aca-host-[0-9a-f]+", its test runs on "aca-tests-[0-9a-f]+" \(3 at a time/m,
+    );
+    expect(out).toMatch(/^aca worker stopped$/m);
+    // The bundler's report, the queues' state changes and the host queues' "No workflows
+    // registered" are the SDK's routine; none of them is shown above DEBUG.
+    expect(out).not.toMatch(/asset workflow-bundle|Workflow bundle created|Worker state changed|Nexus/);
+    expect(out).not.toMatch(/WARN|ERROR|No workflows registered|Warning/);
+    fs.rmSync(home, { recursive: true, force: true });
+  }, 120_000);
+
   test('ACA_SANDBOX=none: the worker says at start what that gives up', async () => {
     const worker = await spawnWorker(
       workerEnv({ ACA_SANDBOX: 'none', ACA_HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bare-')) }),

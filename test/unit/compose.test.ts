@@ -3,6 +3,7 @@
  * to each other and to what the code reads (src/config.ts) and the image it builds (Dockerfile).
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config';
@@ -163,8 +164,11 @@ describe('docker-compose.yml', () => {
     expect(dependsOn('temporal-ui')).toContain('temporal');
     const uiPort = Number(ui.TEMPORAL_UI_PORT ?? 8080);
     expect(portMappings('temporal-ui')).toContainEqual([8233, uiPort]);
-    // `aca` prints links to http://<temporal host>:8233 unless ACA_UI_URL says otherwise.
-    expect(loadConfig({}).uiUrl).toBe('http://127.0.0.1:8233');
+    // `aca` prints links to http://<temporal host>:8233 unless ACA_UI_URL (or a local stack of
+    // its home started on other ports) says otherwise: a home of its own, whatever the user's says.
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-compose-home-'));
+    expect(loadConfig({ ACA_HOME: home }).uiUrl).toBe('http://127.0.0.1:8233');
+    fs.rmSync(home, { recursive: true, force: true });
     if (ui.TEMPORAL_CORS_ORIGINS) expect(ui.TEMPORAL_CORS_ORIGINS).toContain(':8233');
   });
 

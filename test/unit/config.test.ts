@@ -251,3 +251,50 @@ describe('ACA_GIT_STORE', () => {
     }
   });
 });
+
+describe('the local stack `aca up` or `aca demo` started for a home', () => {
+  const homeWith = (record: unknown): string => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-stack-home-'));
+    fs.mkdirSync(path.join(home, 'temporal'));
+    fs.writeFileSync(path.join(home, 'temporal', 'local-stack.json'), JSON.stringify(record));
+    return home;
+  };
+
+  test('without TEMPORAL_ADDRESS, commands go to its server and link to its Web UI', () => {
+    const home = homeWith({ address: '127.0.0.1:17301', uiUrl: 'http://localhost:18301' });
+    const config = loadConfig({ ACA_HOME: home });
+    expect(config).toMatchObject({
+      temporalAddress: '127.0.0.1:17301',
+      temporalAddressConfigured: false,
+      uiUrl: 'http://localhost:18301',
+    });
+    expect(config.temporalConnection.address).toBe('127.0.0.1:17301');
+  });
+
+  test('TEMPORAL_ADDRESS and ACA_UI_URL win; another address keeps the default UI port', () => {
+    const home = homeWith({ address: '127.0.0.1:17301', uiUrl: 'http://localhost:18301' });
+    expect(loadConfig({ ACA_HOME: home, TEMPORAL_ADDRESS: '127.0.0.1:17301' }).uiUrl).toBe(
+      'http://localhost:18301',
+    );
+    expect(loadConfig({ ACA_HOME: home, TEMPORAL_ADDRESS: 'temporal.example:7233' }).uiUrl).toBe(
+      'http://temporal.example:8233',
+    );
+    expect(loadConfig({ ACA_HOME: home, ACA_UI_URL: 'https://ui.example/' }).uiUrl).toBe(
+      'https://ui.example',
+    );
+  });
+
+  test('a record that is not one is ignored', () => {
+    for (const record of [
+      null,
+      'x',
+      { address: 'no port', uiUrl: 'http://x' },
+      { address: 'h:1', uiUrl: 'javascript:1' },
+    ]) {
+      expect(loadConfig({ ACA_HOME: homeWith(record) })).toMatchObject({
+        temporalAddress: '127.0.0.1:7233',
+        uiUrl: 'http://127.0.0.1:8233',
+      });
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { contextLengthExceeded, rejectsToolChoice, toActivityFailure } from '../../src/llm/model-errors';
+import { createOpenAIChatModel, endpointForDisplay } from '../../src/llm/chat-model';
 
 const apiError = (status: number, error: Record<string, unknown>) =>
   OpenAI.APIError.generate(status, { error }, undefined, new Headers());
@@ -75,5 +76,25 @@ describe('telling a too-long request from other refusals', () => {
     ).toBe(true);
     expect(rejectsToolChoice(apiError(400, { message: 'Invalid tools schema' }))).toBe(false);
     expect(rejectsToolChoice(apiError(500, { message: 'tool_choice crashed' }))).toBe(false);
+  });
+});
+
+describe('a model endpoint that cannot be reached is named', () => {
+  test('the failure names the address tried, so a retried step says where it looked', () => {
+    const failure = toActivityFailure(
+      new OpenAI.APIConnectionError({ message: 'Connection error.' }),
+      'http://127.0.0.1:9/v1',
+    );
+    expect(failure.message).toBe('model endpoint unreachable at http://127.0.0.1:9/v1: Connection error.');
+  });
+
+  test('the address the chat model gives shows no credentials', () => {
+    expect(endpointForDisplay('https://user:secret@llm.example:8443/v1/?key=sk-123#x')).toBe(
+      'https://llm.example:8443/v1',
+    );
+    expect(createOpenAIChatModel({ baseURL: 'http://k:s@127.0.0.1:9/v1' }).endpoint).toBe(
+      'http://127.0.0.1:9/v1',
+    );
+    expect(createOpenAIChatModel({}).endpoint).toBe('https://api.openai.com/v1');
   });
 });

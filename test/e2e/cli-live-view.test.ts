@@ -1,0 +1,138 @@
+/**
+ * What `aca run` and `aca watch` say while a run works, when the model cannot be reached and when
+ * the worker dies: the built `aca` runs as a child process without a terminal (one line per
+ * change), against `aca worker` processes a test can kill.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadScenarios } from '../../src/llm/scenario';
+import { getFreePort } from '../../src/temporal/dev-server';
+import type { RunResult } from '../../src/shared/run-types';
+import { createHarness, type Harness } from '../helpers/agent-harness';
+import { ACA_BIN } from '../helpers/run-cli';
+import { until } from '../helpers/until';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+const TEST_SCENARIOS = path.resolve(__dirname, '..', 'scenarios');
+
+interface Cli {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+function spawnCli(args: string[], env: NodeJS.ProcessEnv): Cli {
+  const child = spawn(process.execPath, [ACA_BIN, ...args], {
+    cwd: os.tmpdir(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+describe('the live view of `aca run` and `aca watch` says what the run is doing', () => {
+  let h: Harness;
+  const workers: WorkerProcess[] = [];
+  const clis: Cli[] = [];
+
+  beforeAll(async () => {
+    h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });
+  });
+  afterAll(async () => {
+    for (const cli of clis) cli.child.kill('SIGKILL');
+    for (const worker of workers) await worker.kill();
+    await h?.close();
+  });
+
+  test("a model that cannot be reached: each retry of the Planner's step, with the model's URL, and no Node warning", async () => {
+    const port = await getFreePort();
+    const queue = `${h.taskQueue}-nomodel`;
+    const env = { ...h.cliEnv(), ACA_TASK_QUEUE: queue };
+    const worker = await spawnWorker({
+      ...env,
+      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      OPENAI_API_KEY: 'sk-none',
+    });
+    workers.push(worker);
+    const id = `no-model-${randomBytes(3).toString('hex')}`;
+    const cli = spawnCli(['run', 'Write hello.py', '--no-repo', '--id', id], env);
+    clis.push(cli);
+    const unreachable = `model endpoint unreachable at http://127.0.0.1:${port}/v1`;
+    await until(() => cli.output().includes('attempt 3 of 8'), 90_000, 'the third attempt of the step');
+    // Long enough for more than ten polls of the run: the client's abort listeners used to pile up
+    // on one signal and Node warned about them.
+    await new Promise((r) => setTimeout(r, 3000));
+    const out = cli.output();
+    expect(out).toMatch(/^PLANNING\s+iteration 0\/15/m);
+    expect(out).toMatch(
+      new RegExp(
+        `^ {2}planner · model step 1 · attempt 2 of 8, last error: ${escape(unreachable)}: Connection error\\.$`,
+        'm',
+      ),
+    );
+    expect(out).not.toMatch(/Warning|\(node:\d+\)/);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(4);
+    await h.client.workflow.getHandle(id).cancel();
+    // The embedded database takes one process at a time: the next test's workers need it.
+    await worker.kill('SIGTERM');
+  });
+
+  test('a worker that dies in the middle of a step: the live view says its worker stopped answering', async () => {
+    const queue = `${h.taskQueue}-lost`;
+    const env = { ...h.cliEnv(), ACA_TASK_QUEUE: queue };
+    const workerEnv = {
+      ...env,
+      OPENAI_BASE_URL: h.llm.url,
+      OPENAI_API_KEY: 'sk-scripted',
+      ACA_HEARTBEAT_TIMEOUT: '5',
+    };
+    const first = await spawnWorker(workerEnv);
+    workers.push(first);
+    const id = `lost-worker-${randomBytes(3).toString('hex')}`;
+    // The slow-coder scenario's first Coder answer takes 5 s: the worker is killed while it waits.
+    const run = spawnCli(
+      [
+        'run',
+        "Write greet(name) in greet.py returning 'Hello, <name>!' (slow-coder)",
+        '--model',
+        'scripted:slow-coder',
+        '--id',
+        id,
+        '--detach',
+      ],
+      env,
+    );
+    expect(await run.exited).toBe(0);
+    const watch = spawnCli(['watch', id], env);
+    clis.push(watch);
+    await until(
+      () => /^ {2}coder · model step 1$/m.test(watch.output()),
+      60_000,
+      "the Coder's step on the live view",
+    );
+    await first.kill('SIGKILL');
+    await until(
+      () =>
+        /coder · model step 1 · (no word from its worker .* it may have stopped|attempt 2 of \d+: the worker running the last attempt stopped answering)/.test(
+          watch.output(),
+        ),
+      60_000,
+      'the live view to say the worker stopped answering',
+    );
+    workers.push(await spawnWorker(workerEnv));
+    expect(await watch.exited).toBe(0);
+    expect(watch.output()).toMatch(/^SUCCESS after 1 iteration/m);
+    expect(((await h.client.workflow.getHandle(id).result()) as RunResult).state).toBe('SUCCESS');
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
