@@ -3,6 +3,7 @@ import type { ReviewRisk } from '../repo/review-risks';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import { describeTargets } from '../shared/targets';
+import { baselineFailuresLine } from '../shared/baseline-failures';
 import type { ListedState } from '../shared/types';
 import { positiveInteger } from '../shared/option-numbers';
 import { jsonForTerminal, printableLine, printableName } from '../shared/terminal-text';
@@ -35,6 +36,8 @@ export async function statusCommand(
   }
   if (s.targets?.length) lines.push(`  targets: ${describeTargets(s.targets, printableName)}`);
   if (s.failingTests?.length) lines.push(`  failing: ${s.failingTests.map(printableName).join(', ')}`);
+  const excused = baselineFailuresLine(s, printableName);
+  if (excused) lines.push(`  warning: ${excused}`);
   if (s.warning) lines.push(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
     lines.push(`  last analysis: ${s.lastAnalysis.rootCause}`);

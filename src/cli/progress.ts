@@ -2,6 +2,7 @@ import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run
 import { printableLine, printableName } from '../shared/terminal-text';
 import { percentText } from '../shared/pass-rate';
 import { describeTargets } from '../shared/targets';
+import { baselineFailuresLine } from '../shared/baseline-failures';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -53,6 +54,8 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   if (r.targets?.length) lines.push(`  targets:   ${describeTargets(r.targets, printableName)}`);
   if (r.regressions.length) lines.push(`  regressions: ${r.regressions.map(printableName).join(', ')}`);
   if (r.failingTests?.length) lines.push(`  failing:   ${r.failingTests.map(printableName).join(', ')}`);
+  const excused = baselineFailuresLine(r, printableName);
+  if (excused) lines.push(`  warning:   ${excused}`);
   if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
   lines.push(`  web UI:    ${uiLink}`);
   if (r.changedFiles.length) {
