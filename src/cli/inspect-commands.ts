@@ -27,7 +27,7 @@ export async function statusCommand(
   // Each line one field: a newline in an analysis must not forge the line after it.
   const lines = [
     `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
-    `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
+    `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate, s.tests)}, paused: ${s.paused ? 'yes' : 'no'}`,
   ];
   if (s.waiting === 'limit') {
     lines.push(
@@ -172,7 +172,7 @@ export async function listCommand(
           r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
           r.state.padEnd(11),
           String(r.iteration).padEnd(5),
-          formatPassRate(r.passRate).padEnd(5),
+          (testedYet(r) ? formatPassRate(r.passRate) : '-').padEnd(5),
           r.language.padEnd(11),
           `${r.workflowId}${r.parentRun ? ` (from ${r.parentRun})` : ''}${r.discarded ? ' [discarded]' : ''}`,
         ].join(' '),
@@ -180,6 +180,15 @@ export async function listCommand(
     );
   }
   return EXIT.success;
+}
+
+/**
+ * Whether a listed run has finished a test run: the AgentPassRate search attribute reads 0 until
+ * then (a search attribute has no "none"), which is no pass rate at all.
+ */
+function testedYet(r: { iteration: number; state: string }): boolean {
+  if (r.iteration === 0) return false;
+  return !(r.iteration === 1 && ['INIT', 'PLANNING', 'CODING', 'TESTING'].includes(r.state));
 }
 
 /** `aca log <id>`: the run as plain text, from the history of each of its executions. */

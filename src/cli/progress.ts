@@ -1,6 +1,6 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
 import { printableLine, printableName } from '../shared/terminal-text';
-import { percentText } from '../shared/pass-rate';
+import { passRateText } from '../shared/pass-rate';
 import { describeTargets } from '../shared/targets';
 import { baselineFailuresLine } from '../shared/baseline-failures';
 import type { TokenUsage } from '../shared/types';
@@ -12,8 +12,8 @@ export function formatDuration(ms: number): string {
   return m > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
 }
 
-export function formatPassRate(rate: number | null): string {
-  return rate === null ? '-' : percentText(rate);
+export function formatPassRate(rate: number | null, tests?: RunResult['tests']): string {
+  return passRateText(rate, tests);
 }
 
 /**
@@ -40,7 +40,7 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   const outcome = r.state === 'SUCCESS' ? 'SUCCESS' : `${r.state} (${r.reason ?? 'unknown reason'})`;
   const lines = [
     `${outcome} after ${r.iterations} iteration${r.iterations === 1 ? '' : 's'} of at most ${r.maxIterations}`,
-    `  tests:     ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.errors} errors (pass rate ${formatPassRate(r.passRate)})`,
+    `  tests:     ${testsText(r)}`,
     `  tokens:    ${tokenText(r.tokens)}`,
     `  cost:      ${costText(r.cost)}`,
     `  workspace: ${printableName(r.workspace)}`,
@@ -66,6 +66,13 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
     lines.push(`  files:     ${r.files.map(printableName).join(', ')}`);
   }
   return lines.map(printableLine);
+}
+
+/** A run's test counts and pass rate; a run whose tests never counted one has no rate to show. */
+function testsText(r: RunResult): string {
+  const { passed, failed, errors } = r.tests;
+  if (passed + failed + errors === 0) return 'no tests run';
+  return `${passed} passed, ${failed} failed, ${errors} errors (pass rate ${formatPassRate(r.passRate, r.tests)})`;
 }
 
 /** Dollars with enough digits for the cents of a small run: $0.0123. */

@@ -5,14 +5,12 @@
  * workflow bundle includes this file (the Web UI's details).
  */
 
+import type { RunResult } from './run-types';
+
 /** Names shown on the line; the rest are counted. */
 export const BASELINE_FAILURES_SHOWN = 5;
 
-interface Outcome {
-  state: string;
-  failingTests?: readonly string[] | null;
-  tests: { failed: number; errors: number };
-}
+type Outcome = Pick<RunResult, 'state' | 'failingTests' | 'tests'>;
 
 /**
  * The line for a run that ended SUCCESS with tests failing (all of them failing at the baseline
