@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
@@ -33,6 +33,7 @@ import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
 import { recordStartedRun } from '../api/started-runs';
 import { givenOrLatestRun } from './latest-run';
+import { addCleanCommand } from './clean-command';
 import { linkOverrides, type LinkFlags } from './link-flags';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
@@ -362,6 +363,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
       set(await withClient(config(), (aca) => discardCommand(aca, id, flags, io)));
     });
 
+  addCleanCommand(program, async (work) => set(await withClient(config(), work)), io);
+
   program
     .command('list')
     .description('runs, newest first')
@@ -523,17 +526,4 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     });
 
   return { program, exitCode: () => code };
-}
-
-/** Maps what commander refuses (unknown option, missing argument, …) to exit 2 with one line. */
-export function commanderExit(err: CommanderError, io: CliIO): number {
-  if (err.exitCode === 0) return EXIT.success;
-  // The help was printed to stderr already: a command that needs a subcommand got none.
-  if (err.code === 'commander.help') return EXIT.badInput;
-  // Commander puts its suggestion on a line of its own: one line, with where to see the rest.
-  const message = err.message
-    .replace(/^error: /, '')
-    .replace(/\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
-  io.err(printableLine(`aca: ${message}`));
-  return EXIT.badInput;
 }
