@@ -26,6 +26,11 @@ export interface TurnContext {
   targets?: TargetResult[];
   /** What the run itself tells the Coder (a target the Planner named that does not exist). */
   notes?: string[];
+  /**
+   * For the Planner: the tests that fail on the base commit (the first names, and how many in all),
+   * which the run may leave failing unless the plan names them as targets.
+   */
+  baselineFailures?: { names: string[]; count: number };
   /** A continued run: the run it goes on from, that run's task verbatim and what it did. */
   earlier?: { run: string; task: string; done: string | null };
 }

@@ -54,6 +54,7 @@ export function buildUserMessage(
   }
   switch (ctx.role) {
     case 'planner':
+      if (ctx.baselineFailures) parts.push(describeBaselineFailures(ctx.baselineFailures));
       if (ctx.lessons?.length) parts.push(formatLessons(ctx.lessons));
       parts.push('Submit your plan with submit_plan.');
       break;
@@ -104,6 +105,11 @@ export function buildUserMessage(
 
 function describeTargetList(targets: TargetResult[]): string {
   return `Target tests: the run succeeds only when every one of them passes, even one that failed before the run started (outcome in the last test run):\n${targets.map((t) => `- ${t.id}: ${t.outcome}`).join('\n')}`;
+}
+
+function describeBaselineFailures(failures: { names: string[]; count: number }): string {
+  const more = failures.count - failures.names.length;
+  return `Tests that already fail on the base commit, before any change (${failures.count}):\n${failures.names.map((n) => `- ${n}`).join('\n')}${more > 0 ? `\n- and ${more} more` : ''}\nThe run may end with these still failing unless they are targets. If the task asks for one of them to pass, name it in submit_plan's targets.`;
 }
 
 function describeRegressions(regressions: string[]): string {

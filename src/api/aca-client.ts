@@ -14,6 +14,7 @@ import { linkedRunRequest, readEarlierRun, type LinkRequest } from './linked-run
 import { firstLine, validateRunRequest, type StartRunRequest, type ValidRunRequest } from './run-request';
 import { runStaticDetails } from './run-static-details';
 import { claimRunId } from './claim-run-id';
+import { recordStartedRun } from './started-runs';
 import { AcaRun, RUN_WORKFLOW_TYPE } from './aca-run';
 
 export { AcaRun, RUN_WORKFLOW_TYPE, type RunClient, type RunHandle } from './aca-run';
@@ -93,6 +94,10 @@ export class AcaClient {
     const valid = await validateRunRequest(request, this.config);
     await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
+    recordStartedRun(this.config.home, {
+      workflowId: valid.workflowId,
+      repo: valid.input.repo?.path ?? null,
+    });
     return this.run(valid.workflowId);
   }
 
@@ -127,6 +132,10 @@ export class AcaClient {
     const valid = await this.prepareLinked(parentId, request, options.id);
     await claimRunId(this, valid.workflowId, options.replace === true);
     await startRunWorkflow(this.temporal, valid, options.taskQueue ?? this.config.taskQueue);
+    recordStartedRun(this.config.home, {
+      workflowId: valid.workflowId,
+      repo: valid.input.repo?.path ?? null,
+    });
     return this.run(valid.workflowId);
   }
 

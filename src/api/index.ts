@@ -1,3 +1,4 @@
+/// <reference path="./ms-types.ts" preserve="true" />
 /**
  * aca's public API for scripts: start, steer and read runs. Everything exported from here (and
  * from `aca-agent/worker` and `aca-agent/workflows`) is public and follows semantic versioning; anything

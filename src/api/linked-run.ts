@@ -4,13 +4,12 @@
  * run that continued as new): its input, its plan and the analysis of each attempt. Nothing is
  * started until every check has passed.
  */
-import { randomBytes } from 'node:crypto';
+import { newRunId } from './run-ids';
 import type { Client } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { RunStateError, UserInputError } from '../shared/errors';
 import type { RunInput, RunLink, RunResult } from '../shared/run-types';
-import { percentText } from '../shared/pass-rate';
-import { safeKey } from '../shared/safe-key';
+import { passRateText } from '../shared/pass-rate';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
 import { gitDirWithCommit } from '../repo/run-commits';
@@ -181,8 +180,7 @@ export async function linkedRunRequest(
       `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.git.commonDir}${config.gitStore.isDefault ? '' : ` and from the git store ${config.gitStore.display}`}; was the run discarded?`,
     );
   }
-  const workflowId =
-    id?.trim() || `aca-${request.kind}-${safeKey(parentRun).slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+  const workflowId = id?.trim() || newRunId(`${request.kind} ${parentRun}`);
   if (!(await isValidBranchName(runBranch(workflowId)))) {
     throw new UserInputError(
       `the run id "${workflowId}" cannot name a git branch (aca/<id>); choose another --id`,
@@ -229,7 +227,7 @@ function describeDone(result: RunResult): string {
       ? 'It ended SUCCESS'
       : `It ended ${result.state} (${result.reason ?? 'unknown'})`;
   const lines = [
-    `${ending} after ${result.iterations} attempt${result.iterations === 1 ? '' : 's'}, pass rate ${percentText(result.passRate ?? 0)}.`,
+    `${ending} after ${result.iterations} attempt${result.iterations === 1 ? '' : 's'}, pass rate ${passRateText(result.passRate, result.tests)}.`,
   ];
   const files = result.changedFiles
     .slice(0, 30)

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newRunId } from './run-ids';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AcaConfig } from '../config';
@@ -110,7 +110,7 @@ export async function validateRunRequest(
   const modelTimeoutSeconds = wholeNumber(request.modelTimeoutSeconds, 'model-timeout');
   const maxSteps = wholeNumber(request.maxSteps, 'max-steps');
   if (request.id !== undefined && !request.id.trim()) throw new UserInputError('--id is empty');
-  const workflowId = request.id?.trim() ?? `aca-${slug(task)}-${randomBytes(3).toString('hex')}`;
+  const workflowId = request.id?.trim() ?? newRunId(task);
   // A folder on the host that prepares the run; without it, that host decides.
   const workspace = request.workspace === undefined ? undefined : path.resolve(request.workspace);
   const testCommand = commandOption(request.testCommand, 'test-cmd');
@@ -243,17 +243,6 @@ function wholeNumber(value: number | undefined, name: string): number | undefine
     throw new UserInputError(`--${name} must be a whole number of at least 1, got "${String(value)}"`);
   }
   return value;
-}
-
-function slug(task: string): string {
-  return (
-    task
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '')
-      .slice(0, 24)
-      .replace(/-$/, '') || 'run'
-  );
 }
 
 export function firstLine(task: string): string {

@@ -1,3 +1,4 @@
+/// <reference path="./ms-types.ts" preserve="true" />
 /**
  * `aca-agent/worker`: aca's worker, or its activities for a worker of your own. Register the workflow
  * by bundling `aca-agent/workflows` (see docs/library.md).

@@ -4,6 +4,7 @@ import type { ReviewRisk } from '../repo/review-risks';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import { describeTargets } from '../shared/targets';
+import { baselineFailuresLine } from '../shared/baseline-failures';
 import type { ListedState } from '../shared/types';
 import { positiveInteger } from '../shared/option-numbers';
 import { jsonForTerminal, printableLine, printableName } from '../shared/terminal-text';
@@ -29,7 +30,7 @@ export async function statusCommand(
     s.ended
       ? `${s.workflowId}: ${s.ended.status} (in ${s.state})`
       : `${s.workflowId}: ${s.paused ? 'PAUSED' : s.state}${s.reason ? ` (${s.reason})` : ''}`,
-    `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate)}, paused: ${s.paused ? 'yes' : 'no'}`,
+    `  iteration ${s.iterations}/${s.maxIterations}, pass rate ${formatPassRate(s.passRate, s.tests)}, paused: ${s.paused ? 'yes' : 'no'}`,
   ];
   if (s.waiting === 'limit') {
     lines.push(
@@ -38,6 +39,8 @@ export async function statusCommand(
   }
   if (s.targets?.length) lines.push(`  targets: ${describeTargets(s.targets, printableName)}`);
   if (s.failingTests?.length) lines.push(`  failing: ${s.failingTests.map(printableName).join(', ')}`);
+  const excused = baselineFailuresLine(s, printableName);
+  if (excused) lines.push(`  warning: ${excused}`);
   if (s.warning) lines.push(`  warning: ${s.warning}`);
   if (s.lastAnalysis) {
     lines.push(`  last analysis: ${s.lastAnalysis.rootCause}`);
@@ -177,7 +180,7 @@ export async function listCommand(
           r.startTime.slice(0, 19).replace('T', ' ').padEnd(20),
           listedState(r).padEnd(11),
           String(r.iteration).padEnd(5),
-          formatPassRate(r.passRate).padEnd(5),
+          (testedYet(r) ? formatPassRate(r.passRate) : '-').padEnd(5),
           r.language.padEnd(11),
           `${r.workflowId}${r.parentRun ? ` (from ${r.parentRun})` : ''}${r.discarded ? ' [discarded]' : ''}`,
         ].join(' '),
@@ -190,6 +193,15 @@ export async function listCommand(
 /** A run Temporal stopped without letting it end (terminated, timed out) shows as that, not as the state it last published. */
 function listedState(row: RunSummary): string {
   return endedWithoutResult(row.status) ? row.status : row.state;
+}
+
+/**
+ * Whether a listed run has finished a test run: the AgentPassRate search attribute reads 0 until
+ * then (a search attribute has no "none"), which is no pass rate at all.
+ */
+function testedYet(r: { iteration: number; state: string }): boolean {
+  if (r.iteration === 0) return false;
+  return !(r.iteration === 1 && ['INIT', 'PLANNING', 'CODING', 'TESTING'].includes(r.state));
 }
 
 /** `aca log <id>`: the run as plain text, from the history of each of its executions. */

@@ -2,7 +2,8 @@ import { CommanderError } from 'commander';
 import { AcaError, UnreachableError, UserInputError } from '../shared/errors';
 import { printable } from '../shared/terminal-text';
 import { EXIT, processIO, type CliIO } from './cli-context';
-import { buildProgram, commanderExit } from './program';
+import { buildProgram } from './program';
+import { commanderExit } from './commander-exit';
 
 /** Entry point of the `aca` command; returns the exit code. */
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {

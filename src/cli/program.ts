@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { AcaClient } from '../api/aca-client';
 import { loadConfig, type AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
@@ -33,6 +33,9 @@ import { portNumber, positiveInteger } from '../shared/option-numbers';
 import { SCRIPTED_MODEL_HELP } from './scripted-model-command';
 import { startRunWorkflow } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
+import { recordStartedRun } from '../api/started-runs';
+import { givenOrLatestRun } from './latest-run';
+import { addCleanCommand } from './clean-command';
 import { linkOverrides, type LinkFlags } from './link-flags';
 import { withStackPorts, type StackPortFlags } from './stack-ports';
 import type { LinkRequest } from '../api/linked-run';
@@ -47,6 +50,9 @@ import {
   evalStatusCommand,
   type EvalFlags,
 } from './eval-command';
+
+const LATEST_RUN =
+  'run id (default: the latest run started from this repository or folder, else with this ACA_HOME)';
 
 const EXIT_CODES_HELP = `
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 Temporal or database unreachable,
@@ -72,7 +78,7 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   const program = new Command('aca')
     .description('A durable autonomous coding agent on Temporal.')
     .addHelpText('after', EXIT_CODES_HELP)
-    .showSuggestionAfterError(false)
+    .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (text) => io.out(text.replace(/\n$/, '')),
       // Help asked for wrongly (`aca memory`) goes to stderr; commander's error lines are
@@ -85,6 +91,15 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     code = value;
   };
   const json = () => new Option('--json', 'print one JSON object instead of text');
+  /** A command on the run given, or on the latest one started here (see latest-run.ts). */
+  const withRunOf = async (
+    id: string | undefined,
+    work: (aca: AcaClient, run: string) => Promise<number>,
+  ) => {
+    const cfg = config();
+    const run = await givenOrLatestRun(id, cfg, io);
+    return withClient(cfg, (aca) => work(aca, run));
+  };
 
   program
     .command('run')
@@ -149,6 +164,10 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
         const replaced = await claimRunId(aca, request.workflowId, flags.replace);
         if (replaced) io.err(replaced);
         await startRunWorkflow(aca.temporal, request, cfg.taskQueue);
+        recordStartedRun(cfg.home, {
+          workflowId: request.workflowId,
+          repo: request.input.repo?.path ?? null,
+        });
         if (flags.detach) {
           io.out(request.workflowId);
           return EXIT.success;
@@ -241,20 +260,18 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   program
     .command('status')
     .description('state, iteration, pass rate, paused or not, last analysis')
-    .argument('<id>', 'run id')
+    .argument('[id]', LATEST_RUN)
     .addOption(json())
-    .action(async (id: string, flags: { json?: boolean }) => {
-      const cfg = config();
-      set(await withClient(cfg, (aca) => statusCommand(aca, id, flags, io)));
+    .action(async (id: string | undefined, flags: { json?: boolean }) => {
+      set(await withRunOf(id, (aca, run) => statusCommand(aca, run, flags, io)));
     });
 
   program
     .command('watch')
     .description('live progress until the run ends')
-    .argument('<id>', 'run id')
-    .action(async (id: string) => {
-      const cfg = config();
-      set(await withClient(cfg, (aca) => watchCommand(aca, id, io)));
+    .argument('[id]', LATEST_RUN)
+    .action(async (id: string | undefined) => {
+      set(await withRunOf(id, (aca, run) => watchCommand(aca, run, io)));
     });
 
   for (const action of ['pause', 'resume'] as const) {
@@ -295,9 +312,9 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   program
     .command('log')
     .description('the run as plain text: each agent step, its tool calls and outcomes, test counts, analyses')
-    .argument('<id>', 'run id')
-    .action(async (id: string) => {
-      set(await withClient(config(), (aca) => logCommand(aca, id, io)));
+    .argument('[id]', LATEST_RUN)
+    .action(async (id: string | undefined) => {
+      set(await withRunOf(id, (aca, run) => logCommand(aca, run, io)));
     });
 
   program
@@ -316,23 +333,22 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
   program
     .command('result')
     .description("the run's outcome; waits for the run to end")
-    .argument('<id>', 'run id')
+    .argument('[id]', LATEST_RUN)
     .addOption(json())
     .option('--no-wait', 'show the current state of a run that has not ended instead of waiting')
-    .action(async (id: string, flags: { json?: boolean; wait: boolean }) => {
-      const cfg = config();
-      set(await withClient(cfg, (aca) => resultCommand(aca, id, flags, io)));
+    .action(async (id: string | undefined, flags: { json?: boolean; wait: boolean }) => {
+      set(await withRunOf(id, (aca, run) => resultCommand(aca, run, flags, io)));
     });
 
   program
     .command('diff')
     .description("the run's changes against the commit it started from, as a unified diff")
-    .argument('<id>', 'run id')
+    .argument('[id]', LATEST_RUN)
     .option('--stat', 'one line per changed file with its counts instead')
     .option('--raw', 'print the bytes as git wrote them, control characters and all (for pipes)')
     .addHelpText('after', DIFF_HELP)
-    .action(async (id: string, flags: { stat?: boolean; raw?: boolean }) => {
-      set(await withClient(config(), (aca) => diffCommand(aca, id, flags, io)));
+    .action(async (id: string | undefined, flags: { stat?: boolean; raw?: boolean }) => {
+      set(await withRunOf(id, (aca, run) => diffCommand(aca, run, flags, io)));
     });
 
   program
@@ -359,6 +375,8 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     .action(async (id: string, flags: { force?: boolean }) => {
       set(await withClient(config(), (aca) => discardCommand(aca, id, flags, io)));
     });
+
+  addCleanCommand(program, async (work) => set(await withClient(config(), work)), io);
 
   program
     .command('list')
@@ -525,13 +543,4 @@ export function buildProgram(io: CliIO): { program: Command; exitCode: () => num
     });
 
   return { program, exitCode: () => code };
-}
-
-/** Maps what commander refuses (unknown option, missing argument, …) to exit 2 with one line. */
-export function commanderExit(err: CommanderError, io: CliIO): number {
-  if (err.exitCode === 0) return EXIT.success;
-  // The help was printed to stderr already: a command that needs a subcommand got none.
-  if (err.code === 'commander.help') return EXIT.badInput;
-  io.err(printableLine(`aca: ${err.message.replace(/^error: /, '')}`));
-  return EXIT.badInput;
 }

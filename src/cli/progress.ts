@@ -1,7 +1,8 @@
 import type { ChangedFile, RunCost, RunResult, RunSnapshot } from '../shared/run-types';
 import { printableLine, printableName } from '../shared/terminal-text';
-import { percentText } from '../shared/pass-rate';
+import { passRateText } from '../shared/pass-rate';
 import { describeTargets } from '../shared/targets';
+import { baselineFailuresLine } from '../shared/baseline-failures';
 import type { TokenUsage } from '../shared/types';
 
 export function formatDuration(ms: number): string {
@@ -11,8 +12,8 @@ export function formatDuration(ms: number): string {
   return m > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
 }
 
-export function formatPassRate(rate: number | null): string {
-  return rate === null ? '-' : percentText(rate);
+export function formatPassRate(rate: number | null, tests?: RunResult['tests']): string {
+  return passRateText(rate, tests);
 }
 
 /**
@@ -39,7 +40,7 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   const outcome = r.state === 'SUCCESS' ? 'SUCCESS' : `${r.state} (${r.reason ?? 'unknown reason'})`;
   const lines = [
     `${outcome} after ${r.iterations} iteration${r.iterations === 1 ? '' : 's'} of at most ${r.maxIterations}`,
-    `  tests:     ${r.tests.passed} passed, ${r.tests.failed} failed, ${r.tests.errors} errors (pass rate ${formatPassRate(r.passRate)})`,
+    `  tests:     ${testsText(r)}`,
     `  tokens:    ${tokenText(r.tokens)}`,
     `  cost:      ${costText(r.cost)}`,
     `  workspace: ${printableName(r.workspace)}`,
@@ -53,6 +54,8 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
   if (r.targets?.length) lines.push(`  targets:   ${describeTargets(r.targets, printableName)}`);
   if (r.regressions.length) lines.push(`  regressions: ${r.regressions.map(printableName).join(', ')}`);
   if (r.failingTests?.length) lines.push(`  failing:   ${r.failingTests.map(printableName).join(', ')}`);
+  const excused = baselineFailuresLine(r, printableName);
+  if (excused) lines.push(`  warning:   ${excused}`);
   if (r.error && r.state !== 'SUCCESS') lines.push(`  error:     ${r.error}`);
   lines.push(`  web UI:    ${uiLink}`);
   if (r.changedFiles.length) {
@@ -63,6 +66,13 @@ export function summaryLines(r: RunResult, uiLink: string): string[] {
     lines.push(`  files:     ${r.files.map(printableName).join(', ')}`);
   }
   return lines.map(printableLine);
+}
+
+/** A run's test counts and pass rate; a run whose tests never counted one has no rate to show. */
+function testsText(r: RunResult): string {
+  const { passed, failed, errors } = r.tests;
+  if (passed + failed + errors === 0) return 'no tests run';
+  return `${passed} passed, ${failed} failed, ${errors} errors (pass rate ${formatPassRate(r.passRate, r.tests)})`;
 }
 
 /** Dollars with enough digits for the cents of a small run: $0.0123. */

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { HOST_TOOL_ENV } from '../shared/executables';
 import { programLookup, type AcaConfig } from '../config';
 import { lockDataDir } from '../memory/data-dir-lock';
+import { MemoryLockedError } from '../memory/memory-errors';
 import { embeddedDataDir } from '../memory/open-memory';
 import { BARE_WARNING, checkSandboxAvailable, findExecutable, isRoot, PYTHON } from '../sandbox';
 import { isTemporalReachable } from '../temporal/dev-server';
@@ -188,11 +189,19 @@ export async function checkTemporalReachable(config: AcaConfig): Promise<CheckRe
   };
 }
 
-export async function checkDatabase(config: AcaConfig): Promise<CheckResult> {
-  return config.databaseUrl ? checkPostgres(config.databaseUrl) : checkEmbeddedFolder(config.home);
+/**
+ * `inUse`: what a process holding the embedded database means for the command checking. For
+ * `aca doctor` it is a worker at work, as it should be ('fine'); for a command that would open
+ * the database itself, a conflict ('blocks').
+ */
+export async function checkDatabase(
+  config: AcaConfig,
+  inUse: 'fine' | 'blocks' = 'blocks',
+): Promise<CheckResult> {
+  return config.databaseUrl ? checkPostgres(config.databaseUrl) : checkEmbeddedFolder(config.home, inUse);
 }
 
-async function checkEmbeddedFolder(home: string): Promise<CheckResult> {
+async function checkEmbeddedFolder(home: string, inUse: 'fine' | 'blocks'): Promise<CheckResult> {
   const name = 'database';
   const dir = embeddedDataDir(home);
   try {
@@ -201,6 +210,13 @@ async function checkEmbeddedFolder(home: string): Promise<CheckResult> {
     lock.release();
     return { name, status: 'ok', detail: `embedded (PGlite) in ${dir}` };
   } catch (err) {
+    if (inUse === 'fine' && err instanceof MemoryLockedError && err.holderPid !== process.pid) {
+      return {
+        name,
+        status: 'ok',
+        detail: `embedded (PGlite) in ${dir}, in use by process ${err.holderPid} (a worker or aca up; runs reach it through that worker)`,
+      };
+    }
     return {
       name,
       status: 'missing',

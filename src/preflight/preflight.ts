@@ -36,7 +36,7 @@ export async function hostChecks(
     command === 'worker'
       ? await checkTemporalReachable(config)
       : await checkTemporalForLocalStack(config, env),
-    await checkDatabase(config),
+    await checkDatabase(config, command === 'doctor' ? 'fine' : 'blocks'),
   ];
 }
 

@@ -17,3 +17,16 @@ export function percentText(rate: number): string {
   }
   return `${whole}%`;
 }
+
+/**
+ * A run's pass rate for people: `-` before any test run, `no tests run` when its last test run
+ * counted no test (a rate of 0 there says nothing about the code), else percentText.
+ */
+export function passRateText(
+  rate: number | null,
+  tests?: { passed: number; failed: number; errors: number },
+): string {
+  if (rate === null) return '-';
+  if (tests && tests.passed + tests.failed + tests.errors === 0) return 'no tests run';
+  return percentText(rate);
+}

@@ -12,6 +12,9 @@ export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: 
  */
 const HOST_QUEUE_ONLY: ReadonlySet<string> = new Set(['search_files']);
 
+/** Baseline failures the Planner's first message names; the rest are counted. */
+const MAX_BASELINE_FAILURES_TOLD = 30;
+
 /** Steps in a row that only failed, or called nothing, before a turn is given up. */
 export const MAX_IDLE_STEPS = 3;
 
@@ -128,9 +131,25 @@ export function turnOpening(run: RunContext, request: TurnRequest): TurnOpening 
       ...(link?.kind === 'continue'
         ? { earlier: { run: link.parentRun, task: link.parentTask, done: link.done } }
         : {}),
+      ...(request.role === 'planner' ? baselineFailuresOf(run) : {}),
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
+  };
+}
+
+/**
+ * What the baseline found failing, for the Planner to name as targets what the task asks to fix:
+ * without a target, a test that failed there may still fail when the run ends SUCCESS.
+ */
+function baselineFailuresOf(run: RunContext): { baselineFailures?: { names: string[]; count: number } } {
+  const { baseline, failingTests } = run.record;
+  if (!baseline || baseline.failed === 0 || failingTests.length === 0) return {};
+  return {
+    baselineFailures: {
+      names: failingTests.slice(0, MAX_BASELINE_FAILURES_TOLD),
+      count: Math.max(baseline.failed, failingTests.length),
+    },
   };
 }
 

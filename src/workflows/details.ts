@@ -1,10 +1,12 @@
 import type { RunSnapshot } from '../shared/run-types';
-import { percentText } from '../shared/pass-rate';
+import { passRateText } from '../shared/pass-rate';
 import { describeTargets } from '../shared/targets';
+import { baselineFailuresLine } from '../shared/baseline-failures';
 
 /** The run's current details in the Web UI, as Temporal markdown (a list: single newlines would merge lines into one paragraph). */
 export function renderDetails(snapshot: RunSnapshot): string {
-  const passRate = snapshot.passRate === null ? 'not run yet' : percentText(snapshot.passRate);
+  const passRate =
+    snapshot.passRate === null ? 'not run yet' : passRateText(snapshot.passRate, snapshot.tests);
   const lines = [
     `- **State:** ${snapshot.state}${snapshot.paused ? ' (`aca resume` continues the run)' : ''}`,
     `- **Iteration:** ${snapshot.iterations}/${snapshot.maxIterations}`,
@@ -40,6 +42,8 @@ export function renderDetails(snapshot: RunSnapshot): string {
     const more = failing.length > 20 ? ` and ${failing.length - 20} more` : '';
     lines.push(`- **Still failing:** ${failing.slice(0, 20).join(', ')}${more}`);
   }
+  const excused = baselineFailuresLine(snapshot);
+  if (excused) lines.push(`- **Failing before and after the run:** ${excused}`);
   if (snapshot.changedFiles.length) {
     const shown = snapshot.changedFiles.slice(0, 20).map((f) => `${f.path} (+${f.added} -${f.removed})`);
     const more = snapshot.changedFiles.length > 20 ? ` and ${snapshot.changedFiles.length - 20} more` : '';

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { parseJunitReport } from '../verdicts/junit-cases';
 import { NODE_ADDRESS_SPACE_HEADROOM, nodeRunEnv } from './node-runtime';
 import { clipCaseTail } from '../verdicts/report';
+import { missingRunModule } from './missing-module';
 import { baseEnv, type ReportOnlyRunner } from './runner';
 
 /** How many lines of a failed command's output become its case's message. */
@@ -42,6 +43,12 @@ export function makeCommandRunner(commandLine: string): ReportOnlyRunner {
       // The shell's own codes for a command it could not find or run: no test ran, none failed.
       if (exitCode === 126 || exitCode === 127) {
         const why = `the test command could not start (${exitCode === 127 ? 'command not found' : 'not executable'}, exit ${exitCode})`;
+        const tail = output.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
+        return { cases: [], collectionError: `${why}:\n${tail}`, environment: why };
+      }
+      const module = exitCode === null ? null : missingRunModule(commandLine, output);
+      if (module) {
+        const why = `the test command could not start (Python has no module named ${module}, exit ${exitCode})`;
         const tail = output.trimEnd().split('\n').slice(-TAIL_LINES).join('\n');
         return { cases: [], collectionError: `${why}:\n${tail}`, environment: why };
       }
