@@ -460,13 +460,15 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif op not in suspending:
             seen["raised"] = True
 
-    def profile(frame, event, arg, audit=audit, calling=calling):
-        # Returns and calls go to the hook; the built-in function being called is only noted, for
+    def profile(frame, event, arg, audit=audit, calling=calling, starts=_str.startswith, own=trusted + ("<frozen ",)):
+        # Returns go to the hook, and calls of code that is not the interpreter's or pytest's (the
+        # hook would let those pass at once); the built-in function being called is only noted, for
         # the hook to know which one runs a function of the code under test (len runs __len__).
         if event == "return":
             audit("aca.ret", frame, arg)
         elif event == "call":
-            audit("aca.call", frame)
+            if not starts(frame.f_code.co_filename, own):
+                audit("aca.call", frame)
         elif event == "c_call":
             calling[0] = arg
         elif event == "c_return" or event == "c_exception":
@@ -553,8 +555,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 send({"t": "done", "exit": args[0], "tampered": _len(tampering)})
 
     def hook(event, args):
-        # Called for every audit event of the process: the common ones leave at the first test.
-        if event == "object.__getattr__" or event == "open" and not _len(args):
+        # Called for every audit event of the process: the common ones leave at the first test
+        # (builtins.id is raised by the hook's own lookups, thousands of times a run).
+        if event == "object.__getattr__" or event == "builtins.id" or event == "open" and not _len(args):
             return
         if event.startswith("aca."):
             on_event(event, args)
