@@ -427,7 +427,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if entry is None:
             back = frame.f_back
             if back is not None and entry_of(back.f_code) is not None:
-                why = judged_value(value)
+                why = judged_value(value, code)
                 if why is not None:
                     tamper(why[:300])
             return
@@ -554,6 +554,16 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 state["done"] = True
                 send({"t": "done", "exit": args[0], "tampered": _len(tampering)})
 
+    interpreter_files = trusted + ("<frozen ",)
+
+    def set_by_interpreter():
+        # Frames 0 and 1 are this function's and the hook's; 2 is the code that set the attribute.
+        caller = getframe(2)
+        if caller is None:
+            return False
+        filename = caller.f_code.co_filename
+        return _type(filename) is _str and filename.startswith(interpreter_files)
+
     def hook(event, args):
         # Called for every audit event of the process: the common ones leave at the first test
         # (builtins.id is raised by the hook's own lookups, thousands of times a run).
@@ -587,7 +597,8 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 forget_types()
             if target is profile:
                 tamper("the verdict's profile function was changed (" + name[:40] + ")")
-            elif name == "__code__":
+            elif name == "__code__" and kind is function_type and not set_by_interpreter():
+                # (types.coroutine, which asyncio applies as it loads, sets a flag this way)
                 tamper("a function's code was replaced")
             elif name == "__class__" and _len(args) > 2:
                 try:
@@ -600,7 +611,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 tamper("a frame was changed (" + name[:40] + ")")
             elif kind is _type and not name.startswith("__"):
                 module = type_module(target)
-                if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy"):
+                if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy", "unittest"):
                     tamper("pytest's " + name + " was replaced")
         elif event == "object.__delattr__":
             forget_types()
