@@ -730,6 +730,10 @@ def add(a, b):
     return _Opposite("not the sum")
 `,
       /_Opposite\.__eq__ is a wrapper_descriptor/,
+      {
+        'tests/test_add.py':
+          'from solution import add\n\n\ndef test_add():\n    assert add("a", "b") == "ab"\n',
+      },
     ],
     "unittest.mock's ANY, handed back as the sum": [
       'from unittest import mock\n\n\ndef add(a, b):\n    return mock.ANY\n',
