@@ -253,6 +253,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
           key,
           tests: [...acceptanceTests, ...basePresent.filter((file) => !base?.run || base.run.includes(file))],
           modules: basePresent.filter((file) => base?.run && !base.run.includes(file)),
+          repository: basePresent,
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
           importPaths: base?.importPaths ?? [],
           ...(baseConfig ? { base: baseConfig } : {}),
@@ -300,6 +301,7 @@ interface RunSpec {
     tests: string[];
     support: string[];
     modules: string[];
+    repository: string[];
     importPaths: string[];
     base?: NonNullable<AcceptanceFiles['baseConfig']>;
   };
@@ -387,6 +389,7 @@ function contextFor(
       keyFile: path.posix.join(paths.output, KEY_FILE),
       importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
       modules: run.verdict.modules.map(seen(originalsSeen)),
+      repository: run.verdict.repository,
     },
   };
 }

@@ -355,6 +355,7 @@ def squares(n):
   const CONFTEST = 'import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n';
   const TESTS = `import dataclasses
 import sys
+from unittest import mock
 
 import pytest
 
@@ -431,6 +432,14 @@ def test_plain_containers():
 
 def test_the_solution_compares_its_own_objects():
     assert newest([3, 9, 4]) == 9
+
+
+def test_mocks_and_any_of_the_tests_own():
+    recorder = mock.Mock()
+    recorder(add(1, 1))
+    recorder.assert_called_once_with(mock.ANY)
+    assert [add(1, 1), 5] == [2, mock.ANY]
+    assert mock.call(add(1, 1)) == mock.call(2)
 `;
   const EXPECTED = {
     test_fixture_from_conftest: 'passed',
@@ -446,6 +455,7 @@ def test_the_solution_compares_its_own_objects():
     test_approx_and_raises: 'passed',
     test_plain_containers: 'passed',
     test_the_solution_compares_its_own_objects: 'passed',
+    test_mocks_and_any_of_the_tests_own: 'passed',
   };
   const files = { 'tests/test_forms.py': TESTS, 'tests/conftest.py': CONFTEST };
 
@@ -469,6 +479,7 @@ def test_the_solution_compares_its_own_objects():
       'tests/test_forms.py::TestClass::test_method',
       'tests/test_forms.py::test_builtins',
       'tests/test_forms.py::test_fixture_from_conftest',
+      'tests/test_forms.py::test_mocks_and_any_of_the_tests_own',
       'tests/test_forms.py::test_parametrized[-1--1--2]',
       'tests/test_forms.py::test_parametrized[1-2-3]',
     ]);
@@ -708,6 +719,33 @@ def add(a, b):
         'tests/test_add.py':
           'from solution import Money, add\n\n\ndef test_add():\n    assert isinstance(add(Money(), Money()), Money)\n',
       },
+    ],
+    "a str subclass whose __eq__ is str's own __ne__": [
+      `class _Opposite(str):
+    __eq__ = str.__ne__
+    __hash__ = str.__hash__
+
+
+def add(a, b):
+    return _Opposite("not the sum")
+`,
+      /_Opposite\.__eq__ is a wrapper_descriptor/,
+      {
+        'tests/test_add.py':
+          'from solution import add\n\n\ndef test_add():\n    assert add("a", "b") == "ab"\n',
+      },
+    ],
+    "unittest.mock's ANY, handed back as the sum": [
+      'from unittest import mock\n\n\ndef add(a, b):\n    return mock.ANY\n',
+      /a value under test is a unittest\.mock\._ANY/,
+    ],
+    "a pytest.approx of the solution's making, with an infinite tolerance": [
+      'import pytest\n\n\ndef add(a, b):\n    return pytest.approx(0, abs=float("inf"))\n',
+      /a value under test is a _pytest\.python_api\.ApproxBase/,
+    ],
+    "add a MagicMock that returns ANY (its own code, the interpreter's, returns the value)": [
+      'from unittest import mock\n\nadd = mock.MagicMock(return_value=mock.ANY)\n',
+      /a value under test is a unittest\.mock\.NonCallableMock/,
     ],
     'a report hook registered through item.config.pluginmanager that flips the report': [
       `${BROKEN}

@@ -104,6 +104,7 @@ function makeVerdictRunner(
         tests: verdict.tests,
         support: verdict.support,
         modules: verdict.modules,
+        repository: verdict.repository,
         paths: verdict.importPaths,
       };
       const argv = [

@@ -48,6 +48,8 @@ export interface RunnerContext {
     importPaths: string[];
     /** Trusted test files not run, whose test classes the files run may inherit (as `tests`). */
     modules: [string, string, string][];
+    /** The repository's own test files among them (see VerdictExpectations.repositoryFiles). */
+    repository: string[];
   };
 }
 

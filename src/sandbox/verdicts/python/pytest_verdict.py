@@ -332,6 +332,24 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             tampering.append(what)
             send({"t": "tamper", "what": what})
 
+    # The repository's own test files judged here (a run's targets and regressions, an
+    # evaluation's tests): a sign against one of their tests makes that test unproven rather than
+    # the whole run tampered, and the value checks leave them be, since a repository's own classes
+    # define comparison as a matter of course.
+    repository = _frozenset(setup.get("repository", []))
+
+    def doubt(why):
+        current = state["test"]
+        if current is not None and current[0] in repository:
+            state["seen"]["doubted"] = True
+        else:
+            tamper(why[:300])
+
+    def doubt_value(why):
+        current = state["test"]
+        if current is None or current[0] not in repository:
+            tamper(why[:300])
+
     def proc_target(path):
         # The process's own descriptors, memory and environment, by any spelling of /proc.
         if _type(path) is _bytes:
@@ -431,9 +449,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if entry is None:
             back = frame.f_back
             if back is not None and entry_of(back.f_code) is not None:
-                why = judged_value(value)
+                why = judged_value(value, code)
                 if why is not None:
-                    tamper(why[:300])
+                    doubt_value(why)
             return
         rel, name, names, co_code, is_module, namespace = entry
         # A test class may inherit its tests from a class of another trusted test file.
@@ -442,7 +460,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         seen = state["seen"]
         f_globals = frame.f_globals
         if f_globals is not namespace:
-            tamper("the code of " + current[2][:200] + " ran under globals that are not its module's")
+            doubt("the code of " + current[2][:200] + " ran under globals that are not its module's")
             seen["rebound"] = True
             return
         imports, checked, star = names
@@ -453,10 +471,10 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             found, value = lookup(f_globals, bound[0])
             why = judged_name(value) if found else None
             if why is not None:
-                tamper(why[:300])
+                doubt_value(why)
         why = builtins_hold(f_globals, frame.f_builtins, checked, star)
         if why is not None:
-            tamper(why[:300])
+            doubt(why)
             seen["rebound"] = True
             return
         op = co_code[frame.f_lasti]
@@ -465,13 +483,15 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif op not in suspending:
             seen["raised"] = True
 
-    def profile(frame, event, arg, audit=audit, calling=calling):
-        # Returns and calls go to the hook; the built-in function being called is only noted, for
+    def profile(frame, event, arg, audit=audit, calling=calling, starts=_str.startswith, own=trusted + ("<frozen ",)):
+        # Returns go to the hook, and calls of code that is not the interpreter's or pytest's (the
+        # hook would let those pass at once); the built-in function being called is only noted, for
         # the hook to know which one runs a function of the code under test (len runs __len__).
         if event == "return":
             audit("aca.ret", frame, arg)
         elif event == "call":
-            audit("aca.call", frame)
+            if not starts(frame.f_code.co_filename, own):
+                audit("aca.call", frame)
         elif event == "c_call":
             calling[0] = arg
         elif event == "c_return" or event == "c_exception":
@@ -512,13 +532,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             if _len(args) == 1 and _type(args[0]) is frame_type and state["test"] is not None:
                 why = judged_call(args[0], calling[0])
                 if why is not None:
-                    tamper(why[:300])
+                    doubt_value(why)
         elif event == "aca.begin":
             nodeid = args[0] if _len(args) == 1 else None
             if _type(nodeid) is not _str:
                 return
             state["test"] = split_id(nodeid) + (nodeid,)
-            state["seen"] = {"ran": False, "raised": False, "rebound": False}
+            state["seen"] = {"ran": False, "raised": False, "rebound": False, "doubted": False}
             state["profiling"] = profile
             own_profile(profile)
         elif event == "aca.end":
@@ -531,7 +551,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             seen = state["seen"]
             state["body"] = (
                 nodeid,
-                "rebound" if seen["rebound"] and not seen["ran"] else
+                "rebound" if seen["rebound"] and not seen["ran"] or seen["doubted"] else
                 "ran" if seen["ran"] else "raised" if seen["raised"] else "not_run",
             )
         elif event == "aca.case":
@@ -558,8 +578,9 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 send({"t": "done", "exit": args[0], "tampered": _len(tampering)})
 
     def hook(event, args):
-        # Called for every audit event of the process: the common ones leave at the first test.
-        if event == "object.__getattr__" or event == "open" and not _len(args):
+        # Called for every audit event of the process: the common ones leave at the first test
+        # (builtins.id is raised by the hook's own lookups, thousands of times a run).
+        if event == "object.__getattr__" or event == "builtins.id" or event == "open" and not _len(args):
             return
         if event.startswith("aca."):
             on_event(event, args)
@@ -608,7 +629,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 tamper("a frame was changed (" + name[:40] + ")")
             elif kind is _type and not name.startswith("__"):
                 module = type_module(target)
-                if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy"):
+                if _type(module) is _str and module.split(".")[0] in ("_pytest", "pytest", "pluggy", "unittest"):
                     tamper("pytest's " + name + " was replaced")
         elif event == "object.__delattr__":
             forget_types()

@@ -54,7 +54,15 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
     keywords = _frozenset(keyword.kwlist)
     starts = _str.startswith
     heap = 1 << 9
-    slot_types = (_type(object.__hash__), _type(_str.join), _type(_dict.__dict__["fromkeys"]))
+    # A built-in type's own slot (`__hash__ = object.__hash__`), under its own name only: `__eq__ =
+    # str.__ne__` would answer the opposite.
+    slot_types = (_type(object.__hash__), _type(_str.join))
+    slot_names = (slot_types[0].__dict__["__name__"].__get__, slot_types[1].__dict__["__name__"].__get__)
+    type_module = _type.__dict__["__module__"].__get__
+    # Values of the interpreter's and pytest's own that equal what they are asked to: the code under
+    # test may not hand them to the tests (the tests' own `pytest.approx` is theirs to use).
+    wildcards = _frozenset([("unittest.mock", "_ANY"), ("unittest.mock", "NonCallableMock"),
+                            ("_pytest.python_api", "ApproxBase")])
     plain = _frozenset([_id(t) for t in (int, float, complex, bool, _str, _bytes, _type(None), _type(Ellipsis))])
     containers = {_id(_list): list_iter, _id(_tuple): tuple_iter, _id(_set): set_iter, _id(_frozenset): frozenset_iter}
     real_builtins = builtins_now
@@ -225,6 +233,7 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
                 + (name if _type(name) is _str else "?")[:80])
 
     checked_types = {}  # id(type) -> (type, verdict)
+    checked_wildcards = {}  # id(type) -> (type, name or None)
 
     def type_verdict(t):
         known = checked_types.get(_id(t))
@@ -241,7 +250,11 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
                 if key not in compared_names or value is _none:
                     continue
                 kind = _type(value)
-                if kind is function_type or kind is slot_types[0] or kind is slot_types[1] or kind is slot_types[2]:
+                if kind is function_type:
+                    continue
+                if kind is slot_types[0] and slot_names[0](value) == key:
+                    continue
+                if kind is slot_types[1] and slot_names[1](value) == key:
                     continue
                 verdict = (type_name(klass) + "." + key + " is a " + type_name(kind)
                            + ", not a function: a comparison it answers runs no code the verdict can see")
@@ -251,8 +264,26 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
         checked_types[_id(t)] = (t, verdict)
         return verdict
 
-    def judged_value(value):
-        """A value handed to the acceptance tests' code: None, or why it cannot be trusted."""
+    def wildcard(t):
+        known = checked_wildcards.get(_id(t))
+        if known is not None and known[0] is t:
+            return known[1]
+        found = None
+        for klass in type_mro(t):
+            module = type_module(klass)
+            name = type_name(klass)
+            if _type(module) is _str and _type(name) is _str and (module, name) in wildcards:
+                found = module + "." + name
+                break
+        checked_wildcards[_id(t)] = (t, found)
+        return found
+
+    def judged_value(value, producer=None):
+        """
+        A value handed to the acceptance tests' code, by the code whose code object is `producer`
+        (None: a name the tests import): None, or why it cannot be trusted.
+        """
+        strict = producer is None or not trusted_code(producer)
         stack = [value]
         budget = 10000
         while stack and budget > 0:
@@ -263,6 +294,11 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
                 continue
             iterate = containers.get(_id(t))
             if iterate is None and t is not _dict:
+                found = wildcard(t)
+                if found is not None:
+                    if strict:
+                        return "a value under test is a " + found + ", which equals what it is asked to"
+                    continue  # the tests' own mock or approx, made by the library's code
                 verdict = type_verdict(t)
                 if verdict is not None:
                     return "a value under test: " + verdict
@@ -292,11 +328,14 @@ def _aca_values(trusted, entry_of, getframe, builtins_now, dis, dataclasses, key
             type_flags(value)
         except _exception:
             return judged_value(value)
+        if wildcard(value) is not None:
+            return None  # a mock class: what its instances answer is the tests' to configure
         verdict = type_verdict(value)
         return None if verdict is None else "a class the tests import: " + verdict
 
     def forget_types():
         checked_types.clear()
+        checked_wildcards.clear()
 
     def names_itself_trusted(filename):
         # Code compiled or built under the interpreter's own file names (or, for None, any code
