@@ -419,6 +419,12 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
       changedFiles: expect.arrayContaining([expect.objectContaining({ path: 'fizzbuzz.py' })]),
     });
 
+    const result = await runCli(['result', id], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `aca: run ${id} was terminated by Temporal: ${reason}; it has no result: aca status ${id} shows what is left of it, aca discard ${id} removes its worktree and branch`,
+    );
+
     // Its changes were never applied: without a terminal, only --force throws them away.
     const unforced = await runCli(['discard', id], env);
     expect(unforced.code).toBe(2);
