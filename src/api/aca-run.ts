@@ -198,7 +198,13 @@ export class AcaRun {
 
   /** The outcome, once the run has ended (waits for it). */
   async result(): Promise<RunResult> {
-    await this.status();
+    if (endedWithoutResult(await this.status())) {
+      const { error } = await this.state();
+      throw new RunStateError(
+        this.id,
+        `run ${this.id} was ${error}; it has no result: aca status ${this.id} shows what is left of it, aca discard ${this.id} removes its worktree and branch`,
+      );
+    }
     return this.handle.result();
   }
 

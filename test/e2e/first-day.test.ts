@@ -397,7 +397,9 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
       90_000,
       `${id} waiting at its limit`,
     );
-    const reason = 'BadScheduleActivityAttributes: input exceeds size limit (as Temporal says it)';
+    // Whoever terminates a run writes its reason: hostile text, shown with its controls as escapes.
+    const reason = 'BadScheduleActivityAttributes: input exceeds size limit\x1b[2J\nSUCCESS forged';
+    const shown = 'BadScheduleActivityAttributes: input exceeds size limit\\x1b[2J\\nSUCCESS forged';
     await h.client.workflow.getHandle(id).terminate(reason);
     const worktree = path.join(h.home, 'workspaces', id);
     expect(fs.existsSync(worktree)).toBe(true);
@@ -409,7 +411,8 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
     const status = await runCli(['status', id], env);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(new RegExp(`^${id}: TERMINATED \\(in REFLECTING\\)$`, 'm'));
-    expect(status.stdout).toContain(`terminated by Temporal: ${reason}`);
+    expect(status.stdout).toContain(`  last error: terminated by Temporal: ${shown}\n`);
+    expect(status.stdout).not.toContain('\x1b');
     expect(status.stdout).toContain(`aca discard ${id} removes them`);
     const json = JSON.parse((await runCli(['status', id, '--json'], env)).stdout) as RunSnapshot;
     expect(json).toMatchObject({
@@ -418,6 +421,14 @@ describe('run ids, repositories found from the folder, linked-run settings, unpo
       repo: fs.realpathSync(repo),
       changedFiles: expect.arrayContaining([expect.objectContaining({ path: 'fizzbuzz.py' })]),
     });
+
+    const result = await runCli(['result', id], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('\x1b');
+    // The reason's newline stays (the error's later lines are indented under its `aca:` line).
+    expect(result.stderr.trim()).toBe(
+      `aca: run ${id} was terminated by Temporal: BadScheduleActivityAttributes: input exceeds size limit\\x1b[2J\n  SUCCESS forged; it has no result: aca status ${id} shows what is left of it, aca discard ${id} removes its worktree and branch`,
+    );
 
     // Its changes were never applied: without a terminal, only --force throws them away.
     const unforced = await runCli(['discard', id], env);

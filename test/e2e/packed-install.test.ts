@@ -7,6 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -168,6 +169,10 @@ describe('the packed package installed outside the checkout', () => {
     ) as Manifest;
     expect(manifest.name).toBe('aca-agent');
     expect(manifest.bin).toEqual({ aca: 'bin/aca.js' });
+    // The task limit and its error are part of the library's surface.
+    const library = createRequire(path.join(tools, 'package.json'))('aca-agent') as Record<string, unknown>;
+    expect(library.MAX_TASK_BYTES).toBe(64 * 1024);
+    expect(typeof library.TaskTooLargeError).toBe('function');
     expect(fs.realpathSync(path.join(bin, 'aca'))).toBe(
       path.join(fs.realpathSync(tools), 'node_modules', 'aca-agent', 'bin', 'aca.js'),
     );
