@@ -290,7 +290,8 @@ export async function runWorker(config: AcaConfig = loadConfig()): Promise<void>
       );
     });
     const worker = await createAcaWorker({ connection, config });
-    for (const line of servedLines(config)) console.log(line);
+    // One write: whoever waits for the first line has the whole of it.
+    console.log(servedLines(config).join('\n'));
     await worker.run();
     console.log('aca worker stopped');
   } finally {

@@ -11,6 +11,8 @@ import { StepSummaries } from './step-summaries';
 
 const POLL_MS = 500;
 const WORKER_RECHECK_MS = 3_000;
+/** How long the live view waits for the worker's answer to the state query. */
+const QUERY_WITHIN_MS = 3_000;
 /** Looks at the run that may fail in a row before the server is taken as gone. */
 const MAX_FAILED_LOOKS = 10;
 
@@ -43,13 +45,16 @@ export async function followRun(
   process.on('SIGINT', onSigint);
   // The client adds a listener to the signal for every request it makes under it and never takes
   // it off: each request gets a signal of its own, linked to Ctrl-C's for as long as it lasts.
-  const abortable = <T>(fn: () => Promise<T>): Promise<T> => {
+  // `withinMs`: given up after that long, so that one slow answer does not hold the live view.
+  const abortable = <T>(fn: () => Promise<T>, withinMs?: number): Promise<T> => {
     const call = new AbortController();
     const cancel = (): void => call.abort();
     abort.signal.addEventListener('abort', cancel);
-    return handle.client
-      .withAbortSignal(call.signal, fn)
-      .finally(() => abort.signal.removeEventListener('abort', cancel));
+    const timer = withinMs === undefined ? undefined : setTimeout(cancel, withinMs);
+    return handle.client.withAbortSignal(call.signal, fn).finally(() => {
+      clearTimeout(timer);
+      abort.signal.removeEventListener('abort', cancel);
+    });
   };
   const steps = new StepSummaries(handle.client);
   let ended: RunResult | null = null;
@@ -93,7 +98,9 @@ export async function followRun(
       if (!options.quiet && !interrupted) {
         if (noWorker === null) {
           try {
-            lastSnapshot = await abortable(() => handle.query(stateQuery));
+            // A worker that died still holds the run for a while: its query would wait for the
+            // server's timeout, and the live view with it, when the step line has news to show.
+            lastSnapshot = await abortable(() => handle.query(stateQuery), QUERY_WITHIN_MS);
           } catch {
             // The worker went away, or is slow: look for one again before the next query.
             workerCheckedAt = 0;

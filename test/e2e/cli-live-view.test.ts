@@ -44,9 +44,12 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
   beforeAll(async () => {
     h = await createHarness({ scenarios: loadScenarios(TEST_SCENARIOS) });
   });
+  // The embedded database takes one worker process at a time: each test's go when it ends.
+  afterEach(async () => {
+    for (const cli of clis.splice(0)) cli.child.kill('SIGKILL');
+    for (const worker of workers.splice(0)) await worker.kill();
+  });
   afterAll(async () => {
-    for (const cli of clis) cli.child.kill('SIGKILL');
-    for (const worker of workers) await worker.kill();
     await h?.close();
   });
 
@@ -54,20 +57,32 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
     const port = await getFreePort();
     const queue = `${h.taskQueue}-nomodel`;
     const env = { ...h.cliEnv(), ACA_TASK_QUEUE: queue };
-    const worker = await spawnWorker({
-      ...env,
-      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      OPENAI_API_KEY: 'sk-none',
-    });
-    workers.push(worker);
+    workers.push(
+      await spawnWorker({
+        ...env,
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        OPENAI_API_KEY: 'sk-none',
+      }),
+    );
     const id = `no-model-${randomBytes(3).toString('hex')}`;
     const cli = spawnCli(['run', 'Write hello.py', '--no-repo', '--id', id], env);
     clis.push(cli);
     const unreachable = `model endpoint unreachable at http://127.0.0.1:${port}/v1`;
-    await until(() => cli.output().includes('attempt 3 of 8'), 90_000, 'the third attempt of the step');
-    // Long enough for more than ten polls of the run: the client's abort listeners used to pile up
-    // on one signal and Node warned about them.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Seen from the server: the third attempt of the Planner's step, some seconds in (more than ten
+    // polls of the live view: the client's abort listeners used to pile up on one signal, and Node
+    // warned about them), then a moment for the live view to catch up.
+    await until(
+      async () => {
+        const described = await h.client.workflow
+          .getHandle(id)
+          .describe()
+          .catch(() => null); // not started yet
+        return (described?.raw.pendingActivities ?? []).some((p) => (p.attempt ?? 0) >= 3);
+      },
+      90_000,
+      'the third attempt of the step',
+    );
+    await new Promise((r) => setTimeout(r, 2000));
     const out = cli.output();
     expect(out).toMatch(/^PLANNING\s+iteration 0\/15/m);
     expect(out).toMatch(
@@ -80,8 +95,6 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(4);
     await h.client.workflow.getHandle(id).cancel();
-    // The embedded database takes one process at a time: the next test's workers need it.
-    await worker.kill('SIGTERM');
   });
 
   test('a worker that dies in the middle of a step: the live view says its worker stopped answering', async () => {
