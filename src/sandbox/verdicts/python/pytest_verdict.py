@@ -577,6 +577,16 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 state["done"] = True
                 send({"t": "done", "exit": args[0], "tampered": _len(tampering)})
 
+    interpreter_files = trusted + ("<frozen ",)
+
+    def set_by_interpreter():
+        # Frames 0 and 1 are this function's and the hook's; 2 is the code that set the attribute.
+        caller = getframe(2)
+        if caller is None:
+            return False
+        filename = caller.f_code.co_filename
+        return _type(filename) is _str and filename.startswith(interpreter_files)
+
     def hook(event, args):
         # Called for every audit event of the process: the common ones leave at the first test
         # (builtins.id is raised by the hook's own lookups, thousands of times a run).
@@ -611,11 +621,12 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             if target is profile:
                 tamper("the verdict's profile function was changed (" + name[:40] + ")")
             elif name == "__code__":
-                # The standard library does this too (`types.coroutine`, as asyncio loads): only a
-                # test's own code moved onto or off a function is tampering.
+                # The standard library does this too (`types.coroutine`, as asyncio loads); a test's
+                # own code moved onto or off a function is tampering whoever does it.
                 new = args[2] if _len(args) > 2 else None
                 old = function_code(target) if kind is function_type else None
-                if (kind is not function_type or (_type(new) is code_type and entry_of(new) is not None)
+                if (kind is not function_type or not set_by_interpreter()
+                        or (_type(new) is code_type and entry_of(new) is not None)
                         or (old is not None and entry_of(old) is not None)):
                     tamper("a function's code was replaced")
             elif name == "__class__" and _len(args) > 2:
