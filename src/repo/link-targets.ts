@@ -14,6 +14,9 @@ import { isUnaddableName } from './unaddable-names';
 /** How many links deep a target is followed before it counts as outside (as the kernel's ELOOP). */
 const MAX_LINK_HOPS = 40;
 
+/** Linux's PATH_MAX, the terminating NUL included: a link's target must be shorter. */
+const MAX_TARGET_BYTES = 4096;
+
 /**
  * Where a link leads: into the repository's files; out of them (absolute, up past the top, or
  * too many links deep); or into a git directory, the checkout's own `.git` or a folder laid out as
@@ -108,7 +111,8 @@ function isGitName(part: string): boolean {
  * link's target in its place. Passing through a git directory on the way counts as reaching it.
  */
 export async function linkReach(linkPath: string, linkTarget: string, tree: CommitTree): Promise<LinkReach> {
-  if (linkTarget.startsWith('/')) return 'outside';
+  // A target the kernel cannot take (PATH_MAX) resolves nowhere: it is not within the repository.
+  if (linkTarget.startsWith('/') || linkTarget.length >= MAX_TARGET_BYTES) return 'outside';
   const parts = linkPath.split('/').slice(0, -1);
   const pending = linkTarget.split('/');
   let hops = 0;
