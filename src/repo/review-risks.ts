@@ -227,7 +227,17 @@ function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pyt
  * The changes of `base`..`head` that need a reviewer's care, in path order; empty when none do.
  * A file may be listed under more than one kind (a binary `conftest.py`).
  */
-export async function reviewRisks(target: GitTarget, base: string, head: string): Promise<ReviewRisk[]> {
+export async function reviewRisks(
+  target: GitTarget,
+  base: string,
+  head: string,
+  /**
+   * The commit whose tree links are resolved in, when not `head`: what `aca apply` is about to
+   * write (the run's changes on the user's branch), where a folder of the user's may since have
+   * become a link.
+   */
+  landing: string = head,
+): Promise<ReviewRisk[]> {
   // Only full ids of commits present pass: none can be read as an option or a revision expression.
   for (const commit of [base, head]) {
     if (!(await isCommit(target, commit))) {
@@ -253,7 +263,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
     ...new Set(changes.filter(shownAsText).map((c) => c.newBlob)),
   ]);
   const risks: ReviewRisk[] = [];
-  const tree: CommitTree = commitTree(target, head);
+  const tree: CommitTree = commitTree(target, landing);
   const hooksFolder = await trackedHooksFolder(target);
   const gitDirs = new Set<string>();
   for (const change of changes) {

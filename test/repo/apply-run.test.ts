@@ -313,6 +313,24 @@ describe('applying a run to the user repository', () => {
     });
   });
 
+  test('a link judged where it lands: through a folder the user has since made a link out, it needs --allow-links', async () => {
+    const made = await run({ 'calc.py': FIXED });
+    fs.symlinkSync('shared/settings.cfg', path.join(made.git.workTree, 'settings.cfg'));
+    const head = (await commitAll(made.worktree, 'aca: attempt 2'))!;
+    // Within the repository in the run's own tree: no folder `shared` there.
+    fs.symlinkSync('../elsewhere', path.join(repo, 'shared'));
+    userGit(repo, 'add', 'shared');
+    userGit(repo, 'commit', '-q', '-m', 'shared settings live next door');
+    const error = (await expectRefusedUnchanged(
+      { ...made, head },
+      ApplyNeedsConsentError,
+    )) as ApplyNeedsConsentError;
+    expect(error.files).toEqual(['settings.cfg']);
+    expect(await applyRun({ ...options({ ...made, head }), allowLinks: true })).toMatchObject({
+      applied: true,
+    });
+  });
+
   test('the message names the task, the run and its branch', () => {
     expect(applyMessage('  Add a --verbose flag  ', 'r1', 'aca/r1')).toBe(
       'Add a --verbose flag\n\nApplied from aca run r1 (branch aca/r1).\n',
