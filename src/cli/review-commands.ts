@@ -16,8 +16,10 @@ Prints the run's changes against the commit it started from, as a unified diff. 
 line per changed file with its counts, then a total, then under "Review with care" what the diff
 cannot show or what acts beyond the code beside it: binary files, links and where they point,
 submodules, .gitmodules, .gitattributes, .aca.json, test runner configuration (conftest.py, pytest
-settings, jest.config.*, package.json, babel configuration) and Python start-up files
-(sitecustomize.py, usercustomize.py, *.pth). Works on a running run too, up to its last commit.
+settings, jest.config.*, package.json, babel configuration), Python start-up files
+(sitecustomize.py, usercustomize.py, *.pth), folders laid out as a git directory, files in the
+folder your core.hooksPath names, and files with a line too long to show. Works on a running run
+too, up to its last commit.
 
 Control and invisible characters in the diff (an escape sequence that would erase a line on the
 screen, a bidi override, a zero-width character, a byte that is not UTF-8) are shown as \\x1b,

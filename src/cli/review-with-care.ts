@@ -1,5 +1,5 @@
 import type { ReviewRisk } from '../repo/review-risks';
-import { printableName } from '../shared/terminal-text';
+import { shownName } from '../shared/shown-lines';
 
 /**
  * The "Review with care" heading and one line per risk (see review-risks.ts); nothing when there
@@ -12,8 +12,8 @@ export function reviewWithCareLines(risks: readonly ReviewRisk[], withNeeds = tr
     ...risks.map((risk) => {
       const name =
         risk.kind === 'link'
-          ? `${printableName(risk.path)} -> ${printableName(risk.target ?? '')}`
-          : printableName(risk.path);
+          ? `${shownName(risk.path)} -> ${shownName(risk.target ?? '')}`
+          : shownName(risk.path);
       const needs = withNeeds && risk.needs ? ` [aca apply needs --${risk.needs}]` : '';
       return `  ${name} (${risk.kind}, ${risk.change}): ${risk.note}${needs}`;
     }),

@@ -1,5 +1,5 @@
 import { AcaError, UserInputError } from '../shared/errors';
-import { printableName } from '../shared/terminal-text';
+import { shownName } from '../shared/shown-lines';
 import type { ReviewRisk } from './review-risks';
 
 /**
@@ -32,7 +32,7 @@ export class UncommittedChangesError extends UserInputError {
  * The run brings in what its diff cannot show and the user did not allow: links that point out of
  * the repository or into a git directory, new binary files, git attribute files that change the
  * bytes git writes. Nothing was changed. Names are shown
- * as printableName() shows them: a name of the run's cannot forge a line of the message.
+ * as shownName() shows them: a name of the run's cannot forge a line of the message.
  */
 export class ApplyNeedsConsentError extends UserInputError {
   readonly files: string[];
@@ -42,11 +42,11 @@ export class ApplyNeedsConsentError extends UserInputError {
     const attributes = risks.filter((risk) => risk.needs === 'allow-attributes');
     const parts = [
       links.length > 0 &&
-        `${links.length} link(s) pointing outside the repository or into a git directory (${links.map((l) => `${printableName(l.path)} -> ${printableName(l.target ?? '')}`).join(', ')}; --allow-links applies them)`,
+        `${links.length} link(s) pointing outside the repository or into a git directory (${links.map((l) => `${shownName(l.path)} -> ${shownName(l.target ?? '')}`).join(', ')}; --allow-links applies them)`,
       binaries.length > 0 &&
-        `${binaries.length} new binary file(s) (${binaries.map((b) => printableName(b.path)).join(', ')}; --allow-binary applies them)`,
+        `${binaries.length} new binary file(s) (${binaries.map((b) => shownName(b.path)).join(', ')}; --allow-binary applies them)`,
       attributes.length > 0 &&
-        `${attributes.length} git attribute file(s) (${attributes.map((a) => printableName(a.path)).join(', ')}; they change how apply writes files; --allow-attributes applies them)`,
+        `${attributes.length} git attribute file(s) (${attributes.map((a) => shownName(a.path)).join(', ')}; they change how apply writes files; --allow-attributes applies them)`,
     ].filter((part): part is string => Boolean(part));
     super(`cannot apply: the run adds ${parts.join(', ')}; review them first; nothing was changed`);
     this.files = risks.map((risk) => risk.path);
@@ -54,7 +54,7 @@ export class ApplyNeedsConsentError extends UserInputError {
 }
 
 /** A few file names for a one-line message, each shown visibly, with how many more there are. */
-export function listFiles(files: readonly string[], shown = 5): string {
-  const head = files.slice(0, shown).map(printableName).join(', ');
-  return files.length > shown ? `${head} and ${files.length - shown} more` : head;
+export function listFiles(files: readonly string[], count = 5): string {
+  const head = files.slice(0, count).map(shownName).join(', ');
+  return files.length > count ? `${head} and ${files.length - count} more` : head;
 }

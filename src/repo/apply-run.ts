@@ -138,27 +138,33 @@ export async function applyRun(options: ApplyRunOptions): Promise<ApplyRunResult
   if ((await treeOf(objects, options.head)) === (await treeOf(objects, options.base))) {
     return { applied: false, reason: 'run-changed-nothing', branch };
   }
-  const reviewWithCare = await reviewRisks(objects, options.base, options.head);
+  // Computed in the object store alone (nothing referenced, nothing written to the checkout), so
+  // that links are judged where they will land: a folder of the user's may since be a link.
+  const merged = await squashTree(objects, { base: options.base, onto: userHead, head: options.head });
+  const alreadyApplied = merged.clean && merged.tree === (await treeOf(objects, userHead));
+  const commit =
+    merged.clean && !alreadyApplied
+      ? (
+          await git(
+            objects,
+            ['commit-tree', '--no-gpg-sign', merged.tree, '-p', userHead, '-m', options.message],
+            { author: await readUserIdentity(checkoutTarget(checkout)) },
+          )
+        ).trim()
+      : null;
+  const reviewWithCare = await reviewRisks(objects, options.base, options.head, commit ?? options.head);
   const refused = risksNeedingConsent(reviewWithCare, options);
   if (refused.length > 0) throw new ApplyNeedsConsentError(refused);
   const dirty = await uncommittedTrackedFiles(checkout);
   if (dirty.length > 0) throw new UncommittedChangesError(checkout.topLevel, dirty);
 
-  const merged = await squashTree(objects, { base: options.base, onto: userHead, head: options.head });
   if (!merged.clean) {
     throw new ApplyConflictError(
       merged.conflicts,
       `cannot apply: the run's changes conflict with ${branch} in ${listFiles(merged.conflicts)}; nothing was changed`,
     );
   }
-  if (merged.tree === (await treeOf(objects, userHead))) {
-    return { applied: false, reason: 'already-applied', branch };
-  }
-  const commit = (
-    await git(objects, ['commit-tree', '--no-gpg-sign', merged.tree, '-p', userHead, '-m', options.message], {
-      author: await readUserIdentity(checkoutTarget(checkout)),
-    })
-  ).trim();
+  if (alreadyApplied || commit === null) return { applied: false, reason: 'already-applied', branch };
   await fastForward(checkout, commit);
   const files = await git(objects, [
     'diff-tree',

@@ -299,6 +299,15 @@ export async function readUserIdentity(target: GitTarget): Promise<{ name: strin
   return name && email ? { name, email } : ACA_AUTHOR;
 }
 
+/**
+ * A setting of the repository's own config file as the user's git reads it (no pins: aca's own
+ * calls pin some of these off), or null when unset. `git config --get` runs nothing.
+ */
+export async function readRepoConfig(target: GitTarget, key: string): Promise<string | null> {
+  const result = await exec(['config', '--get', key], baseEnv({ gitDir: target.gitDir }));
+  return result.code === 0 ? result.stdout.replace(/\n$/, '') : null;
+}
+
 export interface GitCallOptions {
   author?: { name: string; email: string };
   allowExitCodes?: number[];

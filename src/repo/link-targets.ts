@@ -14,12 +14,16 @@ import { isUnaddableName } from './unaddable-names';
 /** How many links deep a target is followed before it counts as outside (as the kernel's ELOOP). */
 const MAX_LINK_HOPS = 40;
 
+/** Linux's PATH_MAX, the terminating NUL included: a link's target must be shorter. */
+const MAX_TARGET_BYTES = 4096;
+
 /**
  * Where a link leads: into the repository's files; out of them (absolute, up past the top, or
  * too many links deep); or into a git directory, the checkout's own `.git` or a folder laid out as
- * one, whose hooks and config run code that no diff shows.
+ * one, whose hooks and config run code that no diff shows; or into the folder of the
+ * repository's files that `core.hooksPath` names, where whatever lands is a hook.
  */
-export type LinkReach = 'inside' | 'outside' | 'git-dir';
+export type LinkReach = 'inside' | 'outside' | 'git-dir' | 'hooks';
 
 interface TreeEntry {
   mode: string;
@@ -107,8 +111,15 @@ function isGitName(part: string): boolean {
  * leads, following the links of the same tree as the kernel would: component by component, a
  * link's target in its place. Passing through a git directory on the way counts as reaching it.
  */
-export async function linkReach(linkPath: string, linkTarget: string, tree: CommitTree): Promise<LinkReach> {
-  if (linkTarget.startsWith('/')) return 'outside';
+export async function linkReach(
+  linkPath: string,
+  linkTarget: string,
+  tree: CommitTree,
+  hooksFolder: string | null = null,
+): Promise<LinkReach> {
+  const hooks = hooksFolder === null ? null : hooksFolder.toLowerCase();
+  // A target the kernel cannot take (PATH_MAX) resolves nowhere: it is not within the repository.
+  if (linkTarget.startsWith('/') || linkTarget.length >= MAX_TARGET_BYTES) return 'outside';
   const parts = linkPath.split('/').slice(0, -1);
   const pending = linkTarget.split('/');
   let hops = 0;
@@ -122,6 +133,7 @@ export async function linkReach(linkPath: string, linkTarget: string, tree: Comm
     }
     parts.push(part);
     if (isGitName(part)) return 'git-dir';
+    if (hooks !== null && (hooks === '' || parts.join('/').toLowerCase() === hooks)) return 'hooks';
     const next = await tree.readLink(parts);
     if (next === undefined) {
       if (await tree.isGitDirectory(parts)) return 'git-dir';

@@ -16,6 +16,7 @@ import { git, gitBytes, type GitTarget } from './git';
 import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
 import { textKeepingBytes } from '../shared/terminal-text';
 import { gitDirectoryHolding } from './embedded-git-dirs';
+import { isInFolder, trackedHooksFolder } from './hooks-folder';
 import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
 import { isCommit } from './objects';
 
@@ -29,7 +30,8 @@ export type ReviewRiskKind =
   | 'test-config'
   | 'python-startup'
   | 'long-line'
-  | 'git-directory';
+  | 'git-directory'
+  | 'git-hook';
 
 /** The `aca apply` options that let in what its diff cannot show as it will be written. */
 export type ApplyConsent = 'allow-binary' | 'allow-links' | 'allow-attributes';
@@ -57,6 +59,7 @@ const LINK_NOTES: Record<LinkReach, string> = {
   inside: 'a link within the repository',
   outside: 'a link pointing outside the repository',
   'git-dir': 'a link into a git directory (.git), outside the repository',
+  hooks: 'a link into the folder core.hooksPath names, outside the repository',
 };
 
 /** Larger configuration files are flagged without being read for a section. */
@@ -224,7 +227,17 @@ function configKind(file: string): { kind: ReviewRiskKind; note: string } | 'pyt
  * The changes of `base`..`head` that need a reviewer's care, in path order; empty when none do.
  * A file may be listed under more than one kind (a binary `conftest.py`).
  */
-export async function reviewRisks(target: GitTarget, base: string, head: string): Promise<ReviewRisk[]> {
+export async function reviewRisks(
+  target: GitTarget,
+  base: string,
+  head: string,
+  /**
+   * The commit whose tree links are resolved in, when not `head`: what `aca apply` is about to
+   * write (the run's changes on the user's branch), where a folder of the user's may since have
+   * become a link.
+   */
+  landing: string = head,
+): Promise<ReviewRisk[]> {
   // Only full ids of commits present pass: none can be read as an option or a revision expression.
   for (const commit of [base, head]) {
     if (!(await isCommit(target, commit))) {
@@ -250,7 +263,8 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
     ...new Set(changes.filter(shownAsText).map((c) => c.newBlob)),
   ]);
   const risks: ReviewRisk[] = [];
-  const tree: CommitTree = commitTree(target, head);
+  const tree: CommitTree = commitTree(target, landing);
+  const hooksFolder = await trackedHooksFolder(target);
   const gitDirs = new Set<string>();
   for (const change of changes) {
     const gone = change.change === 'deleted';
@@ -272,7 +286,7 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
       (change.change === 'modified' && !binaryBefore.has(change.pathBytes));
     if (!gone && change.newMode === '120000') {
       const linkTarget = (await tree.readLink(change.pathBytes.split('/'))) ?? '';
-      const reach = await linkReach(change.pathBytes, linkTarget, tree);
+      const reach = await linkReach(change.pathBytes, linkTarget, tree, hooksFolder);
       risks.push({
         path: change.path,
         kind: 'link',
@@ -310,6 +324,15 @@ export async function reviewRisks(target: GitTarget, base: string, head: string)
         kind: 'long-line',
         change: change.change,
         note: `a line over ${MAX_SHOWN_LINE_CHARS} characters: aca diff shows its start only (--raw shows it all)`,
+        needs: null,
+      });
+    }
+    if (!gone && hooksFolder !== null && isInFolder(change.path, hooksFolder)) {
+      risks.push({
+        path: change.path,
+        kind: 'git-hook',
+        change: change.change,
+        note: `in core.hooksPath (${hooksFolder || '.'}): git runs it as a hook`,
         needs: null,
       });
     }

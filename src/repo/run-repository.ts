@@ -219,7 +219,8 @@ export async function changedFilesBetween(
     '--no-ext-diff',
     '--no-textconv',
     '--no-renames',
-    '--ignore-submodules=all',
+    // A submodule commit the run records is a change apply brings in: listed (one line).
+    '--ignore-submodules=none',
     '-z',
     '--raw',
     '--numstat',

@@ -4,7 +4,7 @@
  * hides its own end. Longer lines are cut, and the cut says how much is left out; `aca diff
  * --raw` prints them whole, and review-risks.ts names every file holding one.
  */
-import { printableBytes } from './terminal-text';
+import { printableBytes, printableName } from './terminal-text';
 
 /** The most characters of one line shown, counted after hidden characters became escapes. */
 export const MAX_SHOWN_LINE_CHARS = 4000;
@@ -47,4 +47,9 @@ export function hasLineTooLongToShow(bytes: Buffer): boolean {
     start = end + 1;
   }
   return false;
+}
+
+/** A file name or link target as printableName() shows it, cut as a line would be past the bound. */
+export function shownName(name: string): string {
+  return cutLongLines(printableName(name)).text;
 }

