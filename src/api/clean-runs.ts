@@ -4,6 +4,7 @@ import { wasApplied } from '../repo/discard-guard';
 import { git } from '../repo/git';
 import type { RunSnapshot } from '../shared/run-types';
 import type { AcaClient } from './aca-client';
+import { readStartedRuns } from './started-runs';
 
 /** Why a run's worktree and branch may go, or why they stay. */
 export type CleanReason = 'applied' | 'discarded' | 'no changes' | 'never applied';
@@ -30,21 +31,28 @@ const RUNS_LOOKED_AT = 1000;
  * Which runs' worktrees and branches (for a run without `--repo`: its workspace and git directory)
  * can be cleared: ended runs whose changes were applied, that were discarded and left something
  * behind, or that changed nothing. A run still going is never touched, and one whose changes were
- * never applied only with `neverApplied`. Only what is on this machine is looked at.
+ * never applied only with `neverApplied`. Only this home's runs are looked at (started with it, or
+ * working under its ACA_WORKSPACES), and only what is on this machine: a namespace may be shared.
  */
 export async function planClean(
   aca: AcaClient,
   options: { neverApplied?: boolean } = {},
 ): Promise<CleanPlan> {
   const plan: CleanPlan = { remove: [], keep: [] };
+  const started = new Set(readStartedRuns(aca.config.home).map((r) => r.workflowId));
+  const workspaces = path.resolve(aca.config.workspacesRoot);
+  const ours = (id: string, workTree: string) =>
+    started.has(id) || path.resolve(workTree).startsWith(`${workspaces}${path.sep}`);
   for (const row of await aca.list({ limit: RUNS_LOOKED_AT })) {
     if (row.status === 'RUNNING') {
+      if (!started.has(row.workflowId)) continue;
       plan.keep.push({ workflowId: row.workflowId, why: `still going (${row.state})` });
       continue;
     }
     const run = aca.run(row.workflowId);
     const snapshot = await run.state().catch(() => null);
-    if (!snapshot?.git || !fs.existsSync(path.join(snapshot.git.commonDir, 'HEAD'))) continue;
+    if (!snapshot?.git || !ours(row.workflowId, snapshot.git.workTree)) continue;
+    if (!fs.existsSync(path.join(snapshot.git.commonDir, 'HEAD'))) continue;
     const left = await leftovers(snapshot);
     if (!left.workTree && !left.branch) continue;
     const found = { workflowId: row.workflowId, ...left };

@@ -1,3 +1,4 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types cannot be imported (ms-types.ts)
 /// <reference path="./ms-types.ts" preserve="true" />
 /**
  * aca's public API for scripts: start, steer and read runs. Everything exported from here (and

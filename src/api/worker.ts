@@ -1,3 +1,4 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- ambient types cannot be imported (ms-types.ts)
 /// <reference path="./ms-types.ts" preserve="true" />
 /**
  * `aca-agent/worker`: aca's worker, or its activities for a worker of your own. Register the workflow

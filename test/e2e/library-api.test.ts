@@ -168,8 +168,10 @@ describe('aca as a library, from the packed package', () => {
       );
     expect(stderr).toBe('');
     const lines = stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^started aca-/);
-    expect(lines[1]).toMatch(/^paused aca-\S+ in [A-Z]+$/);
+    // The id made of the task's first words and a tail a person can type (run-ids.ts).
+    const id = /^started (implement-fizzbuzz-n-[2-9a-hjkmnp-z]{5})$/.exec(lines[0]!)?.[1];
+    expect(id).toBeDefined();
+    expect(lines[1]).toMatch(new RegExp(`^paused ${id} in [A-Z]+$`));
     expect(lines[2]).toBe('feedback accepted (1 pending)');
     const result = JSON.parse(lines.at(-1)!) as RunResult;
     expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
