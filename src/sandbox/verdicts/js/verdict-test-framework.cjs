@@ -8,7 +8,8 @@
 // from records the code under test can change; here, a test Jest reports passed stays passed only
 // when the environment saw its own function run to the end on its last attempt (or fail, for a
 // `.failing` test) and saw no failure announced for it. Every registered test must have a result.
-// Nothing is ever turned into a pass.
+// Nothing is ever turned into a pass. Before the file runs, the modules given with the acceptance
+// tests are guarded (verdict-acceptance-modules.cjs).
 //
 // The result is then sealed (an HMAC under a key Jest's main process handed over in a file, read
 // and removed here as this module loads, before any test code runs), so that the main process
@@ -20,6 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
 const Environment = require('./aca-verdict-environment.js');
+const guardAcceptanceModules = require('./aca-verdict-acceptance-modules.js');
 
 const apply = Reflect.apply;
 const stringify = JSON.stringify;
@@ -179,78 +181,6 @@ function hold(result, notes) {
   if (lines !== '')
     held.failureMessage = result.failureMessage ? `${result.failureMessage}\n${lines}` : lines;
   return held;
-}
-
-/** Objects and arrays reachable from `value`, frozen; functions and what they hold are left alone. */
-function deepFreeze(value) {
-  const stack = [value];
-  const seen = new Set();
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
-    seen.add(v);
-    for (const key of Reflect.ownKeys(v)) {
-      const d = Object.getOwnPropertyDescriptor(v, key);
-      if (d && 'value' in d) stack.push(d.value);
-    }
-    Object.freeze(v);
-  }
-  return value;
-}
-
-/**
- * The files and folders mounted read-only, read as this module loads: in the sandbox, the files
- * given with the acceptance tests are their originals mounted read-only over the workspace's
- * copies (and the dependency folders are mounted read-only). Empty without a sandbox.
- */
-const readOnlyMounts = (() => {
-  const found = new Set();
-  let text = '';
-  try {
-    text = fs.readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch (err) {
-    return found;
-  }
-  for (const line of text.split('\n')) {
-    const fields = line.split(' ');
-    if (fields.length < 6 || !fields[5].split(',').includes('ro')) continue;
-    found.add(fields[4].replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8))));
-  }
-  return found;
-})();
-
-/** A file given with the acceptance tests: in the workspace, outside any node_modules, mounted read-only. */
-function acceptanceFile(file, rootDir) {
-  return (
-    typeof file === 'string' &&
-    file.startsWith(`${rootDir}/`) &&
-    !file.includes('/node_modules/') &&
-    readOnlyMounts.has(file)
-  );
-}
-
-/**
- * A module given with the acceptance tests (their data, their helpers) is one object in the
- * file's module registry, shared with the code under test, which could rewrite what the tests
- * expect (`cases.json`) or mock it. Whoever requires it gets the module itself, never a mock, its
- * data frozen as it first loads.
- */
-function guardAcceptanceModules(runtime, rootDir) {
-  const own = runtime.requireModuleOrMock;
-  const resolution = runtime._resolution;
-  if (typeof own !== 'function' || !resolution || typeof resolution.resolveCjs !== 'function') return;
-  const loaded = new Map();
-  runtime.requireModuleOrMock = function (from, moduleName) {
-    let file = null;
-    try {
-      file = resolution.resolveCjs(from, moduleName);
-    } catch (err) {
-      file = null;
-    }
-    if (!acceptanceFile(file, rootDir)) return apply(own, this, [from, moduleName]);
-    if (!loaded.has(file)) loaded.set(file, deepFreeze(runtime.requireActual(from, moduleName)));
-    return loaded.get(file);
-  };
 }
 
 module.exports = async function acaVerdictTestFramework(
