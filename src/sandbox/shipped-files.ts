@@ -30,6 +30,7 @@ export const SHIPPED_FILES = {
   jestVerdictEnvironment: 'verdicts/js/verdict-environment.cjs',
   jestVerdictGuard: 'verdicts/js/verdict-guard.cjs',
   jestVerdictTestFramework: 'verdicts/js/verdict-test-framework.cjs',
+  jestVerdictAcceptanceModules: 'verdicts/js/verdict-acceptance-modules.cjs',
   jestTransformer: 'runners/js/jest-transformer.cjs',
 } as const;
 

@@ -764,3 +764,58 @@ export const add = async (a: number, b: number): Promise<number> => {
   expect(succeeded(report)).toBe(false);
   expect(JSON.parse(fs.readFileSync(path.join(ws, 'debugger-notes.json'), 'utf8'))).toEqual([]);
 });
+
+describe('the data and helpers given with the acceptance tests', () => {
+  const ACCEPTANCE = `import { add } from './add';
+import cases from './cases.json';
+import { sumOf } from './helpers';
+
+test.each(cases)('add(%i, %i)', (a: number, b: number, sum: number) => {
+  expect(add(a, b)).toBe(sum);
+});
+test('adds a list', () => {
+  expect([1, 2, 3].reduce(add, 0)).toBe(sumOf([1, 2, 3]));
+});
+`;
+  const GIVEN = {
+    'add.test.ts': ACCEPTANCE,
+    'cases.json': '[[2, 3, 5], [1, 1, 2]]\n',
+    'helpers.ts': 'export const sumOf = (values: number[]): number => values.reduce((s, v) => s + v, 0);\n',
+  };
+  const BROKEN = 'export const add = (a: number, b: number): number => a - b;\n';
+
+  test('a correct solution passes; a wrong one fails', async () => {
+    const right = await runWithAcceptance(GIVEN, {
+      'add.ts': 'export const add = (a: number, b: number): number => a + b;\n',
+    });
+    expect(succeeded(right)).toBe(true);
+    expect(right).toMatchObject({ passed: 3, failed: 0, errors: 0 });
+    const wrong = await runWithAcceptance(GIVEN, { 'add.ts': BROKEN });
+    expect(succeeded(wrong)).toBe(false);
+    expect(wrong.passed).toBe(0);
+  });
+
+  test('the expected values rewritten in the shared JSON module, from the solution', async () => {
+    const report = await runWithAcceptance(GIVEN, {
+      'add.ts': `try {
+  for (const c of require('./cases.json')) c[2] = c[0] - c[1];
+} catch {}
+try {
+  require('./helpers').sumOf = (values: number[]) => values.reduce((s, v) => s - v, 0);
+} catch {}
+${BROKEN}`,
+    });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+  });
+
+  test('the data and helpers mocked from the solution', async () => {
+    const report = await runWithAcceptance(GIVEN, {
+      'add.ts': `jest.doMock('./cases.json', () => [[2, 3, -1], [1, 1, 0]]);
+jest.doMock('./helpers', () => ({ sumOf: (values: number[]) => values.reduce((s, v) => s - v, 0) }));
+${BROKEN}`,
+    });
+    expect(succeeded(report)).toBe(false);
+    expect(report.passed).toBe(0);
+  });
+});

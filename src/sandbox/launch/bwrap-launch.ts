@@ -213,6 +213,10 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
         src: files.jestVerdictTestFramework,
         dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-test-framework.js`,
       },
+      {
+        src: files.jestVerdictAcceptanceModules,
+        dest: `${SANDBOX_RUNNER_DIR}/aca-verdict-acceptance-modules.js`,
+      },
       // node may live outside /usr (nvm, a tarball); mount the binary the worker itself runs.
       { src: source(realNode, files.mountPoints.node), dest: SANDBOX_NODE },
     );

@@ -15,11 +15,12 @@ export interface RunnerFiles {
   /** aca's pytest plugin (module `aca_results`) and Jest reporter: verdicts/python/aca_results.py, verdicts/js/results-reporter.cjs. */
   pytestPlugin: string;
   jestReporter: string;
-  /** The Jest acceptance verdict's test runner, environment, guard and test framework: verdicts/js/verdict-*.cjs. */
+  /** The Jest acceptance verdict's test runner, environment, guard, test framework and its guard of the acceptance tests' modules: verdicts/js/verdict-*.cjs. */
   jestVerdictRunner: string;
   jestVerdictEnvironment: string;
   jestVerdictGuard: string;
   jestVerdictTestFramework: string;
+  jestVerdictAcceptanceModules: string;
   /**
    * pytest's configuration, given with `-c` so that no pytest.ini, pyproject.toml, tox.ini or
    * setup.cfg in the workspace can add options such as `-k` or `--deselect` to the run.
@@ -76,6 +77,10 @@ export function runnerFiles(): RunnerFiles {
     jestVerdictEnvironment: write('aca-verdict-environment.js', shippedFile('jestVerdictEnvironment')),
     jestVerdictGuard: write('aca-verdict-guard.js', shippedFile('jestVerdictGuard')),
     jestVerdictTestFramework: write('aca-verdict-test-framework.js', shippedFile('jestVerdictTestFramework')),
+    jestVerdictAcceptanceModules: write(
+      'aca-verdict-acceptance-modules.js',
+      shippedFile('jestVerdictAcceptanceModules'),
+    ),
     pytestIni: write('pytest.ini', '[pytest]\n'),
     etc: {
       passwd: write(

@@ -27,7 +27,7 @@ const defineProperty = Object.defineProperty;
 const describeOwn = Object.getOwnPropertyDescriptor;
 const freeze = Object.freeze;
 const settle = Promise.prototype.then;
-const toString = Object.prototype.toString;
+const objectTag = Object.prototype.toString;
 const text = String;
 const weakGet = WeakMap.prototype.get;
 const weakSet = WeakMap.prototype.set;
@@ -51,11 +51,10 @@ function fix(record, key) {
 
 /** The name Jest gives the test in its result: the titles from the outermost describe down. */
 function fullNameOf(test) {
-  const titles = [];
   let name = '';
   for (let block = test; block; block = block.parent) {
-    if (block.parent || text(block.name) !== ROOT)
-      name = name === '' ? text(block.name) : `${text(block.name)} ${name}`;
+    const title = text(block.name);
+    if (block.parent || title !== ROOT) name = name === '' ? title : `${title} ${name}`;
   }
   return name;
 }
@@ -108,7 +107,7 @@ function watched(fn, note) {
         throw err;
       }
     };
-  } else if (apply(toString, fn, []) === '[object GeneratorFunction]') {
+  } else if (apply(objectTag, fn, []) === '[object GeneratorFunction]') {
     wrapper = function* (...args) {
       const mine = begin();
       try {

@@ -13,6 +13,7 @@
 // framework reads and removes before any test code runs. A result without a valid seal, however it
 // arrived, has every test it reports passed turned into a failure.
 'use strict';
+const { Buffer } = require('buffer');
 const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');

@@ -8,7 +8,8 @@
 // from records the code under test can change; here, a test Jest reports passed stays passed only
 // when the environment saw its own function run to the end on its last attempt (or fail, for a
 // `.failing` test) and saw no failure announced for it. Every registered test must have a result.
-// Nothing is ever turned into a pass.
+// Nothing is ever turned into a pass. Before the file runs, the modules given with the acceptance
+// tests are guarded (verdict-acceptance-modules.cjs).
 //
 // The result is then sealed (an HMAC under a key Jest's main process handed over in a file, read
 // and removed here as this module loads, before any test code runs), so that the main process
@@ -20,6 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
 const Environment = require('./aca-verdict-environment.js');
+const guardAcceptanceModules = require('./aca-verdict-acceptance-modules.js');
 
 const apply = Reflect.apply;
 const stringify = JSON.stringify;
@@ -189,6 +191,7 @@ module.exports = async function acaVerdictTestFramework(
   testPath,
   sendMessageToJest,
 ) {
+  guardAcceptanceModules(runtime, config.rootDir);
   const result = await run(globalConfig, config, environment, runtime, testPath, sendMessageToJest);
   return seal(testPath, hold(result, Environment.notesOf(environment)));
 };
