@@ -52,6 +52,19 @@ describe('what a test run says of the environment it ran in', () => {
     expect(baselineDiagnosis(importError, 'pytest', null)).toBeNull();
   });
 
+  test('a baseline whose own tests reached into the verdict process stops the run: no verdict on them could be trusted', () => {
+    const tampered = report({
+      outcome: 'tampered',
+      message: 'the code under test reached into the test process: ctypes',
+    });
+    const diagnosis = baselineDiagnosis(tampered, 'pytest', null);
+    expect(diagnosis).toContain(
+      "the repository's own tests do what aca's verdict counts as reaching into the test process",
+    );
+    expect(diagnosis).toContain('ctypes');
+    expect(diagnosis).toContain('--test-cmd');
+  });
+
   test('a baseline that could not run says what, the limit, the command and the output tail', () => {
     const crashed = report({
       outcome: 'collection_error',
