@@ -54,9 +54,14 @@ export function baselineDiagnosis(
     report.outcome === 'sandbox_error' ||
     report.outcome === 'timeout' ||
     report.outcome === 'limit_exceeded' ||
-    (report.outcome === 'collection_error' && limit !== null);
+    (report.outcome === 'collection_error' && limit !== null) ||
+    // On the base commit nothing of the run exists yet: the repository's own tests did this.
+    report.outcome === 'tampered';
   if (!cannotRun) return null;
-  const what = report.environment ?? report.message ?? report.outcome;
+  const what =
+    report.outcome === 'tampered'
+      ? `the repository's own tests do what aca's verdict counts as reaching into the test process, so no verdict on them could be trusted (${report.message ?? 'tampered'}); give the test command yourself (--test-cmd) to have its report taken as written`
+      : (report.environment ?? report.message ?? report.outcome);
   const tail = outputTail(report.output);
   return [
     `the tests cannot run on the base commit: ${what}`,

@@ -331,7 +331,12 @@ export function createTestActivities(deps: TestActivityDeps) {
     return {
       ...(targets.length
         ? {
-            targets: judgeTargets(targets, report.cases, report.outcome === 'completed'),
+            targets: judgeTargets(
+              targets,
+              report.cases,
+              report.outcome === 'completed',
+              baseline?.outcome === 'completed' ? baseline.cases : undefined,
+            ),
             unknownTargets: unknownTargets(targets, report.cases),
           }
         : {}),

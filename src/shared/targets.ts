@@ -104,13 +104,22 @@ export function targetOutcome(target: string, cases: readonly Case[], completed:
   return completed || statuses.size > 0 ? 'missing' : 'error';
 }
 
-/** Each target's outcome in a test run. */
+/**
+ * Each target's outcome in a test run. With the baseline's cases, a target also needs every case
+ * it had there: parameters or tests computed by the code under test cannot drop the failing ones.
+ */
 export function judgeTargets(
   targets: readonly string[],
   cases: readonly Case[],
   completed: boolean,
+  baseline?: readonly Case[],
 ): TargetResult[] {
-  return targets.map((id) => ({ id, outcome: targetOutcome(id, cases, completed) }));
+  const names = new Set(cases.map((c) => c.name));
+  return targets.map((id) => {
+    const outcome = targetOutcome(id, cases, completed);
+    const lost = baseline?.some((c) => caseOfTarget(c.name, id) && !names.has(c.name)) ?? false;
+    return { id, outcome: outcome === 'passed' && lost ? 'missing' : outcome };
+  });
 }
 
 /** Targets no case of the run belongs to, not even a skipped one: tests that do not exist. */

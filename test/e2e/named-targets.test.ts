@@ -135,6 +135,18 @@ const forge = [
   step(call('create_file', { path: 'conftest.py', content: FORGING_CONFTEST })),
   finish('the tests pass now'),
 ];
+/** Breaks first(), which passed at the baseline, and hides it with the same conftest.py. */
+const breakAndForge = [
+  step(
+    edit(
+      'mit/more.py',
+      '    for item in iterable:\n        return item',
+      '    for item in iterable:\n        return None',
+    ),
+    call('create_file', { path: 'conftest.py', content: FORGING_CONFTEST }),
+  ),
+  finish('simplified first()'),
+];
 const tester = [
   [
     step(call('create_file', { path: 'tests/test_last_extra.py', content: PASSES_ANYWAY })),
@@ -158,6 +170,7 @@ const scenarios: Scenario[] = [
   { name: 'target-lazy', agents: { planner: plan(), coder: [lazy], tester, reflector } },
   { name: 'target-fix', agents: { planner: plan(), coder: [fix], tester, reflector } },
   { name: 'target-forged', agents: { planner: plan(), coder: [forge], tester, reflector } },
+  { name: 'regression-forged', agents: { planner: plan(), coder: [breakAndForge], tester, reflector } },
   { name: 'target-plan-lazy', agents: { planner: plan([TARGET]), coder: [lazy], tester, reflector } },
   { name: 'target-plan-fix', agents: { planner: plan([TARGET]), coder: [fix], tester, reflector } },
 ];
@@ -260,6 +273,15 @@ describe('named targets (--target, and the Planner taking one up from the task)'
       targets: [{ id: TARGET, outcome: 'failed' }],
       failingTests: [TARGET],
     });
+  });
+
+  test('the same conftest.py cannot hide a regression: FAILED, the broken test named', async () => {
+    const { code, result } = await run('regression-forged');
+    expect(code).toBe(1);
+    expect(result.state).toBe('FAILED');
+    expect(result.regressions).toEqual(
+      expect.arrayContaining(['tests/test_more.py::FirstTests::test_basic']),
+    );
   });
 
   test('the same with a real fix: SUCCESS, the target passed', async () => {

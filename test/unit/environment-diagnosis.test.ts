@@ -52,6 +52,19 @@ describe('what a test run says of the environment it ran in', () => {
     expect(baselineDiagnosis(importError, 'pytest', null)).toBeNull();
   });
 
+  test('a baseline whose own tests reached into the verdict process stops the run: no verdict on them could be trusted', () => {
+    const tampered = report({
+      outcome: 'tampered',
+      message: 'the code under test reached into the test process: ctypes',
+    });
+    const diagnosis = baselineDiagnosis(tampered, 'pytest', null);
+    expect(diagnosis).toContain(
+      "the repository's own tests do what aca's verdict counts as reaching into the test process",
+    );
+    expect(diagnosis).toContain('ctypes');
+    expect(diagnosis).toContain('--test-cmd');
+  });
+
   test('a baseline that could not run says what, the limit, the command and the output tail', () => {
     const crashed = report({
       outcome: 'collection_error',
@@ -95,15 +108,16 @@ describe('which outcomes of a baseline say it cannot run', () => {
     );
     expect(says({ outcome: 'collection_error' }, null)).toBeNull();
     expect(says({ outcome: 'no_tests' }, null)).toBeNull();
-    expect(says({ outcome: 'tampered' }, null)).toBeNull();
+    // On the base commit only the repository's own tests could have done it (see below).
+    expect(says({ outcome: 'tampered' }, null)).toContain("the repository's own tests");
   });
 
-  test('a limit named in the output of a baseline that ran, found no tests or was tampered with is no diagnosis', () => {
+  test('a limit named in the output of a baseline that ran or found no tests is no diagnosis', () => {
     // A suite may print the words itself (a test of the code's own MemoryError) and still finish.
     const output = 'tests/test_mem.py::test_huge FAILED\nE   MemoryError\n';
     const limit = limitHit(report({ output }), limits);
     expect(limit).toBe('the memory limit was hit (1024 MiB; --memory, or limits.memoryMiB in .aca.json)');
-    for (const outcome of ['completed', 'no_tests', 'tampered'] as const) {
+    for (const outcome of ['completed', 'no_tests'] as const) {
       expect(baselineDiagnosis(report({ outcome, failed: 1, output }), 'pytest', limit)).toBeNull();
     }
     expect(baselineDiagnosis(report({ outcome: 'collection_error', output }), 'pytest', limit)).toBe(

@@ -86,6 +86,24 @@ describe('a target outcome in a test run', () => {
     ]);
   });
 
+  test('a target needs every case it had at the baseline: dropping the failing parameters does not pass it', () => {
+    const baseline = [
+      { name: 'tests/test_a.py::test_p[1]', status: 'passed' as const },
+      { name: 'tests/test_a.py::test_p[2]', status: 'failed' as const },
+    ];
+    const now = [{ name: 'tests/test_a.py::test_p[1]', status: 'passed' as const }];
+    expect(judgeTargets(['tests/test_a.py::test_p'], now, true, baseline)).toEqual([
+      { id: 'tests/test_a.py::test_p', outcome: 'missing' },
+    ]);
+    expect(judgeTargets(['tests/test_a.py::test_p'], now, true)).toEqual([
+      { id: 'tests/test_a.py::test_p', outcome: 'passed' },
+    ]);
+    const all = [...now, { name: 'tests/test_a.py::test_p[2]', status: 'passed' as const }];
+    expect(judgeTargets(['tests/test_a.py::test_p'], all, true, baseline)).toEqual([
+      { id: 'tests/test_a.py::test_p', outcome: 'passed' },
+    ]);
+  });
+
   test('in a run that did not complete, a target with no case is an error', () => {
     expect(judgeTargets(['tests/test_nope.py'], [], false)).toEqual([
       { id: 'tests/test_nope.py', outcome: 'error' },
