@@ -90,7 +90,8 @@ function lstatOrNull(file: string): fs.Stats | null {
   }
 }
 
-function sameContent(file: string, expected: Buffer): boolean {
+/** Whether `file` is a regular file (not followed if a link) holding exactly `expected`. */
+export function sameContent(file: string, expected: Buffer): boolean {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sameContent } from './acceptance';
 
 /**
  * The repository's own tests as a trusted commit has them (a run's base commit; for an evaluation,
@@ -50,7 +51,7 @@ export function baseTestsHere(workspace: string, base: BaseTests): BaseTestsHere
     if (size === null) continue;
     present.push(file);
     const trusted = fs.readFileSync(path.join(base.sourceDir, file));
-    if (trusted.length === size && sameBytes(path.join(workspace, file), trusted)) unchanged.push(file);
+    if (trusted.length === size && sameContent(path.join(workspace, file), trusted)) unchanged.push(file);
   }
   return { present, unchanged };
 }
@@ -73,18 +74,4 @@ function regularFileSize(root: string, rel: string): number | null {
     if (last) return st.size;
   }
   return null;
-}
-
-function sameBytes(file: string, expected: Buffer): boolean {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    return fs.fstatSync(fd).isFile() && fs.readFileSync(fd).equals(expected);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
