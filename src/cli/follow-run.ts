@@ -150,11 +150,11 @@ interface RunLook {
 async function lookAtRun(handle: RunHandle, summaries: StepSummaries): Promise<RunLook> {
   const description = await handle.describe();
   if (description.status.name !== 'RUNNING') return { closed: true, step: null };
-  const pending = description.raw.pendingActivities ?? [];
+  const pending = description.raw?.pendingActivities ?? [];
   if (pending.length === 0)
     return {
       closed: false,
-      step: waitingDecisionLine(description.raw.pendingWorkflowTask, description.taskQueue, Date.now()),
+      step: waitingDecisionLine(description.raw?.pendingWorkflowTask, description.taskQueue, Date.now()),
     };
   const summaryOf = await summaries.lookUp(
     handle.workflowId,

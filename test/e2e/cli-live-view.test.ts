@@ -4,14 +4,13 @@
  * change), against `aca worker` processes a test can kill.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadScenarios } from '../../src/llm/scenario';
 import { getFreePort } from '../../src/temporal/dev-server';
 import type { RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
-import { ACA_BIN } from '../helpers/run-cli';
+import { ACA_BIN, emptyCwd } from '../helpers/run-cli';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 
@@ -25,7 +24,8 @@ interface Cli {
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): Cli {
   const child = spawn(process.execPath, [ACA_BIN, ...args], {
-    cwd: os.tmpdir(),
+    // An empty folder outside any git work tree: a run there gets a fresh workspace.
+    cwd: emptyCwd(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -380,6 +380,8 @@ describe('what the commands print carries no raw escape', () => {
 
   test('aca watch: the live line and the summary show a hostile run id visibly', async () => {
     status = 'RUNNING';
+    // The run ends a little later, so that watch prints its live line first.
+    const ending = setTimeout(() => (status = 'COMPLETED'), 700);
     const saved = snapshot.workflowId;
     snapshot.workflowId = `${id}${OSC52}${FORGED}`;
     snapshot.waiting = 'limit';
@@ -392,6 +394,7 @@ describe('what the commands print carries no raw escape', () => {
       );
       expect(io.lines).toContain('    A "new\\nM line.py" (+1 -0)');
     } finally {
+      clearTimeout(ending);
       status = 'COMPLETED';
       snapshot.workflowId = saved;
       snapshot.waiting = null;

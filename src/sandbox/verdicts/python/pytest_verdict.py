@@ -192,6 +192,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     sys_modules = sys.modules
     getframe = sys._getframe
     setprofile = sys.setprofile
+    settrace = sys.settrace
     audit = sys.audit
     getcwd = os.getcwd
     write = os.write
@@ -497,10 +498,24 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         elif event == "c_return" or event == "c_exception":
             calling[0] = None
 
-    def own_profile(fn):
+    # For the repository's own tests, which the value checks leave be, a trace function rather than
+    # the profile: the interpreter calls it once per Python call (not per return or built-in call),
+    # and it follows only frames of trusted test code, whose returns go to the hook. A suite calling
+    # its package a million times a test pays several times its own time under the profile.
+    def local_repository(frame, event, arg, audit=audit):
+        if event == "return":
+            audit("aca.ret", frame, arg)
+        return local_repository
+
+    def trace_repository(frame, event, arg, genuine=genuine, _id=_id, follow=local_repository):
+        if event == "call" and _id(frame.f_code) in genuine:
+            return follow
+        return None
+
+    def own_profile(fn, trace=False):
         own[0] = get_ident()
         try:
-            setprofile(fn)
+            (settrace if trace else setprofile)(fn)
         finally:
             own[0] = None
 
@@ -539,12 +554,14 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 return
             state["test"] = split_id(nodeid) + (nodeid,)
             state["seen"] = {"ran": False, "raised": False, "rebound": False, "doubted": False}
-            state["profiling"] = profile
-            own_profile(profile)
+            traced = state["test"][0] in repository
+            watching = trace_repository if traced else profile
+            state["profiling"] = watching
+            own_profile(watching, traced)
         elif event == "aca.end":
             nodeid = args[0] if _len(args) == 1 else None
             current = state["test"]
-            own_profile(None)
+            own_profile(None, state["profiling"] is trace_repository)
             state["test"] = None
             if _type(nodeid) is not _str or current is None or current[2] != nodeid:
                 return
@@ -618,7 +635,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 return
             if name in compared_names or name == "__bases__":
                 forget_types()
-            if target is profile:
+            if target is profile or target is trace_repository or target is local_repository:
                 tamper("the verdict's profile function was changed (" + name[:40] + ")")
             elif name == "__code__":
                 # The standard library does this too (`types.coroutine`, as asyncio loads); a test's
@@ -646,7 +663,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             forget_types()
         elif event in ("sys.settrace", "sys.setprofile"):
             if own[0] is None or own[0] != get_ident():
-                tamper(event + " by the code under test")
+                current = state["test"]
+                # The standard library's doctest runner puts back the trace function it found: in
+                # a repository's own test that makes the test unproven, not the run tampered.
+                if current is not None and current[0] in repository and set_by_interpreter():
+                    doubt(event + " during " + current[2][:200])
+                else:
+                    tamper(event + " by the code under test")
         elif event.startswith("gc.get_"):
             tamper(event + ": a walk of the object graph")
         elif event.startswith("ctypes."):
