@@ -201,5 +201,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
       // A test the test patch adds or changes, named as the evaluation names it.
       for (const id of instance.FAIL_TO_PASS) expect(text.includes(id)).toBe(false);
     }
-  });
+    // Twelve runs, each judging its repository's whole suite in the verdict process at its
+    // baseline and again at its attempt.
+  }, 300_000);
 });
