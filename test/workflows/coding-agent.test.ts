@@ -724,6 +724,28 @@ describe('the run state machine with stub activities', () => {
     expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
   });
 
+  test('a run that ends FAILED fails its workflow, with the reason in the message and the RunResult as details', async () => {
+    const handle = await started({}, { maxTokens: 40 });
+    const failure = await handle.result().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('AcaRunFailed');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.message).toBe(
+      'FAILED budget after 1 of at most 3 iterations, pass rate -: token budget exceeded: 45 tokens used, the budget is 40',
+    );
+    expect(cause.details?.[0]).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
+    expect(await readRunResult(handle)).toEqual(cause.details?.[0]);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+  });
+
+  test('a run that ends SUCCESS completes its workflow with the RunResult', async () => {
+    const handle = await started({});
+    expect(await handle.result()).toMatchObject({ state: 'SUCCESS', reason: null });
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+  });
+
   test('cancel during a model call ends the run FAILED cancelled, its memory still written', async () => {
     const held = gate();
     const handle = await started({
@@ -738,6 +760,8 @@ describe('the run state machine with stub activities', () => {
     const result = await readRunResult(handle);
     held.open();
     expect(result).toMatchObject({ state: 'FAILED', reason: 'cancelled', error: 'the run was cancelled' });
+    // Cancelled is FAILED in aca's words: Temporal and its Web UI list the run as failed too.
+    expect((await handle.describe()).status.name).toBe('FAILED');
     expect(moves(result)).toEqual(['INIT>PLANNING', 'PLANNING>CODING', 'CODING>FAILED']);
     expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
   });
