@@ -59,11 +59,12 @@ export function isRoutineWorkerLine(entry: LogEntry): boolean {
  */
 export function runEndedEntry(entry: LogEntry): LogEntry | null {
   const meta = (entry.meta ?? {}) as Record<string, unknown>;
-  const error = meta.error as { type?: unknown; message?: unknown } | undefined;
+  const error = meta.error;
   if (meta.sdkComponent !== 'worker' || !/^Workflow failed/.test(entry.message)) return null;
-  if (!(error instanceof Error) || error.type !== FAILURE_TYPES.runFailed) return null;
+  if (!(error instanceof Error) || (error as { type?: unknown }).type !== FAILURE_TYPES.runFailed)
+    return null;
   const { error: _error, ...rest } = meta;
-  return { ...entry, level: 'INFO', message: `run ended ${String(error.message)}`, meta: rest };
+  return { ...entry, level: 'INFO', message: `run ended ${error.message}`, meta: rest };
 }
 
 /** Log lines at `level`, without a healthy worker's routine start and stop lines above DEBUG. */
