@@ -178,7 +178,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows?query=${encodeURIComponent(query)}`,
         { waitUntil: 'networkidle' },
       );
-      // Each run's row in the list: its status is the first thing in it.
+      // Each run's row in the list: after the row's checkbox, its status and then its id.
       const row = async (id: string): Promise<string> =>
         plain(
           await page
@@ -195,9 +195,9 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         await page.waitForTimeout(500);
       }
       const [succeeded, failedRow] = rows;
-      expect(succeeded).toMatch(/^Completed\b/);
+      expect(succeeded).toMatch(new RegExp(`^(?:Select Workflow \\S+ )?Completed ${handle.workflowId} `));
       expect(succeeded).not.toContain('Failed');
-      expect(failedRow).toMatch(/^Failed\b/);
+      expect(failedRow).toMatch(new RegExp(`^(?:Select Workflow \\S+ )?Failed ${failing.workflowId} `));
       expect(failedRow).not.toContain('Completed');
       await page.screenshot({ path: path.join(ARTIFACTS, 'run-list.png'), fullPage: false });
       // The run's own page gives the reason in one line.
