@@ -120,6 +120,8 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
         '--id',
         id,
         '--detach',
+        // The CLI runs in the temp folder, which holds files but is no git work tree.
+        '--no-repo',
       ],
       env,
     );
