@@ -25,6 +25,7 @@ import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { discardedAt, markDiscarded, wasApplied } from '../repo/discard-guard';
 import { missingWorker } from '../temporal/task-queue-pollers';
+import { readRunResult } from '../shared/run-failure';
 import { endedWithoutResult, snapshotWithoutResult } from './run-without-result';
 
 /** The workflow type of every aca run, taken from the workflow function. */
@@ -87,13 +88,13 @@ export class AcaRun {
         throw new UnreachableError(`Temporal could not answer for run ${this.id}: ${(err as Error).message}`);
       }
     }
-    // Stopped by Temporal rather than ended by aca: no result, but its history says what is left.
-    if (endedWithoutResult(status)) {
-      return snapshotWithoutResult(this.client.temporal, description, this.client.config);
-    }
     try {
-      return { ...(await this.handle.result()), paused: false, waiting: null };
+      return { ...(await readRunResult(this.handle)), paused: false, waiting: null };
     } catch (err) {
+      // Stopped by Temporal rather than ended by aca: no result, but its history says what is left.
+      if (endedWithoutResult(status)) {
+        return snapshotWithoutResult(this.client.temporal, description, this.client.config);
+      }
       throw new RunStateError(
         this.id,
         `run ${this.id} ended without a result (${status}): ${(err as Error).message}`,
@@ -174,8 +175,8 @@ export class AcaRun {
 
   /** How an ended run ended, in the run's own words (SUCCESS, FAILED and why) where it has a result. */
   private async endedPhrase(status: WorkflowExecutionStatusName): Promise<string> {
-    if (status === 'COMPLETED') {
-      const result = await this.handle.result().catch(() => null);
+    if (status === 'COMPLETED' || status === 'FAILED') {
+      const result = await readRunResult(this.handle).catch(() => null);
       if (result) return `it ended ${result.state}${result.reason ? ` (${result.reason})` : ''}`;
     }
     const words: Partial<Record<WorkflowExecutionStatusName, string>> = {
@@ -188,7 +189,7 @@ export class AcaRun {
     return words[status] ?? 'it has ended';
   }
 
-  /** Asks the run to stop; it ends FAILED with reason `cancelled`. */
+  /** Asks the run to stop; it ends FAILED with reason `cancelled` (a failed workflow in Temporal). */
   async cancel(): Promise<void> {
     const status = await this.status();
     if (status !== 'RUNNING')
@@ -196,16 +197,23 @@ export class AcaRun {
     await this.handle.cancel();
   }
 
-  /** The outcome, once the run has ended (waits for it). */
+  /**
+   * The outcome, once the run has ended (waits for it): the RunResult whether the run ended
+   * SUCCESS or FAILED (a FAILED run's workflow fails with the RunResult as its details, which a
+   * plain Temporal client sees as a failure). RunStateError for a run Temporal stopped itself.
+   */
   async result(): Promise<RunResult> {
-    if (endedWithoutResult(await this.status())) {
+    await this.status();
+    try {
+      return await readRunResult(this.handle);
+    } catch (err) {
+      if (!endedWithoutResult(await this.status())) throw err;
       const { error } = await this.state();
       throw new RunStateError(
         this.id,
         `run ${this.id} was ${error}; it has no result: aca status ${this.id} shows what is left of it, aca discard ${this.id} removes its worktree and branch`,
       );
     }
-    return this.handle.result();
   }
 
   /**

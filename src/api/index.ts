@@ -24,6 +24,7 @@ export {
   UserInputError,
 } from '../shared/errors';
 export { MAX_TASK_BYTES } from '../shared/task-size';
+export { readRunResult, runResultOfFailure } from '../shared/run-failure';
 export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo/apply-errors';
 export type { ApplyRunResult } from '../repo/apply-run';
 export type { ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo/review-risks';

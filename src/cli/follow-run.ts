@@ -8,6 +8,7 @@ import { progressKey, progressLine } from './progress';
 import { missingWorker } from '../temporal/task-queue-pollers';
 import { currentStep, pendingStep, stepLine, waitingDecisionLine, type StepLine } from './run-step';
 import { StepSummaries } from './step-summaries';
+import { readRunResult } from '../shared/run-failure';
 
 const POLL_MS = 500;
 const WORKER_RECHECK_MS = 3_000;
@@ -85,7 +86,7 @@ export async function followRun(
       if (endError) break;
       if (look?.closed) {
         try {
-          ended = await abortable(() => handle.result());
+          ended = await abortable(() => readRunResult(handle));
         } catch (err) {
           if (!interrupted) endError = err;
         }

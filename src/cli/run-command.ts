@@ -11,6 +11,7 @@ import { jsonForTerminal, printableLine } from '../shared/terminal-text';
 import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
+import { readRunResult } from '../shared/run-failure';
 import { pauseSignal } from '../workflows/signals';
 import { enclosingWorkTree } from '../repo/run-repository';
 import { missingWorker } from '../temporal/task-queue-pollers';
@@ -158,7 +159,7 @@ export async function attachToRun(
       } catch (err) {
         // The run ended between the Ctrl-C and the signal: report how it ended instead.
         if ((await handle.describe()).status.name === 'RUNNING') throw err;
-        return report(await handle.result());
+        return report(await readRunResult(handle));
       }
       io.err(
         `\n${printableLine(`Paused ${workflowId}. Resume it with \`aca resume ${workflowId}\` and re-attach with \`aca watch ${workflowId}\`.`)}`,

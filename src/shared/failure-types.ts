@@ -34,6 +34,11 @@ export const FAILURE_TYPES = {
   runStateBroken: 'RunStateBroken',
   /** A signal or update asked for a move the state table forbids, or a move after the run ended. */
   forbiddenStateMove: 'ForbiddenStateMove',
+  /**
+   * A run that ended FAILED (cancelled included): the workflow fails with this type so Temporal
+   * and its Web UI show it as failed; its details hold the run's RunResult (see run-failure.ts).
+   */
+  runFailed: 'AcaRunFailed',
 } as const;
 
 export type FailureType = (typeof FAILURE_TYPES)[keyof typeof FAILURE_TYPES];

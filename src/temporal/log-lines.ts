@@ -1,4 +1,5 @@
 import type { LogEntry, LogLevel } from '@temporalio/worker';
+import { FAILURE_TYPES } from '../shared/failure-types';
 import { printableLine } from '../shared/terminal-text';
 
 /** The fields of an entry's metadata worth a line: which run, which step, which try. */
@@ -51,11 +52,32 @@ export function isRoutineWorkerLine(entry: LogEntry): boolean {
   );
 }
 
+/**
+ * A run that ended FAILED fails its workflow on purpose (see src/shared/run-failure.ts); the SDK
+ * reports every workflow failure as a warning with its stack. For aca that is a run's outcome:
+ * an INFO line `run ended FAILED <reason> …`, or nothing below INFO.
+ */
+export function runEndedEntry(entry: LogEntry): LogEntry | null {
+  const meta = (entry.meta ?? {}) as Record<string, unknown>;
+  const error = meta.error;
+  if (meta.sdkComponent !== 'worker' || !/^Workflow failed/.test(entry.message)) return null;
+  if (!(error instanceof Error) || (error as { type?: unknown }).type !== FAILURE_TYPES.runFailed)
+    return null;
+  const { error: _error, ...rest } = meta;
+  return { ...entry, level: 'INFO', message: `run ended ${error.message}`, meta: rest };
+}
+
 /** Log lines at `level`, without a healthy worker's routine start and stop lines above DEBUG. */
 export function logLineWriter(level: LogLevel): (entry: LogEntry) => void {
   const verbose = level === 'TRACE' || level === 'DEBUG';
+  const infoShown = verbose || level === 'INFO';
   return (entry) => {
     if (!verbose && isRoutineWorkerLine(entry)) return;
+    const ended = runEndedEntry(entry);
+    if (ended) {
+      if (infoShown) writeLogLine(ended);
+      return;
+    }
     writeLogLine(entry);
   };
 }

@@ -8,15 +8,24 @@ import { endRun } from './run-ending';
 import { handleRunMessages } from './run-messages';
 import { isEndState } from './state-machine';
 import { FAILURE_TYPES } from '../shared/failure-types';
+import { runFailedFailure } from '../shared/run-failure';
 
 export type { CarriedState } from './run-context';
 
 /**
  * One coding run: the state machine of state-machine.ts, driven by one handler per phase
  * (phase-handlers.ts) until the run ends. `carried` is set when the run continues as new.
+ * A run that ends SUCCESS returns its RunResult; one that ends FAILED, cancelled included, fails
+ * the workflow with that RunResult as the failure's details, so Temporal and its Web UI list it as
+ * failed (readers get the RunResult back with readRunResult, src/shared/run-failure.ts).
  */
 export async function codingAgentWorkflow(input: RunInput, carried?: CarriedState): Promise<RunResult> {
-  const run = new RunContext(input, carried);
+  const result = await runToEnd(new RunContext(input, carried));
+  if (result.state !== 'SUCCESS') throw runFailedFailure(result);
+  return result;
+}
+
+async function runToEnd(run: RunContext): Promise<RunResult> {
   handleRunMessages(run);
   try {
     run.publish();

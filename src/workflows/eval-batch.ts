@@ -27,6 +27,7 @@ import {
 } from '../shared/eval-types';
 import { codingAgentWorkflow } from './coding-agent';
 import { describeFailure } from './describe-failure';
+import { runResultOfFailure } from '../shared/run-failure';
 import { pauseSignal, resumeSignal } from './signals';
 
 export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
@@ -236,10 +237,15 @@ async function runAgent(
     ]);
     await condition(() => !state().paused || state().stopped !== null);
     if (state().stopped === 'cancelled') return failed('the batch was cancelled before the run started');
+    // A run that ended FAILED fails its workflow with its RunResult as details: read either way.
     const result = await executeChild(codingAgentWorkflow, {
       workflowId: childId,
       args: [runInput],
       staticSummary: `${id} (batch ${input.batchId})`,
+    }).catch((err: unknown) => {
+      const failed = runResultOfFailure(err);
+      if (failed) return failed;
+      throw err;
     });
     return {
       workflowId: childId,

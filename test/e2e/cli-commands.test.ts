@@ -3,6 +3,7 @@
  * worker, Temporal server and the scripted model: exit codes and output as docs/contract.md
  * (section 1) states them.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -177,7 +178,7 @@ describe('aca commands on a live run', () => {
     expect(sent.stdout).toMatch(/^Feedback delivered to .*; the next Coder turn receives it/);
     // The slow model held the first attempt open for the feedback; the rest of the run need not wait.
     h.llm.setDelay(0);
-    await handle.result();
+    await readRunResult(handle);
     await h.recordHistory(handle, 'feedback');
     const coderPrompts = h.llm.requests
       .filter((r) => r.agent === 'coder' && r.messages.some((m) => String(m.content).includes(FIZZBUZZ)))

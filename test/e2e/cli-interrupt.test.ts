@@ -4,6 +4,7 @@
  * harness worker on the task queue the CLI is given, the model is the scripted `slow-coder`
  * scenario whose first Coder answer takes 5 s.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -111,7 +112,7 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
     expect(watched.stderr).toBe('');
     expect(watched.code).toBe(0);
     expect(watched.stdout).toMatch(/^SUCCESS after 1 iteration of at most 15$/m);
-    const result = (await handle.result()) as RunResult;
+    const result = (await readRunResult(handle)) as RunResult;
     const { passed } = result.tests;
     expect(passed).toBeGreaterThan(0);
     expect(watched.stdout).toContain(`tests:     ${passed} passed, 0 failed, 0 errors (pass rate 100%)`);
@@ -133,7 +134,7 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
     expect(cli.output()).toContain(`Stopped watching ${handle.workflowId}; the run goes on`);
     expect(cli.output()).not.toContain('Paused');
     expect((await snapshot(handle)).paused).toBe(false);
-    const result = (await handle.result()) as RunResult;
+    const result = (await readRunResult(handle)) as RunResult;
     expect(result.state).toBe('SUCCESS');
     expect(result.transitions.map((t) => t.to)).not.toContain('PAUSED');
   });
@@ -184,6 +185,6 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
     const handle = h.client.workflow.getHandle(id);
     expect(await snapshot(handle)).toMatchObject({ paused: true, state: 'PAUSED' });
     await handle.cancel();
-    expect(((await handle.result()) as RunResult).reason).toBe('cancelled');
+    expect(((await readRunResult(handle)) as RunResult).reason).toBe('cancelled');
   });
 });

@@ -3,6 +3,7 @@
  * the worker dies: the built `aca` runs as a child process without a terminal (one line per
  * change), against `aca worker` processes a test can kill.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -119,6 +120,8 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
         '--id',
         id,
         '--detach',
+        // The CLI runs in the temp folder, which holds files but is no git work tree.
+        '--no-repo',
       ],
       env,
     );
@@ -142,7 +145,7 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
     workers.push(await spawnWorker(workerEnv));
     expect(await watch.exited).toBe(0);
     expect(watch.output()).toMatch(/^SUCCESS after 1 iteration/m);
-    expect(((await h.client.workflow.getHandle(id).result()) as RunResult).state).toBe('SUCCESS');
+    expect(((await readRunResult(h.client.workflow.getHandle(id))) as RunResult).state).toBe('SUCCESS');
   });
 });
 

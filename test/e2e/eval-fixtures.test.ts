@@ -3,6 +3,7 @@
  * Python and TypeScript): the built command, a real worker and Temporal server, the sandbox, and
  * the scripted model for the agent's batches.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EvalReport } from '../../src/shared/eval-types';
@@ -217,7 +218,7 @@ describe('aca eval on generated repositories', () => {
       .catch(() => null);
     expect(children?.parentExecution?.workflowId).toBe('fx-agent');
     // Each run's work tree is gone once its patch is evaluated; its branch stays in aca's copy.
-    const child = (await h.client.workflow.getHandle('fx-agent/acme__calc-add').result()) as RunResult;
+    const child = (await readRunResult(h.client.workflow.getHandle('fx-agent/acme__calc-add'))) as RunResult;
     expect(fs.existsSync(child.git!.workTree)).toBe(false);
     expect(gitIn(child.git!.commonDir, 'rev-parse', 'aca/fx-agent/acme__calc-add').trim()).toBe(
       child.headCommit,

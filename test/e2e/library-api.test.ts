@@ -9,8 +9,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { AcaClient } from '../../src/api/aca-client';
+import { readRunResult, runResultOfFailure } from '../../src/api';
 import { loadConfig } from '../../src/config';
 import { loadBuiltinScenario } from '../../src/llm/scenario';
 import { ScriptedLlmServer } from '../../src/llm/scripted-server';
@@ -233,4 +235,32 @@ describe('aca as a library, from the packed package', () => {
       await aca.temporal.connection.close();
     }
   }, 240_000);
+
+  test("a FAILED run's result: the library returns it; a plain Temporal client sees a failure that carries it", async () => {
+    const aca = new AcaClient(
+      new Client({
+        connection: await Connection.connect({ address: temporal.address }),
+        namespace: temporal.namespace,
+      }),
+      loadConfig({ ...env }),
+    );
+    try {
+      // The scripted demo needs two attempts: with one the run ends FAILED max_iterations.
+      const run = await aca.start({ task: FIZZBUZZ, maxIterations: 1, warnAt: 1 });
+      const result = await run.result();
+      expect(result).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 1 });
+      expect(await run.status()).toBe('FAILED');
+      expect(await run.state()).toMatchObject({ state: 'FAILED', reason: 'max_iterations' });
+      const raw = await run.handle.result().catch((err: unknown) => err);
+      expect(raw).toBeInstanceOf(WorkflowFailedError);
+      const cause = (raw as WorkflowFailedError).cause;
+      expect(cause).toBeInstanceOf(ApplicationFailure);
+      expect(cause).toMatchObject({ type: 'AcaRunFailed', nonRetryable: true });
+      expect(cause?.message).toMatch(/^FAILED max_iterations after 1 of at most 1 iteration, pass rate /);
+      expect(runResultOfFailure(raw)).toEqual(result);
+      expect(await readRunResult(aca.temporal.workflow.getHandle(run.id))).toEqual(result);
+    } finally {
+      await aca.temporal.connection.close();
+    }
+  }, 180_000);
 });

@@ -3,6 +3,7 @@
  * The SDK runtime can be installed once per process, so the worker is `aca worker` in a child
  * process; the model is the scripted server in this process, the run is the demo scenario.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -90,7 +91,7 @@ describe('the worker exports Prometheus metrics', () => {
       },
       taskQueue,
     );
-    result = (await handle.result()) as RunResult;
+    result = (await readRunResult(handle)) as RunResult;
     const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     expect(response.status).toBe(200);
     samples = parsePrometheus(await response.text());

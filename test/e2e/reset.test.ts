@@ -4,6 +4,7 @@
  * it works on the files of the commit recorded at that point, asks the model again, and its own
  * commits are the run's result, diff and apply.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -150,7 +151,7 @@ describe('a Reset of a finished --repo run to before its last attempt', () => {
     );
     expect(reset.stderr).toBe('');
     expect(reset.status).toBe(0);
-    return (await h.client.workflow.getHandle(id).result()) as RunResult;
+    return (await readRunResult(h.client.workflow.getHandle(id))) as RunResult;
   }
 
   test("the re-run starts from attempt 1's files, asks the model again, and its commits are the result, diff and apply", async () => {

@@ -3,6 +3,7 @@
  * takes 6 s start their tests together with two slots, and one after the other with one slot.
  * Each test writes a log file in its workspace as it starts, so the file times say when.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadScenarios } from '../../src/llm/scenario';
@@ -16,7 +17,7 @@ async function testStartGapMs(slots: string): Promise<number> {
   try {
     await h.startWorker();
     const handles = await Promise.all([h.start('slow-tests'), h.start('slow-tests')]);
-    const results = (await Promise.all(handles.map((x) => x.result()))) as RunResult[];
+    const results = (await Promise.all(handles.map((x) => readRunResult(x)))) as RunResult[];
     for (const r of results) expect(r.state).toBe('SUCCESS');
     const [a, b] = results.map((r) => fs.statSync(path.join(r.workspace, 'test-starts.log')).birthtimeMs);
     return Math.abs(a - b);

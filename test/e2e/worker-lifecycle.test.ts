@@ -3,6 +3,7 @@
  * folder, a prebuilt workflow bundle that is not there, its log when the server goes away, the
  * warning without a sandbox, and the local stack from start to Ctrl-C.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -65,7 +66,7 @@ describe('aca worker as a process', () => {
     expect(completedRunTests).toHaveLength(1);
 
     workers.push(await spawnWorker(workerEnv()));
-    const result = (await handle.result()) as RunResult;
+    const result = (await readRunResult(handle)) as RunResult;
     expect(result.state).toBe('SUCCESS');
     expect(starts()).toBe(1);
   });

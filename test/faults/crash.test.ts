@@ -1,3 +1,4 @@
+import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -48,7 +49,7 @@ describe('a worker killed with SIGKILL', () => {
     await worker.kill('SIGKILL');
     worker = await spawnWorker(workerEnv());
 
-    const result = (await handle.result()) as RunResult;
+    const result = (await readRunResult(handle)) as RunResult;
     await h.recordHistory(handle, 'crash-model-call');
     expect(result.state).toBe('SUCCESS');
     expectNoCompletedCallRepeated(h.llm);
@@ -73,7 +74,7 @@ describe('a worker killed with SIGKILL', () => {
     const before = fs.readFileSync(path.join(workspace, 'test_greet.py'), 'utf8');
     worker = await spawnWorker(workerEnv());
 
-    const result = (await handle.result()) as RunResult;
+    const result = (await readRunResult(handle)) as RunResult;
     expect(result.state).toBe('SUCCESS');
     expect(result.iterations).toBe(1);
     expectNoCompletedCallRepeated(h.llm);
@@ -150,9 +151,9 @@ describe('the Temporal server killed and restarted from its state file', () => {
       await connection.close().catch(() => undefined);
       server = await start();
       connection = await Connection.connect({ address: server.address });
-      const result = (await new Client({ connection }).workflow
-        .getHandle('restart-run')
-        .result()) as RunResult;
+      const result = (await readRunResult(
+        new Client({ connection }).workflow.getHandle('restart-run'),
+      )) as RunResult;
       expect(result.state).toBe('SUCCESS');
       expect(result.transitions.map((t) => t.to)).toEqual(['PLANNING', 'CODING', 'TESTING', 'SUCCESS']);
     } finally {

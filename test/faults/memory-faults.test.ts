@@ -2,6 +2,7 @@
  * Failure memory under faults: a worker killed in the middle of a memory write, and a database
  * outage in the middle of a run. Both need a real Postgres (DATABASE_URL; required in CI).
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import { Client as PgClient } from 'pg';
@@ -118,7 +119,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       await blocker.query('ROLLBACK');
       worker = await spawnWorker(workerEnv);
 
-      const result = (await handle.result()) as RunResult;
+      const result = (await readRunResult(handle)) as RunResult;
       expect(result.state).toBe('FAILED');
       expect(result.reason).toBe('max_iterations');
       expect(await rowCounts(databaseUrl, workflowId)).toEqual({
@@ -174,7 +175,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       expect((await handle.query<RunSnapshot>('state')).iterations).toBeLessThan(3);
 
       await relay.up();
-      const result = (await handle.result()) as RunResult;
+      const result = (await readRunResult(handle)) as RunResult;
       await h.recordHistory(handle, 'memory-outage');
       expect(result.state).toBe('FAILED');
       expect(result.reason).toBe('max_iterations');

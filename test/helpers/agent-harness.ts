@@ -1,3 +1,4 @@
+import { readRunResult } from '../../src/shared/run-failure';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -186,7 +187,7 @@ export async function createHarness(
       throw new Error(`condition not reached in ${timeoutMs} ms; last snapshot: ${JSON.stringify(last)}`);
     },
     async result(handle) {
-      return (await handle.result()) as RunResult;
+      return (await readRunResult(handle)) as RunResult;
     },
     async recordHistory(handle, name, runId) {
       if (process.env.ACA_RECORD_HISTORIES !== '1') return;

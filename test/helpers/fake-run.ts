@@ -14,7 +14,13 @@ import type {
   PreparedWorkspace,
   PrepareWorkspaceInput,
 } from '../../src/activities/workspace-activities';
-import { DEFAULT_RUN_OPTIONS, type RunInput, type RunOptions } from '../../src/shared/run-types';
+import { readRunResult } from '../../src/shared/run-failure';
+import {
+  DEFAULT_RUN_OPTIONS,
+  type RunInput,
+  type RunOptions,
+  type RunResult,
+} from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
 import { attemptPassed } from '../../src/shared/targets';
 import { resetWorkflowFake } from './workflow-fake';
@@ -62,6 +68,11 @@ export const FINISHES: Record<string, TurnFinish> = {
 };
 
 export const failingTests = { passed: 1, failed: 1 };
+
+/** The RunResult a call of the workflow ends with: a FAILED run throws it as its failure's details. */
+export function runOutcome(run: Promise<RunResult>): Promise<RunResult> {
+  return readRunResult({ result: () => run });
+}
 
 export function fakeRunInput(options: Partial<RunOptions> = {}, more: Partial<RunInput> = {}): RunInput {
   return {

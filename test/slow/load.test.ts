@@ -5,6 +5,7 @@
  * scenario of the mix (500, a dropped connection, 429, 401, bad tool calls), and
  * test/e2e/agent-run.test.ts the demo and never-passing runs.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import * as path from 'node:path';
 import { loadScenarios } from '../../src/llm/scenario';
 import type { RunOptions, RunResult } from '../../src/shared/run-types';
@@ -59,7 +60,7 @@ describe(`load: ${RUNS} concurrent runs of mixed scenarios with faults on one wo
       const outcomes = await Promise.all(
         runs.map(async ({ spec, handle }) => {
           const result = await Promise.race([
-            handle.result() as Promise<RunResult>,
+            readRunResult(handle) as Promise<RunResult>,
             new Promise<null>((resolve) => setTimeout(() => resolve(null), 20 * 60_000)),
           ]);
           return { spec, result };

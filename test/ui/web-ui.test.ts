@@ -1,5 +1,5 @@
 /**
- * The operator's view of a finished run, in a real browser: Debian's chromium driven by
+ * The operator's view of finished runs, in a real browser: Debian's chromium driven by
  * playwright-core against the Web UI of the test's Temporal dev server (Temporal CLI v1.5.1,
  * UI 2.42). The run is the demo scenario, run to SUCCESS through the test harness, whose worker
  * stays up so the UI can ask it for the run's current details.
@@ -93,8 +93,9 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
     await harness?.close();
   });
 
-  const runPage = (tab: string): string =>
-    `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/${tab}`;
+  const runPageOf = (workflowId: string, id: string, tab: string): string =>
+    `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows/${encodeURIComponent(workflowId)}/${id}/${tab}`;
+  const runPage = (tab: string): string => runPageOf(handle.workflowId, runId, tab);
 
   test('the demo run ends in SUCCESS and `aca list --state SUCCESS` lists it', async () => {
     expect(result).toMatchObject({ state: 'SUCCESS', reason: null, iterations: 2, passRate: 1 });
@@ -163,6 +164,52 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       await page.close();
     }
   });
+
+  test('the workflow list tells a FAILED run from a SUCCESS at a glance, and the FAILED run says why', async () => {
+    // One attempt is too few for the demo: the run ends FAILED max_iterations.
+    const failing = await harness.start('demo-fizzbuzz', { maxIterations: 1, warnAt: 1 });
+    const failed = await harness.result(failing);
+    expect(failed).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 1 });
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+    try {
+      const ids = [handle.workflowId, failing.workflowId];
+      const query = ids.map((id) => `WorkflowId = '${id}'`).join(' OR ');
+      await page.goto(
+        `${uiUrl}/namespaces/${encodeURIComponent(harness.config.namespace)}/workflows?query=${encodeURIComponent(query)}`,
+        { waitUntil: 'networkidle' },
+      );
+      // Each run's row in the list: after the row's checkbox, its status and then its id.
+      const row = async (id: string): Promise<string> =>
+        plain(
+          await page
+            .locator('tr', { hasText: id })
+            .first()
+            .innerText({ timeout: 1000 })
+            .catch(() => ''),
+        );
+      const deadline = Date.now() + 30_000;
+      let rows = ['', ''];
+      while (Date.now() < deadline) {
+        rows = await Promise.all(ids.map(row));
+        if (rows.every(Boolean)) break;
+        await page.waitForTimeout(500);
+      }
+      const [succeeded, failedRow] = rows;
+      expect(succeeded).toMatch(new RegExp(`^(?:Select Workflow \\S+ )?Completed ${handle.workflowId} `));
+      expect(succeeded).not.toContain('Failed');
+      expect(failedRow).toMatch(new RegExp(`^(?:Select Workflow \\S+ )?Failed ${failing.workflowId} `));
+      expect(failedRow).not.toContain('Completed');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'run-list.png'), fullPage: false });
+      // The run's own page gives the reason in one line.
+      await page.goto(runPageOf(failing.workflowId, (await failing.describe()).runId, 'history'), {
+        waitUntil: 'networkidle',
+      });
+      await waitForTexts(page, ['Failed', 'FAILED max_iterations after 1 of at most 1 iteration, pass rate']);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'failed-run.png'), fullPage: false });
+    } finally {
+      await page.close();
+    }
+  }, 180_000);
 
   test('a run waiting at its iteration limit says so, and how to extend it, in its current details', async () => {
     const waiting = await harness.start('demo-fizzbuzz', { maxIterations: 1, warnAt: 1, onLimit: 'ask' });

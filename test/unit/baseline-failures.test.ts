@@ -12,6 +12,7 @@ import type { RunSnapshot } from '../../src/shared/run-types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import { renderDetails } from '../../src/workflows/details';
 import { fakeRunInput, setUpFakeRun } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 
 const EMPTY = 'tests/test_stats.py::test_mean_empty';
 
@@ -113,7 +114,7 @@ describe("the Planner's first message", () => {
     const log = setUpFakeRun({
       tests: (attempt) => (attempt === 0 ? { passed: 2, failed: 1, failingTests: [EMPTY] } : {}),
     });
-    await codingAgentWorkflow(fakeRunInput({}, { repo: { path: '/r', baseCommit: 'base' } }));
+    await runOutcome(codingAgentWorkflow(fakeRunInput({}, { repo: { path: '/r', baseCommit: 'base' } })));
     expect(log.opens.get('planner')?.context.baselineFailures).toEqual({ names: [EMPTY], count: 1 });
     // Only the Planner is told: the Coder's context is as it was.
     expect(log.opens.get('coder-1')?.context.baselineFailures).toBeUndefined();
@@ -121,7 +122,7 @@ describe("the Planner's first message", () => {
 
   test('a baseline without failures tells it nothing', async () => {
     const log = setUpFakeRun({ tests: () => ({}) });
-    await codingAgentWorkflow(fakeRunInput({}, { repo: { path: '/r', baseCommit: 'base' } }));
+    await runOutcome(codingAgentWorkflow(fakeRunInput({}, { repo: { path: '/r', baseCommit: 'base' } })));
     expect(log.opens.get('planner')?.context).not.toHaveProperty('baselineFailures');
   });
 });

@@ -8,12 +8,13 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 import type { RunResult } from '../../src/shared/run-types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import { eventually, failingTests, fakeRunInput, setUpFakeRun } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { query, update } from '../helpers/workflow-fake';
 
 describe('an extend without its request', () => {
   test('no request, null or a request without iterations is refused with the range, and the wait goes on', async () => {
     setUpFakeRun({ tests: (attempt) => (attempt === 1 ? failingTests : {}) });
-    const result = codingAgentWorkflow(fakeRunInput({ maxIterations: 1, onLimit: 'ask' }));
+    const result = runOutcome(codingAgentWorkflow(fakeRunInput({ maxIterations: 1, onLimit: 'ask' })));
     await eventually(
       'the wait at the limit',
       () => (query('state') as { waiting: string }).waiting === 'limit',

@@ -20,6 +20,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { fake, LOCAL_QUEUE, query, signal, update } from '../helpers/workflow-fake';
 
 const PHASES: RunPhase[] = ['INIT', 'PLANNING', 'CODING', 'TESTING', 'REFLECTING', 'SUCCESS', 'FAILED'];
@@ -146,7 +147,7 @@ describe('the state machine', () => {
 /** Starts the workflow on the fake; the promise settles when it ends. */
 function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
-  const result = codingAgentWorkflow(fakeRunInput(...input));
+  const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
 }
 

@@ -16,13 +16,14 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { fake, query, signal, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
 
 function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
-  const result = codingAgentWorkflow(fakeRunInput(...input));
+  const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
 }
 
@@ -169,7 +170,7 @@ describe('a stopped run', () => {
         commitSteps: 0,
       },
     } as unknown as CarriedState;
-    const done = await codingAgentWorkflow(fakeRunInput(), carried);
+    const done = await runOutcome(codingAgentWorkflow(fakeRunInput(), carried));
     expect(done).toMatchObject({
       state: 'FAILED',
       reason: 'error',

@@ -10,11 +10,12 @@ import { CancelledFailure } from '@temporalio/common';
 import { describeTargets, MAX_TARGETS, type TargetResult } from '../../src/shared/targets';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import { failingTests, fakeRunInput, FINISHES, setUpFakeRun, type FakeRunScript } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { fake } from '../helpers/workflow-fake';
 
 function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
-  const result = codingAgentWorkflow(fakeRunInput(...input));
+  const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
 }
 

@@ -22,13 +22,14 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { ContinuedAsNew, fake, LOCAL_QUEUE, query, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
 
 function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
-  const result = codingAgentWorkflow(fakeRunInput(...input));
+  const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
 }
 
@@ -165,7 +166,7 @@ describe('continue-as-new', () => {
       historyLength: 10,
     });
     const log = setUpFakeRun({});
-    const done = await codingAgentWorkflow(input!, carried);
+    const done = await runOutcome(codingAgentWorkflow(input!, carried));
     expect(moves(done.transitions)).toEqual([
       'INIT>PLANNING',
       'PLANNING>CODING',

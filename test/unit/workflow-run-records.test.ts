@@ -9,11 +9,12 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 import type { RunInput } from '../../src/shared/run-types';
 import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
 import { failingTests, fakeRunInput, FINISHES, setUpFakeRun, type FakeRunScript } from '../helpers/fake-run';
+import { runOutcome } from '../helpers/fake-run';
 import { ContinuedAsNew, fake } from '../helpers/workflow-fake';
 
 function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
-  const result = codingAgentWorkflow(fakeRunInput(...input));
+  const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
 }
 
@@ -194,7 +195,7 @@ describe('the state carried to the next execution', () => {
     const [input, carried] = await carriedAfterFirstAttempt();
     delete carried.work.pendingNotes;
     const log = setUpFakeRun({});
-    const done = await codingAgentWorkflow(input, carried);
+    const done = await runOutcome(codingAgentWorkflow(input, carried));
     expect(done).toMatchObject({ state: 'SUCCESS', iterations: 2, error: null });
     expect(log.steps).toEqual(['coder-2#0']);
     expect(Object.keys(log.opens.get('coder-2')!.context)).toEqual([

@@ -2,6 +2,7 @@
  * Every branch of the run's state machine, with stub activities in place of the model, the
  * sandbox and failure memory: the workflow code alone, on a real Temporal dev server.
  */
+import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -417,7 +418,7 @@ describe('the run state machine with stub activities', () => {
           ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
           : {},
     });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'SUCCESS',
       reason: null,
@@ -463,7 +464,7 @@ describe('the run state machine with stub activities', () => {
       ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
 
     const local = await started({ step: calls, toolsHere: true });
-    expect(await local.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(await readRunResult(local)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
     expect(logOf(local.workflowId).tools).toEqual([
       'here:open coder-1',
       'here:c1',
@@ -480,7 +481,7 @@ describe('the run state machine with stub activities', () => {
 
     // Refused (another host has the files): the same calls and openings go to the host's queue.
     const elsewhere = await started({ step: calls });
-    expect(await elsewhere.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(await readRunResult(elsewhere)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
     expect(logOf(elsewhere.workflowId).askedHere).toEqual(['open coder-1', 'c1', 'c2', 'open tester-1']);
     expect(logOf(elsewhere.workflowId).tools).toEqual(['create_file', 'read_file']);
     expect((await scheduledTypes(elsewhere)).filter((t) => t === 'openTurn')).toHaveLength(3);
@@ -491,7 +492,7 @@ describe('the run state machine with stub activities', () => {
       toolsHere: true,
       host: { queue: TASK_QUEUE, movable: true },
     });
-    expect(await movable.result()).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+    expect(await readRunResult(movable)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
     expect(logOf(movable.workflowId).askedHere).toEqual([]);
     expect(logOf(movable.workflowId).tools).toEqual(['create_file', 'read_file']);
     expect(await markers(movable)).toBe(0);
@@ -503,7 +504,7 @@ describe('the run state machine with stub activities', () => {
       {},
       { failureMemory: false },
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2 });
     const log = logOf(handle.workflowId);
     expect(log.steps[0]!.input.open?.recallLessons).toBeUndefined();
@@ -519,7 +520,7 @@ describe('the run state machine with stub activities', () => {
       taskQueue: TASK_QUEUE,
       args: [runInput({ hostStartTimeoutMs: 1_000 }, { setupCommand: 'pip install -e .' })],
     });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'SUCCESS',
       iterations: 1,
@@ -560,14 +561,14 @@ describe('the run state machine with stub activities', () => {
       taskQueue: queue,
       activities: stubActivities,
     });
-    const result = await late.runUntil(handle.result());
+    const result = await late.runUntil(readRunResult(handle));
     expect(result).toMatchObject({ state: 'SUCCESS' });
     expect(logOf(workflowId).adoptions).toHaveLength(0);
   });
 
   test('a failed attempt is reflected on, and the next one passes with the analysis in hand', async () => {
     const handle = await started({ tests: (attempt) => (attempt === 1 ? failingTests : {}) });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'SUCCESS',
       iterations: 2,
@@ -621,13 +622,13 @@ describe('the run state machine with stub activities', () => {
             }
           : {},
     });
-    await handle.result();
+    await readRunResult(handle);
     expect(logOf(handle.workflowId).steps.map((s) => s.turnKey)).toContain('tester-2');
   });
 
   test('the iteration limit ends the run FAILED with every attempt stored', async () => {
     const handle = await started({ tests: () => failingTests }, { maxIterations: 2, warnAt: 2 });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 2, passRate: 0.5 });
     expect(moves(result)).toEqual([
       'INIT>PLANNING',
@@ -651,12 +652,14 @@ describe('the run state machine with stub activities', () => {
 
   test('the warning comes at warnAt', async () => {
     const handle = await started({ tests: () => failingTests }, { maxIterations: 3, warnAt: 2 });
-    expect((await handle.result()).warning).toBe('iteration 2 of 3: 1 attempts left before the run fails');
+    expect((await readRunResult(handle)).warning).toBe(
+      'iteration 2 of 3: 1 attempts left before the run fails',
+    );
   });
 
   test('the token budget stops the run in the step that crosses it', async () => {
     const handle = await started({}, { maxTokens: 40 });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
     expect(result.error).toBe('token budget exceeded: 45 tokens used, the budget is 40');
     expect(logOf(handle.workflowId).steps).toHaveLength(3);
@@ -665,7 +668,7 @@ describe('the run state machine with stub activities', () => {
 
   test('the cost budget stops the run in the step that crosses it, with the cost per agent', async () => {
     const handle = await started({}, { maxCostUsd: 0.005 });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
     expect(result.error).toBe('cost budget exceeded: $0.0060 spent, the budget is $0.005');
     expect(logOf(handle.workflowId).steps.map((s) => s.input.model)).toEqual(['stub', 'stub', 'stub']);
@@ -680,7 +683,7 @@ describe('the run state machine with stub activities', () => {
     const handle = await started({
       step: () => ({ usd: null, usage: { prompt: 10, completion: 5, cached: 4, reasoning: 2 } }),
     });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result.state).toBe('SUCCESS');
     expect(result.cost).toBeNull();
     expect(result.tokens).toEqual({ prompt: 30, completion: 15, cached: 12, reasoning: 6 });
@@ -694,7 +697,7 @@ describe('the run state machine with stub activities', () => {
       },
       { maxStepsPerTurn: 2 },
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result.state).toBe('SUCCESS');
     expect(result.error).toBe('coder did not call its finishing tool within 2 steps');
   });
@@ -704,7 +707,7 @@ describe('the run state machine with stub activities', () => {
       { step: (turnKey) => (turnKey === 'coder-1' ? { progress: false, toolCalls: [] } : {}) },
       { maxStepsPerTurn: 10 },
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result.error).toBe('coder made no progress in 3 steps in a row (only failing calls or no calls)');
     expect(logOf(handle.workflowId).steps.filter((s) => s.turnKey === 'coder-1')).toHaveLength(3);
   });
@@ -715,10 +718,32 @@ describe('the run state machine with stub activities', () => {
         throw ApplicationFailure.nonRetryable('bubblewrap is missing', 'SandboxUnavailable');
       },
     });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'error', error: 'bubblewrap is missing' });
     expect(moves(result)).toEqual(['INIT>PLANNING', 'PLANNING>CODING', 'CODING>TESTING', 'TESTING>FAILED']);
     expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
+  });
+
+  test('a run that ends FAILED fails its workflow, with the reason in the message and the RunResult as details', async () => {
+    const handle = await started({}, { maxTokens: 40 });
+    const failure = await handle.result().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause.type).toBe('AcaRunFailed');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.message).toBe(
+      'FAILED budget after 1 of at most 3 iterations, pass rate -: token budget exceeded: 45 tokens used, the budget is 40',
+    );
+    expect(cause.details?.[0]).toMatchObject({ state: 'FAILED', reason: 'budget', iterations: 1 });
+    expect(await readRunResult(handle)).toEqual(cause.details?.[0]);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+  });
+
+  test('a run that ends SUCCESS completes its workflow with the RunResult', async () => {
+    const handle = await started({});
+    expect(await handle.result()).toMatchObject({ state: 'SUCCESS', reason: null });
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
   });
 
   test('cancel during a model call ends the run FAILED cancelled, its memory still written', async () => {
@@ -732,9 +757,11 @@ describe('the run state machine with stub activities', () => {
       'the Coder step',
     );
     await handle.cancel();
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     held.open();
     expect(result).toMatchObject({ state: 'FAILED', reason: 'cancelled', error: 'the run was cancelled' });
+    // Cancelled is FAILED in aca's words: Temporal and its Web UI list the run as failed too.
+    expect((await handle.describe()).status.name).toBe('FAILED');
     expect(moves(result)).toEqual(['INIT>PLANNING', 'PLANNING>CODING', 'CODING>FAILED']);
     expect(logOf(handle.workflowId).memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
   });
@@ -768,7 +795,7 @@ describe('the run state machine with stub activities', () => {
       // Not even the ending starts while paused: the outcome is not stored yet.
       expect(log.memory.map((m) => m.kind)).toEqual(['run']);
       await handle.signal(resumeSignal);
-      const result = await handle.result();
+      const result = await readRunResult(handle);
       expect(result.state).toBe('SUCCESS');
       // After the held model call, the Tester's turn still had to run once resumed.
       if (where === 'a model call') expect(log.steps.length).toBeGreaterThan(stepsWhilePaused);
@@ -807,7 +834,7 @@ describe('the run state machine with stub activities', () => {
       pending: 1,
     });
     held.open();
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result.state).toBe('SUCCESS');
     // Each Coder turn's feedback, in order: given during the first, it reaches the second only.
     const coderOpens = logOf(handle.workflowId).steps.filter((s) => s.input.open?.context.role === 'coder');
@@ -846,7 +873,7 @@ describe('the run state machine with stub activities', () => {
     expect(
       await handle.executeUpdate(extendUpdate, { args: [{ iterations: 2, feedback: 'use integers' }] }),
     ).toEqual({ maxIterations: 3 });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'SUCCESS', iterations: 2, maxIterations: 3 });
     expect(result).not.toHaveProperty('waiting');
     const coder2 = logOf(handle.workflowId).steps.find((s) => s.turnKey === 'coder-2')!;
@@ -861,7 +888,7 @@ describe('the run state machine with stub activities', () => {
       { tests: () => failingTests },
       { maxIterations: 1, warnAt: 1, onLimit: 'ask', askTimeoutMs: 2_000 },
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'max_iterations', iterations: 1 });
     expect(Date.now() - started_).toBeGreaterThanOrEqual(2_000);
     const timers = (await handle.fetchHistory()).events!.filter((e) => e.timerStartedEventAttributes);
@@ -877,7 +904,7 @@ describe('the run state machine with stub activities', () => {
       .catch((err: unknown) => err);
     held.open();
     expect(((refused as Error).cause as Error).message).toBe('the run is not waiting at its iteration limit');
-    expect((await handle.result()).state).toBe('SUCCESS');
+    expect((await readRunResult(handle)).state).toBe('SUCCESS');
   });
 
   const TARGET = 'tests/test_more.py::LastTests::test_basic';
@@ -919,7 +946,7 @@ describe('the run state machine with stub activities', () => {
       { maxIterations: 1, warnAt: 1 },
       repoRun([TARGET]),
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'FAILED',
       reason: 'max_iterations',
@@ -950,7 +977,7 @@ describe('the run state machine with stub activities', () => {
 
   test('the run succeeds once every target passes', async () => {
     const handle = await started({ tests: targetRun(2) }, {}, repoRun([TARGET]));
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'SUCCESS',
       iterations: 2,
@@ -988,7 +1015,7 @@ describe('the run state machine with stub activities', () => {
       {},
       repoRun([TARGET, nope]),
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'FAILED',
       reason: 'error',
@@ -1015,7 +1042,7 @@ describe('the run state machine with stub activities', () => {
       {},
       repoRun(),
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'FAILED', reason: 'environment', iterations: 0, error: diagnosis });
     expect(moves(result)).toEqual(['INIT>FAILED']);
     const log = logOf(handle.workflowId);
@@ -1035,7 +1062,7 @@ describe('the run state machine with stub activities', () => {
       {},
       repoRun([TARGET]),
     );
-    expect(await handle.result()).toMatchObject({
+    expect(await readRunResult(handle)).toMatchObject({
       state: 'SUCCESS',
       unknownTargets: [],
       targets: [{ id: TARGET, outcome: 'passed' }],
@@ -1077,7 +1104,7 @@ describe('the run state machine with stub activities', () => {
       {},
       repoRun([TARGET]),
     );
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({
       state: 'SUCCESS',
       iterations: 2,
@@ -1112,7 +1139,7 @@ describe('the run state machine with stub activities', () => {
             }
           : {},
     });
-    const result = await handle.result();
+    const result = await readRunResult(handle);
     expect(result).toMatchObject({ state: 'SUCCESS', targets: [] });
     const log = logOf(handle.workflowId);
     expect(log.checkedTargets).toEqual([]);
@@ -1249,7 +1276,7 @@ describe('continue-as-new with stub activities', () => {
         // Feedback for attempt 1 is taken by coder-1's turn only if given before it opens; this
         // one arrives during it and waits for coder-2, which runs in a later execution.
         held.open();
-        const result = await handle.result();
+        const result = await readRunResult(handle);
         expect(result).toMatchObject({ state: 'SUCCESS', iterations: 4 });
         expect(result.transitions.filter((t) => t.to === 'PLANNING')).toHaveLength(1);
         expect(result.transitions.filter((t) => t.to === 'CODING')).toHaveLength(4);

@@ -225,7 +225,10 @@ describe('the eval batch workflow with stub activities', () => {
       resolved_ids: ['hold-1'],
       error_ids: ['hold-2', 'hold-3'],
     });
-    expect((await child(2).describe()).status.name).toBe('COMPLETED');
+    // A cancelled run ends FAILED, its workflow failed with its result as details: the batch still
+    // counts what each cancelled run cost.
+    expect((await child(2).describe()).status.name).toBe('FAILED');
+    expect(report.cost_usd).toBe(3);
     recordHistory(handle, 'eval-batch-paused-cancelled', handle.firstExecutionRunId);
   });
 });

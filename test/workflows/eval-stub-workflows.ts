@@ -7,7 +7,8 @@ import {
   setHandler,
   sleep,
 } from '@temporalio/workflow';
-import type { RunInput } from '../../src/shared/run-types';
+import { runFailedFailure } from '../../src/shared/run-failure';
+import type { RunInput, RunResult } from '../../src/shared/run-types';
 import { pauseSignal, resumeSignal } from '../../src/workflows/signals';
 
 export { evalBatchWorkflow } from '../../src/workflows/eval-batch';
@@ -34,13 +35,23 @@ export async function codingAgentWorkflow(input: RunInput): Promise<unknown> {
     if (!isCancellation(err)) throw err;
     reason = 'cancelled';
   }
-  return CancellationScope.nonCancellable(async () => ({
+  const result = {
     state: reason ? 'FAILED' : 'SUCCESS',
     reason,
+    iterations: 1,
+    maxIterations: 1,
+    passRate: null,
+    tests: { passed: 0, failed: 0, errors: 0 },
+    error: reason ? 'the run was cancelled' : null,
     git: null,
     baseCommit: null,
     headCommit: null,
     cost: { usd: 1, byAgent: { planner: 1, coder: 0, tester: 0, reflector: 0 } },
     tokens: { prompt: 10, completion: 5 },
-  }));
+  } as unknown as RunResult;
+  // As the real run does: one that ends FAILED fails its workflow with its result as details.
+  return CancellationScope.nonCancellable(async () => {
+    if (result.state !== 'SUCCESS') throw runFailedFailure(result);
+    return result;
+  });
 }
