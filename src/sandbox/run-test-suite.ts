@@ -256,6 +256,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
           repository: basePresent,
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
           importPaths: base?.importPaths ?? [],
+          helpers: { sourceDir: base?.sourceDir ?? '', files: base ? baseHelpers(base, acceptance) : [] },
           ...(baseConfig ? { base: baseConfig } : {}),
         },
       },
@@ -303,6 +304,8 @@ interface RunSpec {
     modules: string[];
     repository: string[];
     importPaths: string[];
+    /** The trusted commit's helper modules in its test folders, imported from their originals. */
+    helpers: { sourceDir: string; files: string[] };
     base?: NonNullable<AcceptanceFiles['baseConfig']>;
   };
 }
@@ -321,6 +324,7 @@ type Launch = (run: RunSpec) => Promise<RunOutcome>;
 const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
 const KEY_FILE = 'verdict.key';
 const BASE_FOLDER = 'base';
+const HELPERS_FOLDER = 'helpers';
 
 function outputFolder(runDir: string, name: string): string {
   const dir = path.join(runDir, name);
@@ -373,6 +377,15 @@ function contextFor(
       fs.chmodSync(target, 0o444);
     }
   }
+  // Read by the verdict process in place of the workspace's copies, never mounted over them (the
+  // run may have deleted one, or put a package of the same name in front of it).
+  const helpers = run.verdict.helpers;
+  for (const file of helpers.files) {
+    const target = path.join(run.outputDir, HELPERS_FOLDER, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(path.join(helpers.sourceDir, file), target, fs.constants.COPYFILE_EXCL);
+    fs.chmodSync(target, 0o444);
+  }
   const conftests = [
     ...(base?.files ?? [])
       .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
@@ -390,6 +403,7 @@ function contextFor(
       importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
       modules: run.verdict.modules.map(seen(originalsSeen)),
       repository: run.verdict.repository,
+      helpers: helpers.files.map(seen(path.posix.join(paths.output, HELPERS_FOLDER))),
     },
   };
 }
@@ -538,6 +552,12 @@ function verdictOriginals(
   if (base) copyForSandbox({ sourceDir: base.sourceDir, files: basePresent }, dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   return { sourceDir: dir, files: [...(acceptance?.files ?? []), ...basePresent] };
+}
+
+/** The base commit's helpers in its test folders, less any file given with the acceptance tests. */
+function baseHelpers(base: BaseTests, acceptance: AcceptanceFiles | undefined): string[] {
+  const taken = new Set(acceptance?.files ?? []);
+  return (base.helpers ?? []).filter((file) => !taken.has(file));
 }
 
 /** The base tests less the acceptance files, which are judged as such. */

@@ -43,6 +43,8 @@ interface Setup {
   workspace: Record<string, string>;
   /** Which of the base files are judged as base tests. */
   judged: string[];
+  /** The base files that are helpers in its test folders. */
+  helpers?: string[];
   importPaths?: string[];
   prepare?: (workspace: string) => void;
 }
@@ -56,6 +58,7 @@ async function run(setup: Setup, judgedByVerdict = true): Promise<TestRunReport>
   const baseTests: BaseTests = {
     sourceDir,
     files: setup.judged,
+    ...(setup.helpers ? { helpers: setup.helpers } : {}),
     config: { sourceDir: configDir, files: conftests, ini: null },
     ...(setup.importPaths ? { importPaths: setup.importPaths } : {}),
   };
@@ -241,5 +244,88 @@ while _frame is not None:
       'tests/test_calc.py::test_add passed',
       'tests/test_calc.py::test_zero passed',
     ]);
+  });
+
+  describe("helpers in the base commit's test folders are imported as it has them", () => {
+    const TEST_CHECKED = `from tests.helpers import check_add
+
+
+def test_add():
+    check_add(2, 3, 5)
+
+
+def test_zero():
+    check_add(0, 0, 0)
+`;
+    const HELPERS = 'from calc import add\n\n\ndef check_add(a, b, total):\n    assert add(a, b) == total\n';
+    const LENIENT = 'def check_add(a, b, total):\n    pass\n';
+    const base = { 'tests/__init__.py': '', 'tests/helpers.py': HELPERS, 'tests/test_calc.py': TEST_CHECKED };
+    const helpers = ['tests/__init__.py', 'tests/helpers.py'];
+    const forgeries: [string, Record<string, string>][] = [
+      ['rewritten', { 'tests/helpers.py': LENIENT }],
+      ['shadowed by a package of the same name', { 'tests/helpers/__init__.py': LENIENT }],
+      ['deleted and replaced by a package', { 'tests/helpers.py': '', 'tests/helpers/__init__.py': LENIENT }],
+    ];
+    test.each(forgeries)(
+      'a helper %s does not make a broken add() pass (it did before)',
+      async (_, change) => {
+        const workspace: Record<string, string> = { ...base, ...change, 'calc.py': BROKEN };
+        const setup: Setup = { base, workspace, judged: ['tests/test_calc.py'], helpers };
+        const prepare = (ws: string): void => {
+          if (change['tests/helpers.py'] === '') fs.rmSync(path.join(ws, 'tests', 'helpers.py'));
+        };
+        // Without the helpers known, the forgery passes the verdict: the hole this closes.
+        const forged = await run({ ...setup, helpers: [], prepare });
+        expect(outcomes(forged)).toEqual([
+          'tests/test_calc.py::test_add passed',
+          'tests/test_calc.py::test_zero passed',
+        ]);
+        const judged = await run({ ...setup, prepare });
+        expect(outcomes(judged)).toEqual([
+          'tests/test_calc.py::test_add failed',
+          'tests/test_calc.py::test_zero passed',
+        ]);
+      },
+    );
+
+    test('a package __init__.py the run rewrote to fix add() from the side does not run in the verdict', async () => {
+      const setup: Setup = {
+        base,
+        workspace: {
+          ...base,
+          'tests/__init__.py': 'import calc\n\ncalc.add = lambda a, b: a + b\n',
+          'calc.py': BROKEN,
+        },
+        judged: ['tests/test_calc.py'],
+        helpers,
+      };
+      expect(outcomes(await run({ ...setup, helpers: [] }))).toContain('tests/test_calc.py::test_add passed');
+      expect(outcomes(await run(setup))).toContain('tests/test_calc.py::test_add failed');
+    });
+
+    test('a correct add() passes through the trusted helper, and helpers read files beside them as before', async () => {
+      const reading = `import os
+
+from calc import add
+
+EXPECTED = int(open(os.path.join(os.path.dirname(__file__), "expected.txt")).read())
+
+
+def check_add(a, b, total):
+    assert add(a, b) == total == EXPECTED or (a, b) != (2, 3)
+`;
+      const withData = { ...base, 'tests/helpers.py': reading };
+      const report = await run({
+        base: withData,
+        workspace: { ...withData, 'tests/expected.txt': '5\n', 'calc.py': CORRECT },
+        judged: ['tests/test_calc.py'],
+        helpers,
+      });
+      expect(report.outcome).toBe('completed');
+      expect(outcomes(report)).toEqual([
+        'tests/test_calc.py::test_add passed',
+        'tests/test_calc.py::test_zero passed',
+      ]);
+    });
   });
 });

@@ -20,6 +20,13 @@ export interface BaseTests {
    * class inheriting from one of theirs is the trusted code). Default: all of `files`.
    */
   run?: string[];
+  /**
+   * The trusted commit's other Python files in its test folders (`tests/`, `test/`: their
+   * `__init__.py` and helper modules), in `sourceDir`: the verdict process imports these from their
+   * trusted versions wherever the workspace would have them found, so a helper the base tests
+   * import (`tests/helpers.py`) cannot be rewritten or shadowed into one that asserts nothing.
+   */
+  helpers?: string[];
   /** The trusted commit's conftest.py files and pytest configuration file, which the verdict loads. */
   config?: { sourceDir: string; files: string[]; ini: string | null };
   /**

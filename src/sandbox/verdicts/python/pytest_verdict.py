@@ -73,7 +73,12 @@ def _aca_verdict():
         except ImportError:
             pass
 
-    trusted = _source_only(os)
+    # The base commit's helpers in its test folders, read now, imported in place of the workspace's.
+    helpers = {}
+    for rel, full, original in setup.get("helpers", []):
+        with open(original, "rb") as f:
+            helpers[full] = f.read()
+    trusted = _source_only(os, helpers)
     # The conftest.py files to load, read now: nothing of the workspace has run yet.
     extra_paths = setup.get("paths", [])
     support = []
@@ -109,11 +114,14 @@ def _aca_verdict():
     return int(code)
 
 
-def _source_only(os):
+def _source_only(os, helpers):
     """
     Modules outside the interpreter's own folders load from their source, never from a cache beside
     it: a planted __pycache__ file (or a lone .pyc) runs no code of its own here. pytest's
-    rewritten test files are compiled afresh too.
+    rewritten test files are compiled afresh too. A trusted helper (`helpers`: workspace path ->
+    the base commit's source) found in a folder of the import path, as `name.py` or as a package
+    `name/__init__.py`, is loaded from that source, whatever the folder holds now under that name:
+    a helper rewritten, deleted, or shadowed by a package of the same name.
     """
     import importlib.machinery as machinery
     import site
@@ -132,9 +140,57 @@ def _source_only(os):
     cached_hook = machinery.FileFinder.path_hook(*_loaders(machinery, machinery.SourceFileLoader, True))
     source_hook = machinery.FileFinder.path_hook(*_loaders(machinery, SourceOnly, False))
 
+    import importlib.util as util
+
+    class TrustedHelper:
+        # Not a SourceFileLoader: pytest's assertion rewriter, which reads a module's file itself,
+        # leaves such a module to this loader even when asked to rewrite it.
+        def __init__(self, fullname, path, source):
+            self.name = fullname
+            self.path = path
+            self.source = source
+
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            exec(compile(self.source, self.path, "exec", dont_inherit=True), module.__dict__)
+
+        def get_filename(self, fullname=None):
+            return self.path
+
+        def get_source(self, fullname=None):
+            return self.source.decode("utf-8", "replace")
+
+        def is_package(self, fullname=None):
+            return os.path.basename(self.path) == "__init__.py"
+
+    class HelperFinder:
+        def __init__(self, folder, inner):
+            self.folder = folder
+            self.inner = inner
+
+        def find_spec(self, fullname, target=None):
+            tail = fullname.rpartition(".")[2]
+            for candidate, package in ((os.path.join(self.folder, tail, "__init__.py"), True),
+                                       (os.path.join(self.folder, tail + ".py"), False)):
+                source = helpers.get(candidate)
+                if source is not None:
+                    return util.spec_from_file_location(
+                        fullname, candidate, loader=TrustedHelper(fullname, candidate, source),
+                        submodule_search_locations=[os.path.dirname(candidate)] if package else None)
+            return self.inner.find_spec(fullname, target)
+
+        def invalidate_caches(self):
+            self.inner.invalidate_caches()
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
     def hook(path):
         full = os.path.abspath(path or ".")
-        return (cached_hook if (full + "/").startswith(trusted) else source_hook)(path)
+        finder = (cached_hook if (full + "/").startswith(trusted) else source_hook)(path)
+        return HelperFinder(full, finder) if helpers else finder
 
     sys.path_hooks[:] = [h for h in sys.path_hooks if "FileFinder" not in getattr(h, "__qualname__", "")]
     sys.path_hooks.append(hook)
