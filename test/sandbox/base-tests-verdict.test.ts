@@ -4,8 +4,10 @@
  * broken; each is first shown to fool the run's own pytest (the account these verdicts used to
  * come from), then not to fool the verdict.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { prepareTrustedTests } from '../../src/activities/trusted-tests';
 import { runTestSuite, type BaseTests } from '../../src/sandbox';
 import type { TestRunReport } from '../../src/shared/types';
 import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
@@ -326,6 +328,53 @@ def check_add(a, b, total):
         'tests/test_calc.py::test_add passed',
         'tests/test_calc.py::test_zero passed',
       ]);
+    });
+
+    test("the base commit's helpers are found in its tree: only Python files of test folders, never its tests or conftest.py", async () => {
+      const repo = makeWorkspace({
+        ...base,
+        'tests/conftest.py': '',
+        'tests/data/sample.json': '{}',
+        'test/support/__init__.py': '',
+        'calc.py': BROKEN,
+        'pkg/util.py': '',
+      });
+      const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t' };
+      const env = { ...gitEnv, GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+      for (const args of [
+        ['init', '-q'],
+        ['add', '.'],
+        ['commit', '-qm', 'base'],
+      ])
+        execFileSync('git', args, { cwd: repo, env });
+      const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+      const trusted = await prepareTrustedTests({
+        language: 'python',
+        commonDir: path.join(repo, '.git'),
+        baseCommit: commit,
+        hasAcceptance: false,
+      });
+      try {
+        expect(trusted.baseTests?.files).toEqual(['tests/test_calc.py']);
+        expect(trusted.baseTests?.helpers?.sort()).toEqual([
+          'test/support/__init__.py',
+          'tests/__init__.py',
+          'tests/helpers.py',
+        ]);
+        const workspace = makeWorkspace({ ...base, 'tests/helpers.py': LENIENT, 'calc.py': BROKEN });
+        const report = await runTestSuite({
+          workspace,
+          language: 'python',
+          mode: 'bwrap',
+          baseTests: trusted.baseTests!,
+        });
+        expect(outcomes(report)).toEqual([
+          'tests/test_calc.py::test_add failed',
+          'tests/test_calc.py::test_zero passed',
+        ]);
+      } finally {
+        trusted.dispose();
+      }
     });
   });
 });
