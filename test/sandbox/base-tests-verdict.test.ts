@@ -290,6 +290,31 @@ def test_zero():
       },
     );
 
+    test('an __init__.py the run adds to a test folder does not make a bare import find a helper of its own at the root', async () => {
+      const bare = TEST_CHECKED.replace('from tests.helpers import', 'from helpers import');
+      const flat = { 'tests/helpers.py': HELPERS, 'tests/test_calc.py': bare };
+      const setup: Setup = {
+        base: flat,
+        workspace: { ...flat, 'tests/__init__.py': '', 'helpers.py': LENIENT, 'calc.py': BROKEN },
+        judged: ['tests/test_calc.py'],
+        helpers: ['tests/helpers.py'],
+      };
+      expect(outcomes(await run({ ...setup, helpers: [] }))).toContain('tests/test_calc.py::test_add passed');
+      expect(outcomes(await run(setup))).toEqual([
+        'tests/test_calc.py::test_add failed',
+        'tests/test_calc.py::test_zero passed',
+      ]);
+      // Without the run's __init__.py, the bare import finds the base commit's helper as before.
+      const honest = await run({
+        ...setup,
+        workspace: { ...flat, 'helpers.py': LENIENT, 'calc.py': CORRECT },
+      });
+      expect(outcomes(honest)).toEqual([
+        'tests/test_calc.py::test_add passed',
+        'tests/test_calc.py::test_zero passed',
+      ]);
+    });
+
     test('a package __init__.py the run rewrote to fix add() from the side does not run in the verdict', async () => {
       const setup: Setup = {
         base,

@@ -78,7 +78,7 @@ def _aca_verdict():
     for rel, full, original in setup.get("helpers", []):
         with open(original, "rb") as f:
             helpers[full] = f.read()
-    trusted = _source_only(os, helpers)
+    trusted = _source_only(os, helpers, _top_level_helpers(os, setup))
     # The conftest.py files to load, read now: nothing of the workspace has run yet.
     extra_paths = setup.get("paths", [])
     support = []
@@ -114,7 +114,40 @@ def _aca_verdict():
     return int(code)
 
 
-def _source_only(os, helpers):
+def _top_level_helpers(os, setup):
+    """
+    The helpers a base test imports by a bare name: pytest puts the first folder above a test file
+    that is no package at the front of `sys.path`, so at the base commit `import helpers` beside
+    `tests/test_calc.py` (no `tests/__init__.py`) finds `tests/helpers.py` before anything else. An
+    `__init__.py` the run adds there moves pytest's folder up to the root, where a `helpers.py` of
+    the run's would be found instead; these names keep finding the base commit's. Name -> path.
+    """
+    rels = set(rel for rel, full, original in setup.get("helpers", []))
+    workspace_of = dict((rel, full) for rel, full, original in setup.get("helpers", []))
+    folders = set()
+    for rel, full, original in setup.get("tests", []):
+        folder = os.path.dirname(rel)
+        # The folder pytest would have put on the path for this test file at the base commit.
+        while folder and (folder + "/__init__.py") in rels:
+            folder = os.path.dirname(folder)
+        if folder and not (folder + "/__init__.py") in rels:
+            folders.add(folder)
+    found = {}
+    for rel in sorted(rels):
+        name = os.path.basename(rel)
+        parent = os.path.dirname(rel)
+        if name == "__init__.py":
+            name, parent = os.path.basename(parent), os.path.dirname(parent)
+        elif name.endswith(".py"):
+            name = name[:-3]
+        else:
+            continue
+        if parent in folders and name not in found:
+            found[name] = workspace_of[rel]
+    return found
+
+
+def _source_only(os, helpers, top_level):
     """
     Modules outside the interpreter's own folders load from their source, never from a cache beside
     it: a planted __pycache__ file (or a lone .pyc) runs no code of its own here. pytest's
@@ -172,8 +205,11 @@ def _source_only(os, helpers):
 
         def find_spec(self, fullname, target=None):
             tail = fullname.rpartition(".")[2]
-            for candidate, package in ((os.path.join(self.folder, tail, "__init__.py"), True),
-                                       (os.path.join(self.folder, tail + ".py"), False)):
+            candidates = ((os.path.join(self.folder, tail, "__init__.py"), True),
+                          (os.path.join(self.folder, tail + ".py"), False))
+            if fullname in top_level:
+                candidates = ((top_level[fullname], top_level[fullname].endswith("/__init__.py")),)
+            for candidate, package in candidates:
                 source = helpers.get(candidate)
                 if source is not None:
                     return util.spec_from_file_location(
