@@ -315,6 +315,44 @@ def test_zero():
       ]);
     });
 
+    test("a module the code under test puts into sys.modules under a helper's name is not the helper", async () => {
+      // The test imports calc first; calc plants a lenient tests.helpers before the test imports it.
+      const calcFirst = `import calc  # noqa: F401\n${TEST_CHECKED}`;
+      const planting = `import sys
+import types
+
+${BROKEN}
+
+_fake = types.ModuleType("tests.helpers")
+exec("def check_add(a, b, total):\\n    pass\\n", _fake.__dict__)
+sys.modules["tests.helpers"] = _fake
+`;
+      const withCalcFirst = { ...base, 'tests/test_calc.py': calcFirst };
+      const setup: Setup = {
+        base: withCalcFirst,
+        workspace: { ...withCalcFirst, 'calc.py': planting },
+        judged: ['tests/test_calc.py'],
+        helpers,
+      };
+      const forged = await run({ ...setup, helpers: [] });
+      expect(outcomes(forged)).toEqual([
+        'tests/test_calc.py::test_add passed',
+        'tests/test_calc.py::test_zero passed',
+      ]);
+      const report = await run(setup);
+      expect(outcomes(report)).toEqual([
+        'tests/test_calc.py::test_add error',
+        'tests/test_calc.py::test_zero error',
+      ]);
+      expect(report.cases[0]!.message).toMatch(/no longer referred to what their modules hold/);
+      // The honest control: the same test file with a correct add() passes through the real helper.
+      const honest = await run({ ...setup, workspace: { ...withCalcFirst, 'calc.py': CORRECT } });
+      expect(outcomes(honest)).toEqual([
+        'tests/test_calc.py::test_add passed',
+        'tests/test_calc.py::test_zero passed',
+      ]);
+    });
+
     test('a package __init__.py the run rewrote to fix add() from the side does not run in the verdict', async () => {
       const setup: Setup = {
         base,

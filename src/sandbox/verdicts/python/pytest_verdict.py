@@ -114,6 +114,25 @@ def _aca_verdict():
     return int(code)
 
 
+def _helper_module_names(os, setup):
+    """
+    The names a base test imports a helper by: dotted through the packages the base commit has
+    above it (`tests.helpers` beside `tests/__init__.py`), or bare (see _top_level_helpers).
+    """
+    rels = set(rel for rel, full, original in setup.get("helpers", []))
+    names = set(_top_level_helpers(os, setup))
+    for rel in rels:
+        parts = rel[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        first = len(parts) - 1
+        while first > 0 and "/".join(parts[:first]) + "/__init__.py" in rels:
+            first -= 1
+        if first < len(parts) - 1:
+            names.add(".".join(parts[first:]))
+    return names
+
+
 def _top_level_helpers(os, setup):
     """
     The helpers a base test imports by a bare name: pytest puts the first folder above a test file
@@ -173,6 +192,7 @@ def _source_only(os, helpers, top_level):
     cached_hook = machinery.FileFinder.path_hook(*_loaders(machinery, machinery.SourceFileLoader, True))
     source_hook = machinery.FileFinder.path_hook(*_loaders(machinery, SourceOnly, False))
 
+    import importlib._bootstrap as bootstrap
     import importlib.util as util
 
     class TrustedHelper:
@@ -187,7 +207,10 @@ def _source_only(os, helpers, top_level):
             return None
 
         def exec_module(self, module):
-            exec(compile(self.source, self.path, "exec", dont_inherit=True), module.__dict__)
+            # Through importlib's own call, whose frame tells the audit hook which dict the trusted
+            # code runs in (see helper_names in _install).
+            code = compile(self.source, self.path, "exec", dont_inherit=True)
+            bootstrap._call_with_frames_removed(exec, code, module.__dict__)
 
         def get_filename(self, fullname=None):
             return self.path
@@ -379,6 +402,20 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
                 pass
         modules.append((rel, full, compiled, _aca_read_names(ast, dis, tree, compiled, functions_in)))
 
+    # The base commit's helpers (see _source_only): what each compiles to, and the names a base test
+    # imports one by. A module of such a name that the test reads from must be the one the
+    # interpreter made by executing that code: a module of the code under test's making, put into
+    # sys.modules under the helper's name before the test imports it, is not.
+    helper_codes = {}
+    for rel, full, original in setup.get("helpers", []):
+        try:
+            with open(original, "rb") as f:
+                helper_codes[full] = compile(f.read(), full, "exec", dont_inherit=True)
+        except Exception:
+            pass
+    helper_names = _helper_module_names(os, setup)
+    helper_namespaces = {}
+
     returning = _frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
     compared_names = _frozenset(["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
                                  "__bool__", "__len__", "__contains__"])
@@ -505,6 +542,14 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         filename = code.co_filename
         if _type(filename) is not _str:
             return
+        expected = helper_codes.get(filename)
+        if expected is not None:
+            if code.co_code == expected.co_code and safe_const(code) and code == expected:
+                namespace = loader_namespace(code)
+                if namespace is not None:
+                    kept.append(namespace)
+                    helper_namespaces[_id(namespace)] = namespace
+            return
         for rel, full, compiled, names in modules:
             if filename != full:
                 continue
@@ -559,6 +604,16 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if not bindings_hold(f_globals, imports):
             seen["rebound"] = True
             return
+        for bound in imports:
+            for module in (bound[1], bound[1] + "." + bound[2] if bound[2] is not None else None):
+                if module is None or module not in helper_names:
+                    continue
+                found, source = lookup(sys_modules, module)
+                held = module_dict(source) if found and _type(source) is module_type else None
+                if held is None or helper_namespaces.get(_id(held)) is not held:
+                    doubt("the test imports " + module[:80] + ", which is not the base commit's helper of that name")
+                    seen["rebound"] = True
+                    return
         for bound in imports:
             found, value = lookup(f_globals, bound[0])
             why = judged_name(value) if found else None
