@@ -393,6 +393,32 @@ def check_add(a, b, total):
       ]);
     });
 
+    test('with helpers known, code listing the modules of a folder (pkgutil, as plugin discovery does) finds them as before', async () => {
+      const listing = `import os
+import pkgutil
+
+from tests.helpers import check_add
+
+
+def test_listing():
+    check_add(2, 3, 5)
+    names = sorted(m.name for m in pkgutil.iter_modules([os.path.dirname(os.path.dirname(__file__))]))
+    assert "calc" in names and "tests" in names
+`;
+      const withListing = { ...base, 'tests/test_listing.py': listing };
+      const report = await run({
+        base: withListing,
+        workspace: { ...withListing, 'calc.py': CORRECT },
+        judged: ['tests/test_calc.py', 'tests/test_listing.py'],
+        helpers,
+      });
+      expect(outcomes(report)).toEqual([
+        'tests/test_calc.py::test_add passed',
+        'tests/test_calc.py::test_zero passed',
+        'tests/test_listing.py::test_listing passed',
+      ]);
+    });
+
     test("the base commit's helpers are found in its tree: only Python files of test folders, never its tests or conftest.py", async () => {
       const repo = makeWorkspace({
         ...base,

@@ -189,9 +189,6 @@ def _source_only(os, helpers, top_level):
             path = self.get_filename(fullname)
             return compile(self.get_data(path), path, "exec", dont_inherit=True)
 
-    cached_hook = machinery.FileFinder.path_hook(*_loaders(machinery, machinery.SourceFileLoader, True))
-    source_hook = machinery.FileFinder.path_hook(*_loaders(machinery, SourceOnly, False))
-
     import importlib._bootstrap as bootstrap
     import importlib.util as util
 
@@ -221,15 +218,13 @@ def _source_only(os, helpers, top_level):
         def is_package(self, fullname=None):
             return os.path.basename(self.path) == "__init__.py"
 
-    class HelperFinder:
-        def __init__(self, folder, inner):
-            self.folder = folder
-            self.inner = inner
-
+    class HelperFinder(machinery.FileFinder):
+        # A FileFinder still, so that pkgutil.iter_modules and pkg_resources see the folder as before.
         def find_spec(self, fullname, target=None):
             tail = fullname.rpartition(".")[2]
-            candidates = ((os.path.join(self.folder, tail, "__init__.py"), True),
-                          (os.path.join(self.folder, tail + ".py"), False))
+            folder = os.path.abspath(self.path or ".")
+            candidates = ((os.path.join(folder, tail, "__init__.py"), True),
+                          (os.path.join(folder, tail + ".py"), False))
             if fullname in top_level:
                 candidates = ((top_level[fullname], top_level[fullname].endswith("/__init__.py")),)
             for candidate, package in candidates:
@@ -238,18 +233,15 @@ def _source_only(os, helpers, top_level):
                     return util.spec_from_file_location(
                         fullname, candidate, loader=TrustedHelper(fullname, candidate, source),
                         submodule_search_locations=[os.path.dirname(candidate)] if package else None)
-            return self.inner.find_spec(fullname, target)
+            return machinery.FileFinder.find_spec(self, fullname, target)
 
-        def invalidate_caches(self):
-            self.inner.invalidate_caches()
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
+    finder_class = HelperFinder if helpers else machinery.FileFinder
+    cached_hook = finder_class.path_hook(*_loaders(machinery, machinery.SourceFileLoader, True))
+    source_hook = finder_class.path_hook(*_loaders(machinery, SourceOnly, False))
 
     def hook(path):
         full = os.path.abspath(path or ".")
-        finder = (cached_hook if (full + "/").startswith(trusted) else source_hook)(path)
-        return HelperFinder(full, finder) if helpers else finder
+        return (cached_hook if (full + "/").startswith(trusted) else source_hook)(path)
 
     sys.path_hooks[:] = [h for h in sys.path_hooks if "FileFinder" not in getattr(h, "__qualname__", "")]
     sys.path_hooks.append(hook)
