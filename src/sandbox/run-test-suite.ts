@@ -41,7 +41,7 @@ import { selectRunner, type RunnerChoice } from './runners/select-runner';
 import { declaredJestSkips, type HonestSkip } from './verdicts/jest-declared-skips';
 import { withJestAcceptanceVerdict } from './verdicts/jest-acceptance-verdict';
 import { jestVerdictRunner } from './verdicts/jest-verdict-runner';
-import { baseTestsHere, type BaseTests } from './verdicts/base-tests';
+import { baseHelpers, baseTestsHere, copyHelpers, type BaseTests } from './verdicts/base-tests';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -256,7 +256,10 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
           repository: basePresent,
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
           importPaths: base?.importPaths ?? [],
-          helpers: { sourceDir: base?.sourceDir ?? '', files: base ? baseHelpers(base, acceptance) : [] },
+          helpers: {
+            sourceDir: base?.sourceDir ?? '',
+            files: base ? baseHelpers(base, acceptance?.files ?? []) : [],
+          },
           ...(baseConfig ? { base: baseConfig } : {}),
         },
       },
@@ -377,15 +380,8 @@ function contextFor(
       fs.chmodSync(target, 0o444);
     }
   }
-  // Read by the verdict process in place of the workspace's copies, never mounted over them (the
-  // run may have deleted one, or put a package of the same name in front of it).
   const helpers = run.verdict.helpers;
-  for (const file of helpers.files) {
-    const target = path.join(run.outputDir, HELPERS_FOLDER, file);
-    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
-    fs.copyFileSync(path.join(helpers.sourceDir, file), target, fs.constants.COPYFILE_EXCL);
-    fs.chmodSync(target, 0o444);
-  }
+  copyHelpers(helpers, path.join(run.outputDir, HELPERS_FOLDER));
   const conftests = [
     ...(base?.files ?? [])
       .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
@@ -552,12 +548,6 @@ function verdictOriginals(
   if (base) copyForSandbox({ sourceDir: base.sourceDir, files: basePresent }, dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
   return { sourceDir: dir, files: [...(acceptance?.files ?? []), ...basePresent] };
-}
-
-/** The base commit's helpers in its test folders, less any file given with the acceptance tests. */
-function baseHelpers(base: BaseTests, acceptance: AcceptanceFiles | undefined): string[] {
-  const taken = new Set(acceptance?.files ?? []);
-  return (base.helpers ?? []).filter((file) => !taken.has(file));
 }
 
 /** The base tests less the acceptance files, which are judged as such. */

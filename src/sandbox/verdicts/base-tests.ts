@@ -36,6 +36,25 @@ export interface BaseTests {
   importPaths?: string[];
 }
 
+/** The base commit's helpers in its test folders, less any file given with the acceptance tests. */
+export function baseHelpers(base: BaseTests, acceptanceFiles: readonly string[]): string[] {
+  return (base.helpers ?? []).filter((file) => !acceptanceFiles.includes(file));
+}
+
+/**
+ * Copies the helpers into a folder of the verdict's output folder, which only the worker writes:
+ * the verdict process reads them in place of the workspace's copies, never mounted over those
+ * (the run may have deleted one, or put a package of the same name in front of it).
+ */
+export function copyHelpers(helpers: { sourceDir: string; files: readonly string[] }, into: string): void {
+  for (const file of helpers.files) {
+    const target = path.join(into, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(path.join(helpers.sourceDir, file), target, fs.constants.COPYFILE_EXCL);
+    fs.chmodSync(target, 0o444);
+  }
+}
+
 /** What of the base tests the workspace holds now, read without following any link. */
 export interface BaseTestsHere {
   /** Files present as regular files under real folders: the verdict process runs these. */
