@@ -149,7 +149,9 @@ def _top_level_helpers(os, setup):
         # The folder pytest would have put on the path for this test file at the base commit.
         while folder and (folder + "/__init__.py") in rels:
             folder = os.path.dirname(folder)
-        if folder and not (folder + "/__init__.py") in rels:
+        # Only a test folder's own: above it, a folder's __init__.py is no helper, so not known here
+        # (toolz/tests/ is a package of toolz/, which pytest's folder is then above).
+        if "tests" in folder.split("/") or "test" in folder.split("/"):
             folders.add(folder)
     found = {}
     for rel in sorted(rels):
