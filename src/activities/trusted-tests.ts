@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
-import { writeBaseTestFiles } from '../repo/base-test-files';
+import { writeBaseTestFiles, writeBaseTestHelpers } from '../repo/base-test-files';
 import type { BaseTests } from '../sandbox';
 import { targetFile } from '../shared/targets';
 import type { Language } from '../shared/types';
@@ -50,9 +50,12 @@ export async function prepareTrustedTests(input: TrustedTestsInput): Promise<Tru
     const targetFiles = (input.targets ?? []).map(targetFile).filter((file) => file.endsWith('.py'));
     const files = await writeBaseTestFiles(target, input.baseCommit, testsDir, targetFiles);
     const judged = files.filter((file) => !protectedPaths.includes(file));
+    const helpers = judged.length ? await writeBaseTestHelpers(target, input.baseCommit, testsDir) : [];
     return {
       baseConfig,
-      ...(judged.length ? { baseTests: { sourceDir: testsDir, files: judged, config: baseConfig } } : {}),
+      ...(judged.length
+        ? { baseTests: { sourceDir: testsDir, files: judged, helpers, config: baseConfig } }
+        : {}),
       dispose,
     };
   } catch (err) {

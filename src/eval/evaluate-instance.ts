@@ -5,7 +5,7 @@ import { git, GitError, type GitTarget } from '../repo/git';
 import { readProjectConfigAt } from '../repo/run-repository';
 import { detectTestCommand, runTestSuite, type BaseTests } from '../sandbox';
 import { writeBaseTestConfig } from '../repo/base-test-config';
-import { writeBaseTestFiles } from '../repo/base-test-files';
+import { writeBaseTestFiles, writeBaseTestHelpers } from '../repo/base-test-files';
 import { readPytestCommand } from './pytest-command';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import type { InstanceStatus } from '../shared/eval-types';
@@ -120,6 +120,11 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
             verdict.files,
           ),
           run: verdict.files,
+          helpers: await writeBaseTestHelpers(
+            { gitDir: trusted.gitDir },
+            trusted.treeId,
+            path.join(dir, 'trusted-tests'),
+          ),
           config: await writeBaseTestConfig(
             { gitDir: trusted.gitDir },
             trusted.treeId,

@@ -4,6 +4,8 @@ import { git, gitBytes, type GitTarget } from './git';
 
 /** The files pytest collects by default (`python_files = test_*.py *_test.py`). */
 const PYTEST_FILE = /(^|\/)(test_[^/]*|[^/]*_test)\.py$/;
+/** A file inside a folder named as test folders are: its helpers are test code, not code under test. */
+const TEST_FOLDER = /(^|\/)tests?\//;
 /** Beyond these the rest of a suite is left to the run's own process (docs/sandbox.md). */
 const MAX_FILES = 5000;
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -22,8 +24,39 @@ export async function writeBaseTestFiles(
   folder: string,
   alsoFiles: readonly string[] = [],
 ): Promise<string[]> {
-  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) throw new Error(`"${commit}" is not a full commit id`);
   const wanted = new Set(alsoFiles);
+  return writeBlobs(target, commit, folder, (file) => PYTEST_FILE.test(file) || wanted.has(file));
+}
+
+/**
+ * Writes the commit's other Python files in its test folders (any folder named `tests` or `test`:
+ * package `__init__.py` files, helper modules the tests import; not test files, not conftest.py)
+ * into `folder`, for the verdict process to import as the commit has them.
+ */
+export async function writeBaseTestHelpers(
+  target: GitTarget,
+  commit: string,
+  folder: string,
+): Promise<string[]> {
+  return writeBlobs(
+    target,
+    commit,
+    folder,
+    (file) =>
+      file.endsWith('.py') &&
+      !PYTEST_FILE.test(file) &&
+      TEST_FOLDER.test(file) &&
+      path.posix.basename(file) !== 'conftest.py',
+  );
+}
+
+async function writeBlobs(
+  target: GitTarget,
+  commit: string,
+  folder: string,
+  wanted: (file: string) => boolean,
+): Promise<string[]> {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) throw new Error(`"${commit}" is not a full commit id`);
   const blobs: { file: string; oid: string }[] = [];
   let total = 0;
   const listing = await git(target, ['ls-tree', '-r', '-z', '-l', '--full-tree', commit]);
@@ -32,7 +65,7 @@ export async function writeBaseTestFiles(
     if (!match) continue;
     const file = match[4]!;
     const size = Number(match[3]);
-    if (!PYTEST_FILE.test(file) && !wanted.has(file)) continue;
+    if (!wanted(file)) continue;
     if (file.split('/').some((part) => part === '' || part === '.' || part === '..')) continue;
     if (size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES) continue;
     total += size;

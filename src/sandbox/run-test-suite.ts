@@ -41,7 +41,7 @@ import { selectRunner, type RunnerChoice } from './runners/select-runner';
 import { declaredJestSkips, type HonestSkip } from './verdicts/jest-declared-skips';
 import { withJestAcceptanceVerdict } from './verdicts/jest-acceptance-verdict';
 import { jestVerdictRunner } from './verdicts/jest-verdict-runner';
-import { baseTestsHere, type BaseTests } from './verdicts/base-tests';
+import { baseHelpers, baseTestsHere, copyHelpers, type BaseTests } from './verdicts/base-tests';
 
 export interface RunTestsOptions {
   /** Folder with the code and tests; the only host folder the tests may write. */
@@ -256,6 +256,10 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
           repository: basePresent,
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
           importPaths: base?.importPaths ?? [],
+          helpers: {
+            sourceDir: base?.sourceDir ?? '',
+            files: base ? baseHelpers(base, acceptance?.files ?? []) : [],
+          },
           ...(baseConfig ? { base: baseConfig } : {}),
         },
       },
@@ -303,6 +307,8 @@ interface RunSpec {
     modules: string[];
     repository: string[];
     importPaths: string[];
+    /** The trusted commit's helper modules in its test folders, imported from their originals. */
+    helpers: { sourceDir: string; files: string[] };
     base?: NonNullable<AcceptanceFiles['baseConfig']>;
   };
 }
@@ -321,6 +327,7 @@ type Launch = (run: RunSpec) => Promise<RunOutcome>;
 const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
 const KEY_FILE = 'verdict.key';
 const BASE_FOLDER = 'base';
+const HELPERS_FOLDER = 'helpers';
 
 function outputFolder(runDir: string, name: string): string {
   const dir = path.join(runDir, name);
@@ -373,6 +380,8 @@ function contextFor(
       fs.chmodSync(target, 0o444);
     }
   }
+  const helpers = run.verdict.helpers;
+  copyHelpers(helpers, path.join(run.outputDir, HELPERS_FOLDER));
   const conftests = [
     ...(base?.files ?? [])
       .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
@@ -390,6 +399,7 @@ function contextFor(
       importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
       modules: run.verdict.modules.map(seen(originalsSeen)),
       repository: run.verdict.repository,
+      helpers: helpers.files.map(seen(path.posix.join(paths.output, HELPERS_FOLDER))),
     },
   };
 }

@@ -106,6 +106,7 @@ function makeVerdictRunner(
         modules: verdict.modules,
         repository: verdict.repository,
         paths: verdict.importPaths,
+        helpers: verdict.helpers,
       };
       const argv = [
         python,

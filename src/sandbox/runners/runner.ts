@@ -50,6 +50,8 @@ export interface RunnerContext {
     modules: [string, string, string][];
     /** The repository's own test files among them (see VerdictExpectations.repositoryFiles). */
     repository: string[];
+    /** The trusted commit's helper modules in its test folders, imported from their originals. */
+    helpers: [string, string, string][];
   };
 }
 

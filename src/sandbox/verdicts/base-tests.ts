@@ -21,6 +21,13 @@ export interface BaseTests {
    * class inheriting from one of theirs is the trusted code). Default: all of `files`.
    */
   run?: string[];
+  /**
+   * The trusted commit's other Python files in its test folders (`tests/`, `test/`: their
+   * `__init__.py` and helper modules), in `sourceDir`: the verdict process imports these from their
+   * trusted versions wherever the workspace would have them found, so a helper the base tests
+   * import (`tests/helpers.py`) cannot be rewritten or shadowed into one that asserts nothing.
+   */
+  helpers?: string[];
   /** The trusted commit's conftest.py files and pytest configuration file, which the verdict loads. */
   config?: { sourceDir: string; files: string[]; ini: string | null };
   /**
@@ -28,6 +35,25 @@ export interface BaseTests {
    * `PYTHONPATH` would add them (an evaluation instance's `PYTHONPATH=src`).
    */
   importPaths?: string[];
+}
+
+/** The base commit's helpers in its test folders, less any file given with the acceptance tests. */
+export function baseHelpers(base: BaseTests, acceptanceFiles: readonly string[]): string[] {
+  return (base.helpers ?? []).filter((file) => !acceptanceFiles.includes(file));
+}
+
+/**
+ * Copies the helpers into a folder of the verdict's output folder, which only the worker writes:
+ * the verdict process reads them in place of the workspace's copies, never mounted over those
+ * (the run may have deleted one, or put a package of the same name in front of it).
+ */
+export function copyHelpers(helpers: { sourceDir: string; files: readonly string[] }, into: string): void {
+  for (const file of helpers.files) {
+    const target = path.join(into, file);
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
+    fs.copyFileSync(path.join(helpers.sourceDir, file), target, fs.constants.COPYFILE_EXCL);
+    fs.chmodSync(target, 0o444);
+  }
 }
 
 /** What of the base tests the workspace holds now, read without following any link. */
