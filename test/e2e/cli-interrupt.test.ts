@@ -165,6 +165,11 @@ describe('Ctrl-C and live progress in `aca run` and `aca watch`', () => {
     await until(() => /\r\x1b\[2KCODING\s+iteration 1\/15/.test(cli.output()), 'the redrawn CODING line');
     // Ctrl-C once the line has been redrawn a few times over (state changes and clock ticks).
     await until(() => cli.output().split('\r\x1b[2K').length > 3, 'three redraws of the progress line');
+    // The slow step the line must end with: opening the turn comes first and may still be drawn.
+    await until(
+      () => /coder · model step 1[^\r]*$/.test(cli.output()),
+      "the Coder's model step on the progress line",
+    );
     cli.child.stdin!.write('\x03'); // Ctrl-C, turned into SIGINT by the terminal
     expect(await cli.exited).toBe(4);
     const out = cli.output();
