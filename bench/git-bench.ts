@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { git } from '../src/repo/git';
+import { git } from '../src/repo';
 import { runDirect, runViaHelper, startSpawnHelper, type RunRequest } from '../src/shared/spawn-helper';
 import { formatTable, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 

@@ -13,7 +13,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RunGit } from '../shared/run-types';
+import type { RunGit } from '../../shared/run-types';
 import { git, GitError, gitWithStatus, type GitNetworkAccess, type GitTarget } from './git';
 import { redactStore, type GitStoreLocation } from './git-store-location';
 import {
@@ -24,7 +24,7 @@ import {
   WorkerDiskFullError,
 } from './git-store-errors';
 import { isCommit } from './objects';
-import { resetWorkTree, workTreeIsAt } from './work-tree-reset';
+import { resetWorkTree, workTreeIsAt } from '../worktree/work-tree-reset';
 
 /** Long enough for a large repository's first push; a step's own push is one commit. */
 export const DEFAULT_STORE_TIMEOUT_MS = 5 * 60_000;
