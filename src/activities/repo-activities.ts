@@ -15,12 +15,12 @@ import {
   createRunWorktree,
   removeRunWorktree,
   type GitStoreLocation,
-  type HostQueues,
   type HostRuns,
   type ProjectConfig,
 } from '../repo';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
+import type { HostQueues } from '../shared/host-queues';
 import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
