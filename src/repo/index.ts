@@ -28,6 +28,7 @@ export {
 export { type GitStoreLocation, parseGitStoreLocation } from './git/git-store-location';
 export { type CommitRequest, HostRuns } from './worktree/host-runs';
 export { createRunWorktree, removeRunWorktree, withWorktreeLock } from './worktree/run-worktree';
+export { makeRunRepository, type MadeRunRepository, type RunStart } from './worktree/make-run-repository';
 export { gitDirWithCommit } from './worktree/run-commits';
 export {
   changedFilesBetween,

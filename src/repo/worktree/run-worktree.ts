@@ -368,7 +368,9 @@ export async function diffCommits(runGit: RunGit, from: string, to: string, stat
 }
 
 /** Removes the worktree and its branch; the repository is as it was before the run. */
-export async function removeRunWorktree(worktree: RunWorktree): Promise<void> {
+export async function removeRunWorktree(
+  worktree: Pick<RunWorktree, 'commonDir' | 'workTree' | 'branch'>,
+): Promise<void> {
   const common: GitTarget = { gitDir: worktree.commonDir };
   await withWorktreeLock(worktree.commonDir, () =>
     git(common, ['worktree', 'remove', '--force', '--force', worktree.workTree]).catch(async () => {
