@@ -10,7 +10,7 @@
  *   every call, so a `.gitattributes` the test wrote cannot name one; external diff and textconv
  *   are refused on the command line.
  * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
- * - A call that reaches the git store (git-store.ts) opens that store's protocol only, gets no
+ * - A call that reaches the git store (store-access.ts) opens that store's protocol only, gets no
  *   credential helper or askpass program, never prompts, and is killed, helpers and all, at a
  *   time limit. No other call may reach beyond the machine.
  */
