@@ -12,6 +12,7 @@ import { rawGit } from '../../helpers/raw-git';
 import { tempDirs } from '../../helpers/temp-dirs';
 
 const LIMITS = { fileBytes: 10_000, totalBytes: 50_000 };
+const MiB = 1024 * 1024;
 const tempDir = tempDirs('aca-commit-size-');
 
 function repository(): { gitDir: string; workTree: string } {
@@ -22,6 +23,12 @@ function repository(): { gitDir: string; workTree: string } {
   rawGit(gitDir, workTree, 'add', '-A');
   rawGit(gitDir, workTree, 'commit', '--quiet', '-m', 'base');
   return { gitDir, workTree };
+}
+
+/** A file of `bytes` that takes no disk: the check reads sizes only, never a byte. */
+function sparseFile(file: string, bytes: number): void {
+  fs.writeFileSync(file, '');
+  fs.truncateSync(file, bytes);
 }
 
 /** Past the walk's bound: the check has to ask git. */
@@ -154,6 +161,35 @@ describe.each([
       fs.renameSync(`${file}.tmp`, file);
     }
     await expectRefused(target, { totalBytes: 54_000 });
+  });
+
+  test('many files, each well under the file limit, over the total together: refused with the total named', async () => {
+    const target = fresh();
+    const limits = { fileBytes: MiB, totalBytes: 8 * MiB };
+    const addFiles = (from: number, to: number) => {
+      for (let i = from; i < to; i++) sparseFile(path.join(target.workTree, `part${i}.bin`), MiB / 4);
+    };
+    addFiles(0, 30);
+    const listing = jest.spyOn(gitModule, 'gitBytes');
+    try {
+      // 30 quarters of a MiB: under the total.
+      await expect(checkCommitSize(target, ['.'], limits)).resolves.toBeUndefined();
+      // A small tree's walk adds the sizes up itself: it needs no git to know they fit.
+      if (!large) expect(listing).not.toHaveBeenCalled();
+    } finally {
+      listing.mockRestore();
+    }
+    addFiles(30, 40);
+    const error = await checkCommitSize(target, ['.'], limits).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(WorkTreeTooLargeError);
+    expect(error).toMatchObject({ totalBytes: 10 * MiB, largestBytes: MiB / 4, files: large ? 2_140 : 40 });
+    expect((error as Error).message).toBe(
+      `the work tree's ${large ? 2_140 : 40} new or changed files come to 10.0 MiB, over the 8.0 MiB one step may commit (the largest: ${(error as WorkTreeTooLargeError).largestPath}, 0.3 MiB); nothing was committed`,
+    );
+    expect((error as WorkTreeTooLargeError).largestPath).toMatch(/^part\d+\.bin$/);
   });
 
   test('a link to a large file is not followed: the link is what would be committed', async () => {
