@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commitAll, createRunWorktree, type RunWorktree } from '../../src/repo/run-worktree';
+import { commitAll, createRunWorktree, type RunWorktree } from '../../src/repo';
 import type { RunGit } from '../../src/shared/run-types';
 
 /** git as the user runs it in their own repository: their config, hooks and filters apply. */

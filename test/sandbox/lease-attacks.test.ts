@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HostRuns } from '../../src/repo/host-runs';
+import { HostRuns } from '../../src/repo';
 import { prepareRun } from '../../src/activities/repo-activities';
 import { isRoot, lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import { sandboxUidPids } from '../helpers/host-probes';

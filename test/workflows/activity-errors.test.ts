@@ -8,14 +8,14 @@ jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-
 
 import { asCommitFailure } from '../../src/activities/host-steps';
 import { asStoreFailure } from '../../src/activities/store-failures';
-import { WorkTreeTooLargeError } from '../../src/repo/commit-size';
-import { GitError } from '../../src/repo/git';
 import {
+  WorkTreeTooLargeError,
+  GitError,
   GitStoreMissingCommitError,
   GitStorePushRejectedError,
   GitStoreUnreachableError,
   WorkerDiskFullError,
-} from '../../src/repo/git-store-errors';
+} from '../../src/repo';
 import { DEFAULT_HOST_START_TIMEOUT_MS, hostActivities } from '../../src/workflows/activity-options';
 import { backoff, policies, queues, retried } from '../helpers/activity-policies';
 import { fake, resetWorkflowFake } from '../helpers/workflow-fake';

@@ -19,7 +19,7 @@ import {
 import type { TurnOpening } from '../../../src/activities/agent-activities';
 import { openTurn } from '../../../src/agents/agent-turn';
 import type { OpenTurnInput } from '../../../src/agents/turn-context';
-import { HostRuns } from '../../../src/repo/host-runs';
+import { HostRuns } from '../../../src/repo';
 import { FileConversationStore } from '../../../src/store/conversation-store';
 import type { RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';

@@ -14,8 +14,7 @@ import {
   type PrepareRunInput,
 } from '../../../src/activities/repo-activities';
 import { createWorkspaceActivities, type ClosedRun } from '../../../src/activities/workspace-activities';
-import { parseGitStoreLocation, type GitStoreLocation } from '../../../src/repo/git-store-location';
-import { HostRuns } from '../../../src/repo/host-runs';
+import { parseGitStoreLocation, HostRuns, type GitStoreLocation } from '../../../src/repo';
 import type { RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';
 

@@ -23,7 +23,7 @@ import {
 import type { ToolCallOutcome } from '../../../src/agents/agent-turn';
 import type { FileToolName } from '../../../src/tools/file-tools';
 import { createRepoActivities, type PreparedRun } from '../../../src/activities/repo-activities';
-import { HostRuns } from '../../../src/repo/host-runs';
+import { HostRuns } from '../../../src/repo';
 import { FileConversationStore } from '../../../src/store/conversation-store';
 import { FileReportStore } from '../../../src/store/report-store';
 import { BUILTIN_PRICES } from '../../../src/llm/model-prices';

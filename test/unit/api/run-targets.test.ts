@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { validateRunRequest, type StartRunRequest } from '../../../src/api/run-request';
 import { loadConfig } from '../../../src/config';
-import { parseProjectConfig } from '../../../src/repo/project-config';
+import { parseProjectConfig } from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
 import { tempDirs } from '../../helpers/temp-dirs';
 

@@ -12,11 +12,14 @@ import { applyCommand, diffCommand, discardCommand } from '../../../src/cli/revi
 import type { CliIO } from '../../../src/cli/cli-context';
 import { resultCommand, statusCommand } from '../../../src/cli/inspect-commands';
 import { loadConfig } from '../../../src/config';
-import { ApplyConflictError, ApplyNeedsConsentError } from '../../../src/repo/apply-errors';
-import { git } from '../../../src/repo/git';
-import { pushRunCommit } from '../../../src/repo/git-store';
-import { changedFilesBetween } from '../../../src/repo/run-repository';
-import { commitAll } from '../../../src/repo/run-worktree';
+import {
+  ApplyConflictError,
+  ApplyNeedsConsentError,
+  git,
+  pushRunCommit,
+  changedFilesBetween,
+  commitAll,
+} from '../../../src/repo';
 import { RunStateError, UnappliedChangesError, UserInputError } from '../../../src/shared/errors';
 import type { RunSnapshot } from '../../../src/shared/run-types';
 import {

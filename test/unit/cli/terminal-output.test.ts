@@ -24,7 +24,7 @@ import { memorySearchCommand } from '../../../src/cli/memory-search';
 import { diffCommand } from '../../../src/cli/review-commands';
 import { loadConfig } from '../../../src/config';
 import type { FailureMemory, PastFailure } from '../../../src/memory/failure-memory';
-import { git } from '../../../src/repo/git';
+import { git } from '../../../src/repo';
 import type { RunSnapshot } from '../../../src/shared/run-types';
 import { makeRun, makeUserRepo, userGit } from '../../helpers/run-fixture';
 

@@ -10,9 +10,11 @@ import {
   ApplyConflictError,
   ApplyNeedsConsentError,
   UncommittedChangesError,
-} from '../../../src/repo/apply-errors';
-import { applyMessage, applyRun, type ApplyRunOptions } from '../../../src/repo/apply-run';
-import { commitAll } from '../../../src/repo/run-worktree';
+  applyMessage,
+  applyRun,
+  commitAll,
+  type ApplyRunOptions,
+} from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
 import {
   commitAsUser,

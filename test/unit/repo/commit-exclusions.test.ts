@@ -6,8 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { commitAll, createRunWorktree, type RunWorktree } from '../../../src/repo/run-worktree';
-import { isUnaddableName } from '../../../src/repo/unaddable-names';
+import { commitAll, createRunWorktree, isUnaddableName, type RunWorktree } from '../../../src/repo';
 import { tempDirs } from '../../helpers/temp-dirs';
 import { makeUserRepo, userGit, writeFiles } from '../../helpers/run-fixture';
 

@@ -1,13 +1,14 @@
 /**
- * The size check before a commit (src/repo/commit-size.ts), on both of its paths: a small work
+ * The size check before a commit (src/repo/worktree/commit-size.ts), on both of its paths: a small work
  * tree sized by a walk of its own, and a larger one (or one that does not fit) listed by git.
  * Hostile names and ignored files must neither slip a large file past it nor fail a step that
  * git would commit.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkCommitSize, WorkTreeTooLargeError } from '../../../src/repo/commit-size';
-import * as gitModule from '../../../src/repo/git';
+import { checkCommitSize, WorkTreeTooLargeError } from '../../../src/repo';
+// eslint-disable-next-line no-restricted-imports -- the spy must sit on the module commit-size.ts calls gitBytes through
+import * as gitModule from '../../../src/repo/git/git';
 import { rawGit } from '../../helpers/raw-git';
 import { tempDirs } from '../../helpers/temp-dirs';
 

@@ -7,10 +7,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { bringToCommit, pushRunCommit, storeBranchTip } from '../../../src/repo/git-store';
-import { parseGitStoreLocation, type GitStoreLocation } from '../../../src/repo/git-store-location';
-import { createFreshRunRepository } from '../../../src/repo/run-repository';
-import { commitAll } from '../../../src/repo/run-worktree';
+import {
+  bringToCommit,
+  pushRunCommit,
+  storeBranchTip,
+  parseGitStoreLocation,
+  createFreshRunRepository,
+  commitAll,
+  type GitStoreLocation,
+} from '../../../src/repo';
 import { compose, serviceEnv, serviceScript } from '../../helpers/compose-file';
 import { startGitDaemon, type GitDaemon } from '../../helpers/git-daemon';
 import { tempDirs } from '../../helpers/temp-dirs';

@@ -5,19 +5,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { diffRun } from '../../../src/repo/diff-run';
-import { discardRun } from '../../../src/repo/discard-run';
-import { createFreshRunRepository } from '../../../src/repo/run-repository';
-import { commitAll } from '../../../src/repo/run-worktree';
+import { diffRun, discardRun, createFreshRunRepository, commitAll } from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
-import {
-  fingerprint,
-  makeRun,
-  makeUserRepo,
-  userGit,
-  writeFiles,
-  type MadeRun,
-} from '../../helpers/run-fixture';
+import { fingerprint, makeRun, makeUserRepo, userGit, writeFiles, type MadeRun } from '../../helpers/run-fixture';
 
 describe('diff and discard of a run', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-review-'));

@@ -6,8 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyRun } from '../../../src/repo/apply-run';
-import { commitAll, createRunWorktree } from '../../../src/repo/run-worktree';
+import { applyRun, commitAll, createRunWorktree } from '../../../src/repo';
 import { executeFileTool } from '../../../src/tools/file-tools';
 import { makeUserRepo, userGit } from '../../helpers/run-fixture';
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { git, GitError, gitBytes, gitWithStatus } from '../../../src/repo/git';
+import { git, GitError, gitBytes, gitWithStatus } from '../../../src/repo';
 import { SpawnHelper, sharedHelperPid, type RunRequest } from '../../../src/shared/spawn-helper';
 import { until } from '../../helpers/until';
 

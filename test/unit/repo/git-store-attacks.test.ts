@@ -9,12 +9,18 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { asStoreFailure } from '../../../src/activities/store-failures';
-import { bringToCommit, pushRunBranchTip, pushRunCommit, storeBranchTip } from '../../../src/repo/git-store';
-import { WorkerDiskFullError } from '../../../src/repo/git-store-errors';
-import { parseGitStoreLocation, type GitStoreLocation } from '../../../src/repo/git-store-location';
-import { createFreshRunRepository } from '../../../src/repo/run-repository';
-import { WorkTreeTooLargeError } from '../../../src/repo/commit-size';
-import { commitAll } from '../../../src/repo/run-worktree';
+import {
+  bringToCommit,
+  pushRunBranchTip,
+  pushRunCommit,
+  storeBranchTip,
+  WorkerDiskFullError,
+  parseGitStoreLocation,
+  createFreshRunRepository,
+  WorkTreeTooLargeError,
+  commitAll,
+  type GitStoreLocation,
+} from '../../../src/repo';
 import { isRoot } from '../../../src/sandbox';
 import type { RunGit } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';

@@ -14,16 +14,15 @@ import {
   ensureGitStore,
   pushRunCommit,
   storeBranchTip,
-} from '../../../src/repo/git-store';
-import {
   GitStorePushRejectedError,
   GitStoreUnreachableError,
   GitStoreMissingCommitError,
   WorkerDiskFullError,
-} from '../../../src/repo/git-store-errors';
-import { parseGitStoreLocation, type GitStoreLocation } from '../../../src/repo/git-store-location';
-import { createFreshRunRepository } from '../../../src/repo/run-repository';
-import { commitAll } from '../../../src/repo/run-worktree';
+  parseGitStoreLocation,
+  createFreshRunRepository,
+  commitAll,
+  type GitStoreLocation,
+} from '../../../src/repo';
 import { isRoot } from '../../../src/sandbox';
 import { SystemError } from '../../../src/shared/errors';
 import type { RunGit } from '../../../src/shared/run-types';
@@ -353,7 +352,7 @@ describe.each([
     write(userRepo, { 'README.md': '# r\n' });
     rawGit(path.join(userRepo, '.git'), userRepo, 'add', '-A');
     rawGit(path.join(userRepo, '.git'), userRepo, 'commit', '--quiet', '-m', 'base');
-    const { createRunWorktree } = await import('../../../src/repo/run-worktree');
+    const { createRunWorktree } = await import('../../../src/repo');
     const host = makeHost();
     const workTree = path.join(host.workspaces, 'linked');
     const worktree = await createRunWorktree({

@@ -8,12 +8,15 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pushRunCommit } from '../../../src/repo/git-store';
-import { GitStorePushRejectedError } from '../../../src/repo/git-store-errors';
-import { parseGitStoreLocation, type GitStoreLocation } from '../../../src/repo/git-store-location';
-import { HostRuns } from '../../../src/repo/host-runs';
-import { gitDirWithCommit } from '../../../src/repo/run-commits';
-import { createFreshRunRepository } from '../../../src/repo/run-repository';
+import {
+  pushRunCommit,
+  GitStorePushRejectedError,
+  parseGitStoreLocation,
+  HostRuns,
+  gitDirWithCommit,
+  createFreshRunRepository,
+  type GitStoreLocation,
+} from '../../../src/repo';
 import type { RunGit, RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';
 import { rawGit } from '../../helpers/raw-git';

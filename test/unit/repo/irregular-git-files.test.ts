@@ -7,9 +7,15 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { git, type GitTarget } from '../../../src/repo/git';
-import { createRunWorktree, worktreeTarget, type RunWorktree } from '../../../src/repo/run-worktree';
-import { resetWorkTree, workTreeIsAt } from '../../../src/repo/work-tree-reset';
+import {
+  git,
+  createRunWorktree,
+  worktreeTarget,
+  resetWorkTree,
+  workTreeIsAt,
+  type GitTarget,
+  type RunWorktree,
+} from '../../../src/repo';
 import { IrregularFileError } from '../../../src/shared/regular-file';
 import { unblockFifos, within } from '../../helpers/fifo-guards';
 import { rawGit } from '../../helpers/raw-git';

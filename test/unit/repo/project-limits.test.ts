@@ -1,5 +1,5 @@
 import { sandboxLimitsOf } from '../../../src/activities/test-activities';
-import { checkProjectLimits, clampProjectLimits, parseProjectConfig } from '../../../src/repo/project-config';
+import { checkProjectLimits, clampProjectLimits, parseProjectConfig } from '../../../src/repo';
 import { DEFAULT_SANDBOX_LIMITS, resolveLimits } from '../../../src/sandbox';
 import { DEFAULT_LIMIT_MAXIMUMS } from '../../../src/shared/limit-maximums';
 import { UserInputError } from '../../../src/shared/errors';

@@ -1,4 +1,4 @@
-import { repositoryLanguage } from '../../../src/repo/repo-language';
+import { repositoryLanguage } from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
 import { gitIn, makeRepo, removeFixtureRepos } from '../../helpers/repo-fixtures';
 

@@ -6,10 +6,15 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { reviewWithCareLines } from '../../../src/cli/review-with-care';
-import { ApplyNeedsConsentError } from '../../../src/repo/apply-errors';
-import { linkReach, type CommitTree } from '../../../src/repo/link-targets';
-import { reviewRisks, type ReviewRisk } from '../../../src/repo/review-risks';
-import { commitAll, createRunWorktree } from '../../../src/repo/run-worktree';
+import {
+  ApplyNeedsConsentError,
+  linkReach,
+  reviewRisks,
+  commitAll,
+  createRunWorktree,
+  type CommitTree,
+  type ReviewRisk,
+} from '../../../src/repo';
 import { printableName } from '../../../src/shared/terminal-text';
 import { tempDirs } from '../../helpers/temp-dirs';
 import { makeUserRepo, userGit } from '../../helpers/run-fixture';

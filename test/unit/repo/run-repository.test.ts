@@ -6,8 +6,10 @@ import {
   createFreshRunRepository,
   isValidBranchName,
   resolveRepository,
-} from '../../../src/repo/run-repository';
-import { commitAll, createRunWorktree, removeRunWorktree } from '../../../src/repo/run-worktree';
+  commitAll,
+  createRunWorktree,
+  removeRunWorktree,
+} from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
 import { tempDirs } from '../../helpers/temp-dirs';
 

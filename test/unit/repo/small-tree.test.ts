@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { hasAtMostEntries } from '../../../src/repo/small-tree';
+import { hasAtMostEntries } from '../../../src/repo';
 import { tempDirs } from '../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-small-tree-');

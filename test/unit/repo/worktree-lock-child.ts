@@ -5,8 +5,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { discoverRepository, git } from '../../../src/repo/git';
-import { createRunWorktree, removeRunWorktree, withWorktreeLock } from '../../../src/repo/run-worktree';
+import {
+  discoverRepository,
+  git,
+  createRunWorktree,
+  removeRunWorktree,
+  withWorktreeLock,
+} from '../../../src/repo';
 
 /**
  * Adds `count` worktrees, then removes them; between adds it holds the lock for a change of its

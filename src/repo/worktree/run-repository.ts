@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
-import type { ChangedFile, RunGit } from '../shared/run-types';
-import { discoverRepository, git, GitError, type GitTarget } from './git';
+import { UserInputError } from '../../shared/errors';
+import type { ChangedFile, RunGit } from '../../shared/run-types';
+import { discoverRepository, git, GitError, type GitTarget } from '../git/git';
 import {
   NO_PROJECT_CONFIG,
   parseProjectConfig,
   PROJECT_CONFIG_FILE,
   type ProjectConfig,
-} from './project-config';
+} from '../config/project-config';
 import { looseHead } from './run-worktree';
 
 /** The branch a run's commits go on. */

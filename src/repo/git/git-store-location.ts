@@ -4,7 +4,7 @@
  * uses `display`, which never carries a password or token.
  */
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
+import { UserInputError } from '../../shared/errors';
 
 export type GitStoreScheme = 'file' | 'ssh' | 'https' | 'http' | 'git';
 

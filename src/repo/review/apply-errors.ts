@@ -1,5 +1,5 @@
-import { AcaError, UserInputError } from '../shared/errors';
-import { shownName } from '../shared/shown-lines';
+import { AcaError, UserInputError } from '../../shared/errors';
+import { shownName } from '../../shared/shown-lines';
 import type { ReviewRisk } from './review-risks';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { UserInputError } from '../shared/errors';
-import { MAX_TARGETS, targetProblem } from '../shared/targets';
-import type { ProjectLimits } from '../shared/test-command';
-import type { LimitMaximums } from '../shared/limit-maximums';
+import { UserInputError } from '../../shared/errors';
+import { MAX_TARGETS, targetProblem } from '../../shared/targets';
+import type { ProjectLimits } from '../../shared/test-command';
+import type { LimitMaximums } from '../../shared/limit-maximums';
 
 /** The file at a repository's root where a project tells aca how to test it. */
 export const PROJECT_CONFIG_FILE = '.aca.json';

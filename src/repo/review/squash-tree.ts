@@ -1,5 +1,5 @@
-import { git, GitError, type GitTarget } from './git';
-import { treeOf } from './objects';
+import { git, GitError, type GitTarget } from '../git/git';
+import { treeOf } from '../git/objects';
 
 export type SquashTree = { clean: true; tree: string } | { clean: false; conflicts: string[] };
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { git, gitBytes, type GitTarget } from './git';
+import { git, gitBytes, type GitTarget } from '../git/git';
 
 /** A repository's own pytest configuration at one commit, written to a folder of the worker's. */
 export interface BaseTestConfig {

@@ -13,13 +13,14 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunGit, RunPlace } from '../shared/run-types';
-import { safeKey } from '../shared/safe-key';
-import { git, gitBytes, gitWithStatus } from './git';
-import type { GitStoreLocation } from './git-store-location';
-import { bringToCommit, fetchStoreBranch, pushRunCommit } from './git-store';
-import { GitStorePushRejectedError, GitStoreMissingCommitError } from './git-store-errors';
-import { isCommit } from './objects';
+import type { RunGit, RunPlace } from '../../shared/run-types';
+import { safeKey } from '../../shared/safe-key';
+import { git, gitBytes, gitWithStatus } from '../git/git';
+import type { GitStoreLocation } from '../git/git-store-location';
+import { fetchStoreBranch, pushRunCommit } from '../git/git-store';
+import { bringToCommit } from './bring-to-commit';
+import { GitStorePushRejectedError, GitStoreMissingCommitError } from '../git/git-store-errors';
+import { isCommit } from '../git/objects';
 import { commitAll } from './run-worktree';
 import { resetWorkTree } from './work-tree-reset';
 

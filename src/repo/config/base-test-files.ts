@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { git, gitBytes, type GitTarget } from './git';
+import { git, gitBytes, type GitTarget } from '../git/git';
 
 /** The files pytest collects by default (`python_files = test_*.py *_test.py`). */
 const PYTEST_FILE = /(^|\/)(test_[^/]*|[^/]*_test)\.py$/;

@@ -18,10 +18,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runViaHelper } from '../shared/spawn-helper';
-import { findExecutable } from '../shared/executables';
-import { SystemError } from '../shared/errors';
-import { IrregularFileError, readRegularFile } from '../shared/regular-file';
+import { runViaHelper } from '../../shared/spawn-helper';
+import { findExecutable } from '../../shared/executables';
+import { SystemError } from '../../shared/errors';
+import { IrregularFileError, readRegularFile } from '../../shared/regular-file';
 
 export interface GitTarget {
   /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */

@@ -5,13 +5,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunGit } from '../shared/run-types';
-import { discoverRepository, git } from './git';
-import { hasCommitAt } from './objects';
-import type { GitStoreLocation } from './git-store-location';
-import { fetchStoreBranch } from './git-store';
+import type { RunGit } from '../../shared/run-types';
+import { discoverRepository, git } from '../git/git';
+import { hasCommitAt } from '../git/objects';
+import type { GitStoreLocation } from '../git/git-store-location';
+import { fetchStoreBranch } from '../git/git-store';
 import * as crypto from 'node:crypto';
-import { safeKey } from '../shared/safe-key';
+import { safeKey } from '../../shared/safe-key';
 
 export interface RunCommitsQuery {
   workflowId: string;

@@ -11,14 +11,14 @@
  * of the run's runs), never from a work tree.
  */
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
-import { git, gitBytes, type GitTarget } from './git';
-import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
-import { textKeepingBytes } from '../shared/terminal-text';
-import { gitDirectoryHolding } from './embedded-git-dirs';
-import { isInFolder, trackedHooksFolder } from './hooks-folder';
-import { commitTree, linkReach, type CommitTree, type LinkReach } from './link-targets';
-import { isCommit } from './objects';
+import { UserInputError } from '../../shared/errors';
+import { git, gitBytes, type GitTarget } from '../git/git';
+import { hasLineTooLongToShow, MAX_SHOWN_LINE_CHARS } from '../../shared/shown-lines';
+import { textKeepingBytes } from '../../shared/terminal-text';
+import { gitDirectoryHolding } from '../git/embedded-git-dirs';
+import { isInFolder, trackedHooksFolder } from '../git/hooks-folder';
+import { commitTree, linkReach, type CommitTree, type LinkReach } from '../git/link-targets';
+import { isCommit } from '../git/objects';
 
 export type ReviewRiskKind =
   | 'binary'

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
-import { MAX_TARGETS, mergeTargets, targetFile, targetProblem } from '../shared/targets';
-import { git } from './git';
+import { UserInputError } from '../../shared/errors';
+import { MAX_TARGETS, mergeTargets, targetFile, targetProblem } from '../../shared/targets';
+import { git } from '../git/git';
 
 /** Where a run's targets came from, for the message that names one. */
 export interface TargetSources {

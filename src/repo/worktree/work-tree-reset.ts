@@ -7,8 +7,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readRegularFile } from '../shared/regular-file';
-import { git, type GitTarget } from './git';
+import { readRegularFile } from '../../shared/regular-file';
+import { git, type GitTarget } from '../git/git';
 import { MAX_POINTER_BYTES, nestedRepositories, removeSpecialFiles, specialFiles } from './run-worktree';
 
 /** Whether the work tree already is `commit` on `branch`: no changes, no untracked files, no planted `.git`. */

@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
+import { UserInputError } from '../../shared/errors';
 import {
   ApplyConflictError,
   ApplyNeedsConsentError,
   listFiles,
   UncommittedChangesError,
 } from './apply-errors';
-import { git, GitError, readUserIdentity, type GitTarget } from './git';
-import { isCommit, treeOf } from './objects';
+import { git, GitError, readUserIdentity, type GitTarget } from '../git/git';
+import { isCommit, treeOf } from '../git/objects';
 import { reviewRisks, risksNeedingConsent, type ReviewRisk } from './review-risks';
 import { squashTree } from './squash-tree';
 import {

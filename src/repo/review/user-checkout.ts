@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
-import { discoverRepository, git, type GitTarget } from './git';
+import { UserInputError } from '../../shared/errors';
+import { discoverRepository, git, type GitTarget } from '../git/git';
 
 /** The user's own checkout a run's changes are applied to: their main work tree or a linked worktree of theirs. */
 export interface UserCheckout {

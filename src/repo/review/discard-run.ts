@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { UserInputError } from '../shared/errors';
-import type { RunGit } from '../shared/run-types';
-import { git, type GitTarget } from './git';
-import { withWorktreeLock } from './run-worktree';
+import { UserInputError } from '../../shared/errors';
+import type { RunGit } from '../../shared/run-types';
+import { git, type GitTarget } from '../git/git';
+import { withWorktreeLock } from '../worktree/run-worktree';
 
 export interface DiscardRunTarget {
   git: RunGit;

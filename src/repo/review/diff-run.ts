@@ -1,7 +1,7 @@
-import type { RunGit } from '../shared/run-types';
-import { UserInputError } from '../shared/errors';
-import { git, gitBytes, type GitTarget } from './git';
-import { isCommit } from './objects';
+import type { RunGit } from '../../shared/run-types';
+import { UserInputError } from '../../shared/errors';
+import { git, gitBytes, type GitTarget } from '../git/git';
+import { isCommit } from '../git/objects';
 
 /**
  * The changes a run made, `base`..`head`, as a unified diff, or with `stat` one line per file

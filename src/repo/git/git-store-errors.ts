@@ -4,7 +4,7 @@
  * store refused because the branch moved never is, since only a forced push would get past it and
  * that would throw away commits someone else made.
  */
-import { SystemError, AcaError } from '../shared/errors';
+import { SystemError, AcaError } from '../../shared/errors';
 
 /** The store could not be reached, or gave up mid-way (a network fault, a timeout, an absent path). */
 export class GitStoreUnreachableError extends SystemError {

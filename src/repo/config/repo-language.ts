@@ -1,6 +1,6 @@
-import { UserInputError } from '../shared/errors';
-import type { Language } from '../shared/types';
-import { git, type GitTarget } from './git';
+import { UserInputError } from '../../shared/errors';
+import type { Language } from '../../shared/types';
+import { git, type GitTarget } from '../git/git';
 
 /** What marks each language's projects among a commit's paths. */
 const MARKS: Record<Language, { files: RegExp; manifests: RegExp }> = {

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AcaError } from '../shared/errors';
-import { readRegularFile } from '../shared/regular-file';
-import { gitBytes, type GitTarget } from './git';
+import { AcaError } from '../../shared/errors';
+import { readRegularFile } from '../../shared/regular-file';
+import { gitBytes, type GitTarget } from '../git/git';
 import { walkSmallTree } from './small-tree';
 
 const MiB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { safeKey } from '../shared/safe-key';
-import { git } from './git';
+import { safeKey } from '../../shared/safe-key';
+import { git } from '../git/git';
 import { applyMessage } from './apply-run';
 
 /**

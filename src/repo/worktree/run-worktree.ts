@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { withFileLock } from '../shared/file-lock';
-import { readRegularFile } from '../shared/regular-file';
+import { withFileLock } from '../../shared/file-lock';
+import { readRegularFile } from '../../shared/regular-file';
 import { checkCommitSize } from './commit-size';
-import { listFiles } from './apply-errors';
-import { discoverRepository, git, GitError, gitWithStatus, type GitTarget } from './git';
+import { listFiles } from '../review/apply-errors';
+import { discoverRepository, git, GitError, gitWithStatus, type GitTarget } from '../git/git';
 import { NEVER_COMMITTED_PATHSPECS } from './never-committed';
-import { isUnaddableName } from './unaddable-names';
+import { isUnaddableName } from '../git/unaddable-names';
 
 /** Where a run's files and commits live: a linked worktree of the user's repository on its own branch. */
 export interface RunWorktree {
