@@ -33,9 +33,22 @@ module.exports = {
       severity: 'error',
       comment:
         'The sandbox and the git layer are the security boundary: they stay small and self-contained, ' +
-        'using src/shared and config.ts (the search path for host programs) and nothing else of aca.',
+        'using src/shared, src/process (the spawn helper) and config.ts (the search path for host programs) ' +
+        'and nothing else of aca.',
       from: { path: '^src/(sandbox|repo)/' },
-      to: { path: '^(src|bench|test)/', pathNot: ['^src/$1/', '^src/shared/', '^src/config\\.ts$'] },
+      to: {
+        path: '^(src|bench|test)/',
+        pathNot: ['^src/$1/', '^src/shared/', '^src/process/', '^src/config\\.ts$'],
+      },
+    },
+    {
+      name: 'process-imports-only-shared',
+      severity: 'error',
+      comment:
+        'Starting processes (the spawn helper) is a concern of its own, used by the sandbox and the git ' +
+        'layer: it builds on src/shared alone.',
+      from: { path: '^src/process/' },
+      to: { path: '^(src|bench|test)/', pathNot: ['^src/process/', '^src/shared/'] },
     },
     {
       name: 'nothing-imports-cli',

@@ -28,7 +28,7 @@ export {
   type SandboxAvailability,
 } from './launch/availability';
 export { DEFAULT_SANDBOX_LIMITS, resolveLimits, withinMaximums, type SandboxLimits } from './launch/limits';
-export { startSpawnHelper } from '../shared/spawn-helper';
+export { startSpawnHelper } from '../process';
 export { findExecutable, isRoot } from './launch/tools';
 
 // Parts exposed for their own tests (escape, parser and seccomp suites) and the sandbox benchmark.
@@ -55,7 +55,7 @@ export {
   seccompArchOf,
   type SeccompArch,
 } from './launch/seccomp-filter';
-export { spawnDirect, spawnViaHelper } from '../shared/spawn-helper';
+export { spawnDirect, spawnViaHelper } from '../process';
 export { parseJestReport } from './runners/jest-runner';
 export { mochaCaseId } from './runners/mocha-runner';
 export { nodeTestCaseId } from './runners/node-test-runner';
