@@ -22,6 +22,15 @@ module.exports = {
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
     {
+      name: 'no-circular-in-sandbox-or-process',
+      severity: 'error',
+      comment:
+        'The security boundary has no cycles at all, through types neither: a type both sides use ' +
+        'lives in the file both import.',
+      from: { path: '^src/(sandbox|process)/' },
+      to: { circular: true },
+    },
+    {
       name: 'shared-imports-only-shared',
       severity: 'error',
       comment: 'src/shared is what every part may use, so it uses no part of aca itself.',

@@ -6,7 +6,8 @@
  * (.venv, node_modules) mounted read-only (runners/select-runner.ts, workspace/dependency-folders.ts).
  *
  * The one way into src/sandbox from the rest of aca, its tests and its benchmarks. Inside:
- * - run-test-suite.ts: one test run, start to verdict;
+ * - run-test-suite.ts: one test run, start to verdict (run-options.ts: what it is asked; run-spec.ts:
+ *   one process of it);
  * - launch/: starting and containing the test processes (bubblewrap, cgroups, rlimits, seccomp,
  *   the sandbox uid, the spawn helper, the runner folder mounted into the sandbox);
  * - runners/: which runner a project's tests take, its command line and how its report is read;
