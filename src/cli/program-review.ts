@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { ApplyAllowances } from '../repo/review-risks';
+import type { ApplyAllowances } from '../repo';
 import { addCleanCommand } from './clean-command';
 import { LATEST_RUN, withClient, withRunOf, type ProgramContext } from './program-context';
 import {
