@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { HostRuns } from '../../src/repo';
 import { prepareRun } from '../../src/activities/repo-activities';
 import { isRoot, lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
-import { sandboxUidPids } from './host-probes';
-import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
+import { sandboxUidPids } from '../helpers/host-probes';
+import { makeWorkspace, removeWorkspaces, snapshotOwners } from '../helpers/workspace-fixture';
 
 // Lending is chown to another uid: only a root worker lends, so only as root is there a lease to attack.
 const rootOnly = isRoot() ? test : test.skip;

@@ -12,7 +12,7 @@ import { runTestSuite } from '../../src/sandbox';
 import type { SandboxMode, TestRunReport } from '../../src/shared/types';
 import { judgeAgainstBaseline } from '../../src/activities/baseline-verdict';
 import { writeBaseTestConfig } from '../../src/repo';
-import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
+import { makeWorkspace, removeWorkspaces } from '../helpers/workspace-fixture';
 
 afterAll(removeWorkspaces);
 
