@@ -18,6 +18,7 @@ import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
+import { sandboxLimitsOf } from './test-activities';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface EvalActivityDeps {
@@ -42,6 +43,12 @@ export interface EvalRunOutcome {
   headCommit: string | null;
   /** The run could not be run at all (its start or its workflow failed). */
   error: string | null;
+  /** How the run ended (`SUCCESS`, `FAILED`…); null when it did not run. */
+  state: string | null;
+  /** Why it FAILED (`environment`, `max_iterations`…), with its message when it has one. */
+  reason: string | null;
+  message: string | null;
+  iterations: number;
   costUsd: number;
   tokens: { prompt: number; completion: number };
 }
@@ -75,11 +82,12 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         model: template.model,
         options: { ...template.options, maxCostUsd: request.maxCostUsd },
         repo: { path: stored.repoPath, baseCommit: stored.baseCommit },
-        testCommand: null,
-        setupCommand: null,
+        testCommand: stored.spec?.testCommand ?? null,
+        setupCommand: stored.spec?.setupCommand ?? null,
         setupNetwork: false,
         link: null,
         failureMemory: false,
+        ...(stored.spec && Object.keys(stored.spec.env).length > 0 ? { testEnv: stored.spec.env } : {}),
       };
     },
 
@@ -99,15 +107,20 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         instance_id: instanceId,
         model_name_or_path: stored.prediction?.model_name_or_path ?? request.modelName,
         run: run?.workflowId ?? null,
+        runState: run?.state ?? null,
+        runReason: run?.reason ?? null,
+        iterations: run?.iterations ?? 0,
+        costUsd: run?.costUsd ?? 0,
         tests: null,
         testCommand: null,
         testOutcome: null,
         outputTail: null,
         durationMs: 0,
       };
-      if (run?.error) {
-        writeResult(outDir, { ...base, status: 'error', reason: run.error, model_patch: '' });
-        return { id: instanceId, status: 'error', reason: run.error };
+      const runError = run ? runErrorOf(run) : null;
+      if (runError) {
+        writeResult(outDir, { ...base, status: 'error', reason: runError, model_patch: '' });
+        return { id: instanceId, status: 'error', reason: runError };
       }
       const patch = await patchOf(request, stored);
       if (patch === null) {
@@ -125,8 +138,9 @@ export function createEvalActivities(deps: EvalActivityDeps) {
           baseCommit: stored.baseCommit,
           language: stored.language,
           modelPatch: patch,
+          spec: stored.spec,
           sandboxMode: deps.sandboxMode,
-          ...(deps.limitMaximums ? { limitMaximums: deps.limitMaximums } : {}),
+          limitsOf: (project) => sandboxLimitsOf(project, deps.limitMaximums),
           ...sandboxHeartbeat(),
           signal: ctx.cancellationSignal,
         }),
@@ -145,6 +159,18 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       writeBatchOutputs(request.outDir, request.submitted, request.report);
     },
   };
+}
+
+/**
+ * Why an instance whose run could not start, or ended for a reason that is not the model's (its
+ * environment, an error), is an error instance; null for a run whose patch is to be evaluated.
+ */
+export function runErrorOf(run: EvalRunOutcome): string | null {
+  if (run.error) return run.error;
+  if (run.reason === 'environment' || run.reason === 'error') {
+    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${run.message ? `: ${run.message.split('\n')[0]!.slice(0, 300)}` : ''}`;
+  }
+  return null;
 }
 
 async function patchOf(

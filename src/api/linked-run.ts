@@ -14,7 +14,8 @@ import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
 import { gitDirWithCommit } from '../repo/run-commits';
 import { isValidBranchName, runBranch } from '../repo/run-repository';
-import { costBudget, type ValidRunRequest } from './run-request';
+import { costBudget } from '../llm/cost-budget';
+import type { ValidRunRequest } from './run-request';
 import { checkTaskSize } from '../shared/task-size';
 
 /** What a linked run needs to know of the run it comes from. */

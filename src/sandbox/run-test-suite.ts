@@ -11,6 +11,8 @@ import {
   type AcceptanceFiles,
 } from './verdicts/acceptance';
 import { HOST_TOOL_ENV } from '../shared/executables';
+import { pythonPathFolders, type TestEnv } from '../shared/test-env';
+import { withRepositoryEnv } from './launch/repository-env';
 import { checkSandboxAvailable, bwrapTools } from './launch/availability';
 import { bareRunnerPaths } from './launch/bare-launch';
 import { bwrapCommand, SANDBOX_PATHS } from './launch/bwrap-launch';
@@ -79,6 +81,8 @@ export interface RunTestsOptions {
    * the workspace, their commands first on PATH. Without a sandbox they are used where they are.
    */
   dependencies?: DependencyFolder[];
+  /** The repository's own variables (see launch/repository-env.ts); absent: none. */
+  env?: TestEnv;
 }
 
 export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
@@ -255,7 +259,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
           modules: basePresent.filter((file) => base?.run && !base.run.includes(file)),
           repository: basePresent,
           support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
-          importPaths: base?.importPaths ?? [],
+          importPaths: [...new Set([...(base?.importPaths ?? []), ...pythonPathFolders(opts.env)])],
           helpers: {
             sourceDir: base?.sourceDir ?? '',
             files: base ? baseHelpers(base, acceptance?.files ?? []) : [],
@@ -438,7 +442,8 @@ async function runSandboxed(
       uid,
       SANDBOX_PATHS.workspace,
     );
-    const { argv, env } = runner.command(ctx);
+    const { argv, env: runnerEnv } = runner.command(ctx);
+    const env = withRepositoryEnv(runnerEnv, opts.env, ctx.paths.workspace);
     const { command, args } = bwrapCommand({
       tools,
       workspace,
@@ -498,7 +503,8 @@ async function runBare(input: LaunchInput): Promise<RunOutcome> {
     // Without a sandbox nothing covers the copies: the verdict process reads the originals.
     const originals = input.originals ?? opts.acceptance?.sourceDir ?? workspace;
     const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
-    const { argv, env } = runner.command(ctx);
+    const { argv, env: runnerEnv } = runner.command(ctx);
+    const env = withRepositoryEnv(runnerEnv, opts.env, ctx.paths.workspace);
     const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
     const wrapped = withRlimits(argv, limits, {
       limitProcesses: false,

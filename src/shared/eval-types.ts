@@ -91,6 +91,22 @@ export interface EvalReport {
   error_ids: string[];
   cost_usd: number;
   tokens: TokenUsage;
+  /** Per instance submitted, in report.json (the batch's workflow result leaves it out). */
+  instances?: InstanceRow[];
+}
+
+/** One instance in report.json: how its run ended and how its tests fared. */
+export interface InstanceRow {
+  instance_id: string;
+  /** How the agent's run ended (`SUCCESS`, `FAILED`, `CANCELLED`…); null without a run. */
+  state: string | null;
+  /** Why the instance is not resolved (the run's reason for an error instance); null when resolved. */
+  reason: string | null;
+  iterations: number;
+  cost_usd: number;
+  resolved: boolean;
+  /** The FAIL_TO_PASS and PASS_TO_PASS tests that did not pass. */
+  failed_tests: string[];
 }
 
 /** The report of a batch from its instances and the outcomes of those that were submitted. */

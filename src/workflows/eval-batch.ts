@@ -222,6 +222,10 @@ async function runAgent(
     baseCommit: null,
     headCommit: null,
     error,
+    state: null,
+    reason: null,
+    message: null,
+    iterations: 0,
     costUsd: 0,
     tokens: NO_TOKENS,
   });
@@ -253,6 +257,10 @@ async function runAgent(
       baseCommit: result.baseCommit,
       headCommit: result.headCommit,
       error: state().stopped === 'cancelled' ? 'the batch was cancelled' : null,
+      state: result.ended?.status ?? result.state,
+      reason: result.reason,
+      message: result.error ?? result.ended?.reason ?? null,
+      iterations: result.iterations,
       costUsd: result.cost?.usd ?? 0,
       tokens: { prompt: result.tokens.prompt, completion: result.tokens.completion },
     };
