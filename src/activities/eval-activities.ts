@@ -111,6 +111,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         runReason: run?.reason ?? null,
         iterations: run?.iterations ?? 0,
         costUsd: run?.costUsd ?? 0,
+        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
         tests: null,
         testCommand: null,
         testOutcome: null,
@@ -150,13 +151,42 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
-    /** predictions.jsonl and report.json of the batch as it stands. */
-    async writeEvalOutputs(request: {
+    /**
+     * predictions.jsonl and report.json of the batch as it stands, from the results of its
+     * instances (`ids`: every instance the report counts, in order); the report without its rows.
+     */
+    async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
+      return writeBatchOutputs(request.outDir, request.ids);
+    },
+
+    /** The result of an instance that ended without one (its evaluation failed): an error with why. */
+    async recordEvalError(request: {
       outDir: string;
-      submitted: string[];
-      report: EvalReport;
+      instanceId: string;
+      reason: string;
+      modelName: string;
+      run: EvalRunOutcome | null;
     }): Promise<void> {
-      writeBatchOutputs(request.outDir, request.submitted, request.report);
+      const { outDir, instanceId, run } = request;
+      if (readResult(outDir, instanceId)) return;
+      writeResult(outDir, {
+        instance_id: instanceId,
+        status: 'error',
+        reason: request.reason,
+        model_name_or_path: request.modelName,
+        model_patch: '',
+        run: run?.workflowId ?? null,
+        runState: run?.state ?? null,
+        runReason: run?.reason ?? null,
+        iterations: run?.iterations ?? 0,
+        costUsd: run?.costUsd ?? 0,
+        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
+        tests: null,
+        testCommand: null,
+        testOutcome: null,
+        outputTail: null,
+        durationMs: 0,
+      });
     },
   };
 }

@@ -1,7 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { EvalReport, InstanceRow, InstanceStatus } from '../shared/eval-types';
+import {
+  buildEvalReport,
+  type EvalReport,
+  type InstanceOutcome,
+  type InstanceRow,
+  type InstanceStatus,
+} from '../shared/eval-types';
 import { safeKey } from '../shared/safe-key';
 import type { Language } from '../shared/types';
 import { instanceSchema, type EvalInstance } from './instances';
@@ -37,6 +43,7 @@ export interface InstanceResult extends Omit<Evaluation, 'status' | 'reason'> {
   runReason: string | null;
   iterations: number;
   costUsd: number;
+  tokens: { prompt: number; completion: number };
 }
 
 const storedSchema = z.object({
@@ -90,11 +97,21 @@ export function readResult(outDir: string, id: string): InstanceResult | null {
  * predictions.jsonl (one line per submitted instance, SWE-bench's three fields) and report.json,
  * both replaced whole, so a reader never sees half of either.
  */
-export function writeBatchOutputs(outDir: string, submitted: string[], report: EvalReport): void {
+export function writeBatchOutputs(outDir: string, ids: string[]): EvalReport {
   const lines: string[] = [];
   const instances: InstanceRow[] = [];
-  for (const id of submitted) {
+  const outcomes: InstanceOutcome[] = [];
+  for (const id of ids) {
     const result = readResult(outDir, id);
+    // An instance without a result was not submitted (never started, or given no prediction).
+    if (!result) continue;
+    outcomes.push({
+      id,
+      status: result.status,
+      reason: result.reason,
+      costUsd: result.costUsd ?? 0,
+      tokens: result.tokens ?? { prompt: 0, completion: 0 },
+    });
     lines.push(
       JSON.stringify({
         instance_id: id,
@@ -102,10 +119,12 @@ export function writeBatchOutputs(outDir: string, submitted: string[], report: E
         model_patch: result?.model_patch ?? '',
       }),
     );
-    if (result) instances.push(instanceRow(result));
+    instances.push(instanceRow(result));
   }
+  const report = buildEvalReport(ids, outcomes);
   writeAtomically(path.join(outDir, 'predictions.jsonl'), lines.map((l) => `${l}\n`).join(''));
   writeAtomically(path.join(outDir, 'report.json'), `${JSON.stringify({ ...report, instances }, null, 2)}\n`);
+  return report;
 }
 
 /** report.json's row of an instance, from its result. */

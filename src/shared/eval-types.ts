@@ -47,14 +47,56 @@ export interface InstanceOutcome {
   tokens: { prompt: number; completion: number };
 }
 
-/** What the batch carries into its next execution at continue-as-new. */
+/** How many instances ended in each status, and what their runs cost. */
+export interface EvalCounts {
+  done: number;
+  resolved: number;
+  unresolved: number;
+  emptyPatch: number;
+  errors: number;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
+}
+
+/**
+ * What the batch carries into its next execution at continue-as-new: where it is and its counts,
+ * never the instances' outcomes (those are in the batch's results, see batch-store.ts), so its
+ * size does not grow with the number of instances.
+ */
 export interface EvalCarried {
   next: number;
-  outcomes: InstanceOutcome[];
+  counts: EvalCounts;
   paused: boolean;
   /** Set when the budget or a cancellation stopped new instances. */
   stopped: 'budget' | 'cancelled' | null;
   executions: number;
+}
+
+export const NO_COUNTS: EvalCounts = {
+  done: 0,
+  resolved: 0,
+  unresolved: 0,
+  emptyPatch: 0,
+  errors: 0,
+  costUsd: 0,
+  tokens: { prompt: 0, completion: 0 },
+};
+
+/** The counts with one more instance ended. */
+export function countOutcome(counts: EvalCounts, outcome: InstanceOutcome): EvalCounts {
+  const key = (
+    { resolved: 'resolved', unresolved: 'unresolved', empty_patch: 'emptyPatch', error: 'errors' } as const
+  )[outcome.status];
+  return {
+    ...counts,
+    done: counts.done + 1,
+    [key]: counts[key] + 1,
+    costUsd: counts.costUsd + outcome.costUsd,
+    tokens: {
+      prompt: counts.tokens.prompt + outcome.tokens.prompt,
+      completion: counts.tokens.completion + outcome.tokens.completion,
+    },
+  };
 }
 
 export interface EvalProgress {

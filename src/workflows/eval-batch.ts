@@ -17,8 +17,9 @@ import {
 import type { Activities } from '../activities';
 import type { EvalRunOutcome } from '../activities/eval-activities';
 import {
-  buildEvalReport,
+  countOutcome,
   evalChildId,
+  NO_COUNTS,
   type EvalBatchInput,
   type EvalCarried,
   type EvalProgress,
@@ -58,33 +59,31 @@ const NO_TOKENS = { prompt: 0, completion: 0 };
 export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCarried): Promise<EvalReport> {
   const state: EvalCarried = carried ?? {
     next: 0,
-    outcomes: [],
+    counts: NO_COUNTS,
     paused: false,
     stopped: null,
     executions: 0,
   };
   const running = new Set<string>();
+  /** The instances of this execution that ended (each counted once). */
+  const endedHere = new Set<string>();
   const perExecution = input.instancesPerExecution ?? DEFAULT_INSTANCES_PER_EXECUTION;
   let ended = false;
 
-  const spent = () => state.outcomes.reduce((sum, o) => sum + o.costUsd, 0);
+  const spent = () => state.counts.costUsd;
   const progress = (): EvalProgress => {
-    const count = (status: InstanceOutcome['status']) =>
-      state.outcomes.filter((o) => o.status === status).length;
+    const { done, resolved, unresolved, emptyPatch, errors, costUsd, tokens } = state.counts;
     return {
       batchId: input.batchId,
       total: (input.reportIds ?? input.ids).length,
-      done: state.outcomes.length,
+      done,
       running: running.size,
-      resolved: count('resolved'),
-      unresolved: count('unresolved'),
-      emptyPatch: count('empty_patch'),
-      errors: count('error'),
-      costUsd: spent(),
-      tokens: {
-        prompt: state.outcomes.reduce((sum, o) => sum + o.tokens.prompt, 0),
-        completion: state.outcomes.reduce((sum, o) => sum + o.tokens.completion, 0),
-      },
+      resolved,
+      unresolved,
+      emptyPatch,
+      errors,
+      costUsd,
+      tokens,
       paused: state.paused,
       stopped: state.stopped,
       ended,
@@ -128,6 +127,7 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       ]);
     } catch (err) {
       judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
+      await recordError(input, id, judged.reason!, run);
     }
     const outcome: InstanceOutcome = {
       id,
@@ -135,7 +135,8 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       costUsd: run?.costUsd ?? 0,
       tokens: run?.tokens ?? NO_TOKENS,
     };
-    state.outcomes.push(outcome);
+    state.counts = countOutcome(state.counts, outcome);
+    endedHere.add(id);
     countInstance(input.batchId, outcome);
     log.info('instance evaluated', { instance: id, status: outcome.status });
   };
@@ -158,16 +159,19 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       // An instance's run and evaluation are not cancelled with the batch: a cancelled batch
       // cancels its runs itself and still records each one's end.
       void CancellationScope.nonCancellable(() => runInstance(id))
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
           // Not expected (each step catches its own failure), but an instance must end recorded.
-          if (!state.outcomes.some((o) => o.id === id)) {
-            state.outcomes.push({
+          if (!endedHere.has(id)) {
+            const reason = describeFailure(err);
+            await recordError(input, id, reason, null);
+            state.counts = countOutcome(state.counts, {
               id,
               status: 'error',
-              reason: describeFailure(err),
+              reason,
               costUsd: 0,
               tokens: NO_TOKENS,
             });
+            endedHere.add(id);
           }
         })
         .finally(() => {
@@ -194,9 +198,9 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     });
   }
   return CancellationScope.nonCancellable(async () => {
-    const report = buildEvalReport(input.reportIds ?? input.ids, state.outcomes);
-    await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
-      { outDir: input.outDir, submitted: report.submitted_ids, report },
+    // Built from the batch's results, where every instance's outcome is kept.
+    const report = await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
+      { outDir: input.outDir, ids: input.reportIds ?? input.ids },
     ]);
     if (state.next < input.ids.length && state.stopped === null) {
       await condition(allHandlersFinished);
@@ -206,6 +210,22 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     publish();
     return report;
   });
+}
+
+/** An instance that ended without a result of its evaluation gets one saying why, for the report. */
+async function recordError(
+  input: EvalBatchInput,
+  id: string,
+  reason: string,
+  run: EvalRunOutcome | null,
+): Promise<void> {
+  await steps.recordEvalError
+    .executeWithOptions({ summary: `eval · error ${id}` }, [
+      { outDir: input.outDir, instanceId: id, reason, modelName: input.modelName, run },
+    ])
+    .catch((err: unknown) =>
+      log.warn('the error of an instance could not be recorded', { instance: id, err }),
+    );
 }
 
 /** The instance's child run, started only while the batch is not paused; its end as the batch needs it. */

@@ -279,6 +279,7 @@ const stubActivities = {
   evalRunInput: notCalled('evalRunInput'),
   evaluateEvalInstance: notCalled('evaluateEvalInstance'),
   writeEvalOutputs: notCalled('writeEvalOutputs'),
+  recordEvalError: notCalled('recordEvalError'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {

@@ -9,7 +9,13 @@ import * as path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/eval-activities';
-import type { EvalBatchInput, EvalProgress, EvalReport } from '../../src/shared/eval-types';
+import {
+  buildEvalReport,
+  type EvalBatchInput,
+  type EvalProgress,
+  type EvalReport,
+  type InstanceOutcome,
+} from '../../src/shared/eval-types';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../../src/shared/run-types';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { evalProgressQuery } from '../../src/workflows/eval-batch';
@@ -26,6 +32,8 @@ const TASK_QUEUE = `eval-stubs-${process.pid}`;
 let inFlight = 0;
 let maxInFlight = 0;
 const evaluated: string[] = [];
+/** Each instance's outcome as the batch's results keep it (batch-store.ts on disk in aca). */
+const results = new Map<string, InstanceOutcome>();
 const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stubActivities = {
@@ -51,21 +59,31 @@ const stubActivities = {
     await sleepMs(150);
     inFlight -= 1;
     evaluated.push(request.instanceId);
-    if (request.run?.error)
-      return { id: request.instanceId, status: 'error' as const, reason: request.run.error };
-    return {
-      id: request.instanceId,
-      status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
-      reason: null,
-    };
+    const judged = request.run?.error
+      ? { id: request.instanceId, status: 'error' as const, reason: request.run.error }
+      : {
+          id: request.instanceId,
+          status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
+          reason: null,
+        };
+    results.set(`${request.outDir}/${request.instanceId}`, {
+      ...judged,
+      costUsd: request.run?.costUsd ?? 0,
+      tokens: request.run?.tokens ?? { prompt: 0, completion: 0 },
+    });
+    return judged;
   },
-  async writeEvalOutputs(): Promise<void> {},
+  async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
+    const outcomes = request.ids.flatMap((id) => results.get(`${request.outDir}/${id}`) ?? []);
+    return buildEvalReport(request.ids, outcomes);
+  },
+  async recordEvalError(): Promise<void> {},
 };
 
 function batchInput(batchId: string, ids: string[], more: Partial<EvalBatchInput> = {}): EvalBatchInput {
   return {
     batchId,
-    outDir: '/nonexistent/out',
+    outDir: `/nonexistent/${batchId}`,
     ids,
     source: 'gold',
     modelName: 'gold',
