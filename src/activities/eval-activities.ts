@@ -23,6 +23,8 @@ import { FAILURE_TYPES } from '../shared/failure-types';
 export interface EvalActivityDeps {
   sandboxMode: SandboxMode;
   limitMaximums?: LimitMaximums;
+  /** This host's task queues: its tests queue takes the evaluations. */
+  host: { queues(): { tests: string } };
 }
 
 export interface EvalRunInputRequest {
@@ -88,6 +90,14 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         failureMemory: false,
         ...(stored.spec && Object.keys(stored.spec.env).length > 0 ? { testEnv: stored.spec.env } : {}),
       };
+    },
+
+    /**
+     * The tests queue of the host whose worker takes this step: the evaluation's test run goes
+     * there, as every test run does, and waits for one of the host's ACA_TEST_SLOTS.
+     */
+    async evalTestsQueue(): Promise<string> {
+      return deps.host.queues().tests;
     },
 
     /**

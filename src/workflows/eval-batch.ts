@@ -1,4 +1,6 @@
+import { TimeoutType } from '@temporalio/common';
 import {
+  ActivityFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -12,6 +14,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -40,12 +43,23 @@ const steps = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 });
-/** An evaluation runs a test command in the sandbox: minutes, heartbeating while it runs. */
-const evaluation = proxyActivities<Activities>({
-  startToCloseTimeout: '45m',
-  heartbeatTimeout: '1m',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
-});
+/**
+ * An evaluation runs a test command in the sandbox: minutes, heartbeating while it runs, on a
+ * host's tests queue like every test run, so that the host's ACA_TEST_SLOTS bounds it. A host
+ * whose queue nobody polls for EVAL_START_TIMEOUT is gone: another host is asked for.
+ */
+function evaluationOn(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    scheduleToStartTimeout: EVAL_START_TIMEOUT,
+    startToCloseTimeout: '45m',
+    heartbeatTimeout: '1m',
+    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
+  });
+}
+const EVAL_START_TIMEOUT = '10m';
+/** Hosts an evaluation is offered to before it counts as an error. */
+const EVAL_HOSTS_TRIED = 3;
 
 const NO_TOKENS = { prompt: 0, completion: 0 };
 
@@ -122,9 +136,7 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     if (input.source === 'agent') run = await runAgent(input, id, childId, spent(), () => state);
     let judged: Pick<InstanceOutcome, 'status' | 'reason'>;
     try {
-      judged = await evaluation.evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
-        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
-      ]);
+      judged = await evaluate(input, id, run);
     } catch (err) {
       judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
       await recordError(input, id, judged.reason!, run);
@@ -210,6 +222,34 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     publish();
     return report;
   });
+}
+
+/** The instance's evaluation on the tests queue of a host a worker of the shared queue names. */
+async function evaluate(
+  input: EvalBatchInput,
+  id: string,
+  run: EvalRunOutcome | null,
+): Promise<Pick<InstanceOutcome, 'status' | 'reason'>> {
+  for (let tried = 1; ; tried += 1) {
+    const queue = await steps.evalTestsQueue.executeWithOptions({ summary: `eval · host for ${id}` }, []);
+    try {
+      return await evaluationOn(queue).evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
+        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
+      ]);
+    } catch (err) {
+      if (!isStartTimeout(err) || tried >= EVAL_HOSTS_TRIED) throw err;
+      log.warn('no worker took the evaluation: another host is asked', { instance: id, queue });
+    }
+  }
+}
+
+/** A step that no worker of the host's queue started in time. */
+function isStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
 }
 
 /** An instance that ended without a result of its evaluation gets one saying why, for the report. */

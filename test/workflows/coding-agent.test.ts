@@ -280,6 +280,7 @@ const stubActivities = {
   evaluateEvalInstance: notCalled('evaluateEvalInstance'),
   writeEvalOutputs: notCalled('writeEvalOutputs'),
   recordEvalError: notCalled('recordEvalError'),
+  evalTestsQueue: notCalled('evalTestsQueue'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/eval-activities';
 import {
@@ -28,6 +29,11 @@ import { evalBatchWorkflow, pausedQuery, releaseSignal } from './eval-stub-workf
 const noop = (): void => undefined;
 const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 const TASK_QUEUE = `eval-stubs-${process.pid}`;
+/** Two hosts' tests queues: one with a slot for every evaluation, one with a single slot. */
+const WIDE_TESTS = `${TASK_QUEUE}-tests-wide`;
+const ONE_SLOT_TESTS = `${TASK_QUEUE}-tests-one`;
+let testsQueue = WIDE_TESTS;
+const evaluatedOn = new Set<string>();
 
 let inFlight = 0;
 let maxInFlight = 0;
@@ -53,7 +59,11 @@ const stubActivities = {
       failureMemory: false,
     };
   },
+  async evalTestsQueue(): Promise<string> {
+    return testsQueue;
+  },
   async evaluateEvalInstance(request: EvaluateRequest) {
+    evaluatedOn.add(Context.current().info.taskQueue);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     await sleepMs(150);
@@ -123,7 +133,8 @@ describe('the eval batch workflow with stub activities', () => {
   let connection: NativeConnection;
   let client: Client;
   let worker: Worker;
-  let running: Promise<void>;
+  let testWorkers: Worker[] = [];
+  let running: Promise<unknown>;
   let counter = 0;
   const id = (name: string) => `${name}-${process.pid}-${(counter += 1)}`;
 
@@ -144,9 +155,24 @@ describe('the eval batch workflow with stub activities', () => {
       }),
       activities: stubActivities,
     });
-    running = worker.run();
+    testWorkers = await Promise.all(
+      [
+        [WIDE_TESTS, 100],
+        [ONE_SLOT_TESTS, 1],
+      ].map(([taskQueue, slots]) =>
+        Worker.create({
+          connection,
+          namespace: temporal.namespace,
+          taskQueue: taskQueue as string,
+          activities: stubActivities,
+          maxConcurrentActivityTaskExecutions: slots as number,
+        }),
+      ),
+    );
+    running = Promise.all([worker.run(), ...testWorkers.map((w) => w.run())]);
   });
   afterAll(async () => {
+    for (const w of testWorkers) w.shutdown();
     worker?.shutdown();
     await running;
     await client?.connection.close();
@@ -156,6 +182,23 @@ describe('the eval batch workflow with stub activities', () => {
     inFlight = 0;
     maxInFlight = 0;
     evaluated.length = 0;
+    testsQueue = WIDE_TESTS;
+    evaluatedOn.clear();
+  });
+
+  test("evaluations run on a host's tests queue, as many at once as its test slots", async () => {
+    testsQueue = ONE_SLOT_TESTS;
+    const ids = ['s1', 's2', 's3', 's4'];
+    const batchId = id('batch-slots');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ids, { concurrency: 4 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(report.resolved_ids).toEqual(ids);
+    expect([...evaluatedOn]).toEqual([ONE_SLOT_TESTS]);
+    expect(maxInFlight).toBe(1);
   });
 
   test('at most --concurrency in flight; continue-as-new every few instances; each instance evaluated once', async () => {
