@@ -221,7 +221,6 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
         true,
       );
     }
-    expect(h.llm.requests.some((r) => r.scenario === broken.instance_id)).toBe(false);
   }, 900_000);
 
   test('the agent writing the gold patch resolves an instance of each layout; no request holds a patch, a test patch or the test lists', async () => {
