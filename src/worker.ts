@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { evalDatabase } from './eval/batch-repository';
 import * as path from 'node:path';
 import { log as activityLog } from '@temporalio/activity';
 import {
@@ -91,6 +92,8 @@ export function createAcaActivities(
   // forks stay cheap however big the worker grows (see src/process/spawn-helper.ts).
   startSpawnHelper();
   const runStores = createRunStores(config);
+  // Eval batches in the database, when there is one, so that hosts sharing no folder serve them.
+  const evalDb = config.databaseUrl ? evalDatabase(config.databaseUrl) : undefined;
   // Opened on first use, so a worker starts even while the database is down. PGlite lives under
   // ACA_HOME unless DATABASE_URL names a server.
   const memory = lazyMemory(async () => {
@@ -124,11 +127,12 @@ export function createAcaActivities(
       warn: warnFromActivity,
     }),
     modelOptions: config.modelOptions,
+    ...(evalDb ? { evalDatabase: evalDb } : {}),
   });
   return {
     activities,
     close: async () => {
-      const closed = await Promise.allSettled([memory.close(), runStores.close()]);
+      const closed = await Promise.allSettled([memory.close(), runStores.close(), evalDb?.close()]);
       for (const result of closed) if (result.status === 'rejected') throw result.reason;
     },
   };

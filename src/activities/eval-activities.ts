@@ -2,17 +2,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  readStoredInstance,
-  readResult,
-  writeBatchOutputs,
-  writeResult,
-  type InstanceResult,
-} from '../eval/batch-store';
+import { openBatchStore } from '../eval/open-batch-store';
+import type { EvalDatabase } from '../eval/batch-repository';
+import { writeBatchOutputs, withoutIds, type InstanceResult, type StoredInstance } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
 import { git, withWorktreeLock } from '../repo';
 import type { LimitMaximums } from '../shared/limit-maximums';
-import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
+import {
+  buildEvalReport,
+  type EvalBatchRef,
+  type EvalReport,
+  type EvalRunTemplate,
+  type EvalSource,
+  type InstanceOutcome,
+} from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
@@ -25,10 +28,12 @@ export interface EvalActivityDeps {
   limitMaximums?: LimitMaximums;
   /** This host's task queues: its tests queue takes the evaluations. */
   host: { queues(): { tests: string } };
+  /** Batches kept in the database (DATABASE_URL), shared by every host; absent: folders only. */
+  evalDatabase?: EvalDatabase;
 }
 
 export interface EvalRunInputRequest {
-  outDir: string;
+  batch: EvalBatchRef;
   instanceId: string;
   childId: string;
   template: EvalRunTemplate;
@@ -55,7 +60,7 @@ export interface EvalRunOutcome {
 }
 
 export interface EvaluateRequest {
-  outDir: string;
+  batch: EvalBatchRef;
   instanceId: string;
   source: EvalSource;
   modelName: string;
@@ -66,14 +71,20 @@ export interface EvaluateRequest {
 const MAX_PATCH_BYTES = 32 * 1024 * 1024;
 
 export function createEvalActivities(deps: EvalActivityDeps) {
+  const storeOf = (batch: EvalBatchRef) => openBatchStore(batch, deps.evalDatabase);
   return {
+    /** The ids of the instances the batch starts from position `from` on, `count` at most. */
+    async evalInstanceIds(request: { batch: EvalBatchRef; from: number; count: number }): Promise<string[]> {
+      return storeOf(request.batch).submittedIds(request.from, request.count);
+    },
+
     /**
      * The child run of an instance: its task is the problem statement and nothing else of the
      * instance (not the patch, the test patch or the tests), on aca's copy of the repository at
      * the base commit, failure memory off so instances stay independent.
      */
     async evalRunInput(request: EvalRunInputRequest): Promise<RunInput> {
-      const stored = readStoredInstance(request.outDir, request.instanceId);
+      const stored = await storeOf(request.batch).instance(request.instanceId);
       const { template } = request;
       return {
         task: stored.instance.problem_statement,
@@ -107,10 +118,11 @@ export function createEvalActivities(deps: EvalActivityDeps) {
     async evaluateEvalInstance(
       request: EvaluateRequest,
     ): Promise<Omit<InstanceOutcome, 'costUsd' | 'tokens'>> {
-      const { outDir, instanceId } = request;
-      const done = readResult(outDir, instanceId);
+      const { instanceId } = request;
+      const store = storeOf(request.batch);
+      const done = await store.result(instanceId);
       if (done) return { id: instanceId, status: done.status, reason: done.reason };
-      const stored = readStoredInstance(outDir, instanceId);
+      const stored = await store.instance(instanceId);
       const run = request.run;
       const base: Omit<InstanceResult, 'status' | 'reason' | 'model_patch'> = {
         instance_id: instanceId,
@@ -129,13 +141,13 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       };
       const runError = run ? runErrorOf(run) : null;
       if (runError) {
-        writeResult(outDir, { ...base, status: 'error', reason: runError, model_patch: '' });
+        await store.saveResult({ ...base, status: 'error', reason: runError, model_patch: '' });
         return { id: instanceId, status: 'error', reason: runError };
       }
       const patch = await patchOf(request, stored);
       if (patch === null) {
         const reason = `the run's patch is larger than ${MAX_PATCH_BYTES} bytes`;
-        writeResult(outDir, { ...base, status: 'error', reason, model_patch: '' });
+        await store.saveResult({ ...base, status: 'error', reason, model_patch: '' });
         return { id: instanceId, status: 'error', reason };
       }
       const ctx = Context.current();
@@ -155,30 +167,40 @@ export function createEvalActivities(deps: EvalActivityDeps) {
           signal: ctx.cancellationSignal,
         }),
       );
-      writeResult(outDir, { ...base, ...evaluation, model_patch: patch });
+      await store.saveResult({ ...base, ...evaluation, model_patch: patch });
       if (request.source === 'agent' && run?.git) await removeWorkTree(run.git);
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
     /**
-     * predictions.jsonl and report.json of the batch as it stands, from the results of its
-     * instances (`ids`: every instance the report counts, in order); the report without its rows.
+     * The batch's report as it stands, from the results of its instances, its lists of ids left
+     * out (they grow with the batch). A batch in its folder gets predictions.jsonl and report.json
+     * written there; one in the database is written out by `aca eval` wherever it is asked.
      */
-    async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
-      return writeBatchOutputs(request.outDir, request.ids);
+    async writeEvalOutputs(request: { batch: EvalBatchRef }): Promise<EvalReport> {
+      const store = storeOf(request.batch);
+      if (request.batch.store === 'folder') return writeBatchOutputs(store, request.batch.outDir);
+      const ids: string[] = [];
+      const outcomes: InstanceOutcome[] = [];
+      for await (const { id, result } of store.reportRows()) {
+        ids.push(id);
+        if (result) outcomes.push(outcomeOf(result));
+      }
+      return withoutIds(buildEvalReport(ids, outcomes));
     },
 
     /** The result of an instance that ended without one (its evaluation failed): an error with why. */
     async recordEvalError(request: {
-      outDir: string;
+      batch: EvalBatchRef;
       instanceId: string;
       reason: string;
       modelName: string;
       run: EvalRunOutcome | null;
     }): Promise<void> {
-      const { outDir, instanceId, run } = request;
-      if (readResult(outDir, instanceId)) return;
-      writeResult(outDir, {
+      const { instanceId, run } = request;
+      const store = storeOf(request.batch);
+      if (await store.result(instanceId)) return;
+      await store.saveResult({
         instance_id: instanceId,
         status: 'error',
         reason: request.reason,
@@ -200,6 +222,16 @@ export function createEvalActivities(deps: EvalActivityDeps) {
   };
 }
 
+function outcomeOf(result: InstanceResult): InstanceOutcome {
+  return {
+    id: result.instance_id,
+    status: result.status,
+    reason: result.reason,
+    costUsd: result.costUsd ?? 0,
+    tokens: result.tokens ?? { prompt: 0, completion: 0 },
+  };
+}
+
 /**
  * Why an instance whose run could not start, or ended for a reason that is not the model's (its
  * environment, an error), is an error instance; null for a run whose patch is to be evaluated.
@@ -212,10 +244,7 @@ export function runErrorOf(run: EvalRunOutcome): string | null {
   return null;
 }
 
-async function patchOf(
-  request: EvaluateRequest,
-  stored: ReturnType<typeof readStoredInstance>,
-): Promise<string | null> {
+async function patchOf(request: EvaluateRequest, stored: StoredInstance): Promise<string | null> {
   switch (request.source) {
     case 'gold':
       return stored.instance.patch;

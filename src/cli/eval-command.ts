@@ -4,6 +4,7 @@ import type { AcaClient } from '../api/aca-client';
 import type { AcaConfig } from '../config';
 import type { EvalRequest } from '../eval/prepare-batch';
 import { readBatchReport } from '../eval/batch-store';
+import { writeOutputsFromDatabase } from '../eval/open-batch-store';
 import { RunNotFoundError, UserInputError } from '../shared/errors';
 import {
   EVAL_WORKFLOW_TYPE,
@@ -18,6 +19,7 @@ import { positiveInteger } from '../shared/option-numbers';
 import { EXIT, type CliIO } from './cli-context';
 
 const OUT_DIR_MEMO = 'acaEvalOut';
+const STORE_MEMO = 'acaEvalStore';
 
 export interface EvalFlags {
   repos?: string;
@@ -85,8 +87,8 @@ export async function evalCommand(
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       // Where report.json is, for `aca eval report`.
-      memo: { [OUT_DIR_MEMO]: input.outDir },
-      staticSummary: `aca eval: ${input.ids.length} instances (${input.source === 'agent' ? input.run.model : input.source})`,
+      memo: { [OUT_DIR_MEMO]: input.outDir, [STORE_MEMO]: input.store },
+      staticSummary: `aca eval: ${input.submitted} instances (${input.source === 'agent' ? input.run.model : input.source})`,
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -101,12 +103,13 @@ export async function evalCommand(
   }
   if (!flags.json) {
     io.err(
-      printableLine(`Started batch ${workflowId}: ${input.ids.length} instances, outputs in ${input.outDir}`),
+      printableLine(`Started batch ${workflowId}: ${input.submitted} instances, outputs in ${input.outDir}`),
     );
     io.err(printableLine(`Web UI: ${aca.webUrl(workflowId)}`));
   }
   const report = await followBatch(aca, workflowId, io);
-  printReport(readBatchReport(input.outDir) ?? report, workflowId, flags.json === true, io, input.outDir);
+  const written = await outputsHere(config, input.store === 'database', workflowId, input.outDir);
+  printReport(written ?? report, workflowId, flags.json === true, io, input.outDir);
   return EXIT.success;
 }
 
@@ -136,6 +139,20 @@ export function progressLine(p: EvalProgress): string {
   );
 }
 
+/**
+ * report.json as this host has it: a batch kept in the database has its outputs written here from
+ * it (its workers may share no folder with this host); a batch in its folder has them there.
+ */
+async function outputsHere(
+  config: AcaConfig,
+  inDatabase: boolean,
+  batchId: string,
+  outDir: string,
+): Promise<EvalReport | null> {
+  if (inDatabase && config.databaseUrl) return writeOutputsFromDatabase(config.databaseUrl, batchId, outDir);
+  return readBatchReport(outDir);
+}
+
 function printReport(report: EvalReport, batchId: string, json: boolean, io: CliIO, outDir?: string): void {
   if (json) {
     io.out(jsonForTerminal(report));
@@ -157,7 +174,12 @@ async function batchHandle(aca: AcaClient, batchId: string) {
     if (description.type !== EVAL_WORKFLOW_TYPE)
       throw new RunNotFoundError(batchId, `${batchId} is not an aca eval batch`);
     const outDir = description.memo?.[OUT_DIR_MEMO];
-    return { handle, status: description.status.name, outDir: typeof outDir === 'string' ? outDir : null };
+    return {
+      handle,
+      status: description.status.name,
+      outDir: typeof outDir === 'string' ? outDir : null,
+      inDatabase: description.memo?.[STORE_MEMO] === 'database',
+    };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(batchId, `no batch ${batchId}`);
     throw err;
@@ -204,11 +226,18 @@ export async function evalReportCommand(
   batchId: string,
   flags: { json?: boolean },
   io: CliIO,
+  config?: AcaConfig,
 ) {
-  const { handle, outDir } = await batchHandle(aca, batchId);
+  const { handle, outDir, inDatabase } = await batchHandle(aca, batchId);
   const report = (await handle.result()) as EvalReport;
-  // report.json has each instance's row too; the workflow's result only the counts and lists.
-  printReport((outDir ? readBatchReport(outDir) : null) ?? report, batchId, flags.json === true, io);
+  // report.json has the lists of ids and each instance's row; the workflow's result only the counts.
+  const written = outDir && config ? await outputsHere(config, inDatabase, batchId, outDir) : null;
+  printReport(
+    written ?? (outDir ? readBatchReport(outDir) : null) ?? report,
+    batchId,
+    flags.json === true,
+    io,
+  );
   return EXIT.success;
 }
 

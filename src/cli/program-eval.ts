@@ -81,6 +81,6 @@ export function addEvalCommands(program: Command, ctx: ProgramContext): void {
     .addOption(jsonOption())
     .action(async (id: string, _flags: unknown, command: Command) => {
       const flags = command.optsWithGlobals<{ json?: boolean }>();
-      set(await withClient(config(), (aca) => evalReportCommand(aca, id, flags, io)));
+      set(await withClient(config(), (aca) => evalReportCommand(aca, id, flags, io, config())));
     });
 }

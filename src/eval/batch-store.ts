@@ -8,6 +8,7 @@ import {
   type InstanceRow,
   type InstanceStatus,
 } from '../shared/eval-types';
+export type { EvalStoreKind } from '../shared/eval-types';
 import { safeKey } from '../shared/safe-key';
 import type { Language } from '../shared/types';
 import { instanceSchema, type EvalInstance } from './instances';
@@ -62,6 +63,27 @@ const storedSchema = z.object({
     .default(null),
 });
 
+/**
+ * Where a batch's instances and results are kept: the batch's folder on one host, or Postgres
+ * (batch-repository.ts) when the workers share no folder. Instances keep the order they were
+ * given; the submitted ones (those the batch runs) are paged by their position among themselves.
+ */
+export interface EvalBatchStore {
+  /** Every instance the report counts, in order; `submitted`: those the batch runs. */
+  saveInstances(stored: StoredInstance[], submitted: ReadonlySet<string>): Promise<void>;
+  /** The ids of the submitted instances from position `from`, at most `count` of them. */
+  submittedIds(from: number, count: number): Promise<string[]>;
+  instance(id: string): Promise<StoredInstance>;
+  result(id: string): Promise<InstanceResult | null>;
+  saveResult(result: InstanceResult): Promise<void>;
+  /** Every instance the report counts, in order, with its result (null: not submitted or not ended). */
+  reportRows(): AsyncIterable<{ id: string; result: InstanceResult | null }>;
+}
+
+export function parseStoredInstance(json: string): StoredInstance {
+  return storedSchema.parse(JSON.parse(json)) as StoredInstance;
+}
+
 export function instanceFile(outDir: string, id: string): string {
   return path.join(outDir, 'batch', 'instances', `${safeKey(id)}.json`);
 }
@@ -70,39 +92,73 @@ export function resultFile(outDir: string, id: string): string {
   return path.join(outDir, 'batch', 'results', `${safeKey(id)}.json`);
 }
 
-export function writeStoredInstances(outDir: string, stored: StoredInstance[]): void {
-  fs.mkdirSync(path.join(outDir, 'batch', 'instances'), { recursive: true });
-  fs.mkdirSync(path.join(outDir, 'batch', 'results'), { recursive: true });
-  for (const s of stored) writeAtomically(instanceFile(outDir, s.instance.instance_id), JSON.stringify(s));
+function orderFile(outDir: string): string {
+  return path.join(outDir, 'batch', 'order.json');
 }
 
-export function readStoredInstance(outDir: string, id: string): StoredInstance {
-  const parsed = storedSchema.parse(JSON.parse(fs.readFileSync(instanceFile(outDir, id), 'utf8')));
-  return parsed as StoredInstance;
-}
+/** The batch's folder as its store: one host, or hosts that see the folder at the same path. */
+export class FolderBatchStore implements EvalBatchStore {
+  private order: { all: string[]; submitted: string[] } | null = null;
 
-export function writeResult(outDir: string, result: InstanceResult): void {
-  writeAtomically(resultFile(outDir, result.instance_id), `${JSON.stringify(result, null, 2)}\n`);
-}
+  constructor(private readonly outDir: string) {}
 
-export function readResult(outDir: string, id: string): InstanceResult | null {
-  try {
-    return JSON.parse(fs.readFileSync(resultFile(outDir, id), 'utf8')) as InstanceResult;
-  } catch {
-    return null;
+  async saveInstances(stored: StoredInstance[], submitted: ReadonlySet<string>): Promise<void> {
+    fs.mkdirSync(path.join(this.outDir, 'batch', 'instances'), { recursive: true });
+    fs.mkdirSync(path.join(this.outDir, 'batch', 'results'), { recursive: true });
+    for (const s of stored)
+      writeAtomically(instanceFile(this.outDir, s.instance.instance_id), JSON.stringify(s));
+    const all = stored.map((s) => s.instance.instance_id);
+    writeAtomically(
+      orderFile(this.outDir),
+      JSON.stringify({ all, submitted: all.filter((id) => submitted.has(id)) }),
+    );
+  }
+
+  async submittedIds(from: number, count: number): Promise<string[]> {
+    return this.readOrder().submitted.slice(from, from + count);
+  }
+
+  async instance(id: string): Promise<StoredInstance> {
+    return parseStoredInstance(fs.readFileSync(instanceFile(this.outDir, id), 'utf8'));
+  }
+
+  async result(id: string): Promise<InstanceResult | null> {
+    try {
+      return JSON.parse(fs.readFileSync(resultFile(this.outDir, id), 'utf8')) as InstanceResult;
+    } catch {
+      return null;
+    }
+  }
+
+  async saveResult(result: InstanceResult): Promise<void> {
+    writeAtomically(resultFile(this.outDir, result.instance_id), `${JSON.stringify(result, null, 2)}\n`);
+  }
+
+  async *reportRows(): AsyncIterable<{ id: string; result: InstanceResult | null }> {
+    for (const id of this.readOrder().all) yield { id, result: await this.result(id) };
+  }
+
+  private readOrder(): { all: string[]; submitted: string[] } {
+    this.order ??= JSON.parse(fs.readFileSync(orderFile(this.outDir), 'utf8')) as {
+      all: string[];
+      submitted: string[];
+    };
+    return this.order;
   }
 }
 
 /**
- * predictions.jsonl (one line per submitted instance, SWE-bench's three fields) and report.json,
- * both replaced whole, so a reader never sees half of either.
+ * predictions.jsonl (one line per submitted instance, SWE-bench's three fields) and report.json
+ * in `outDir`, both replaced whole, so a reader never sees half of either. Returns the report's
+ * counts without its lists of ids, which grow with the batch (the workflow keeps only the counts).
  */
-export function writeBatchOutputs(outDir: string, ids: string[]): EvalReport {
+export async function writeBatchOutputs(store: EvalBatchStore, outDir: string): Promise<EvalReport> {
   const lines: string[] = [];
   const instances: InstanceRow[] = [];
   const outcomes: InstanceOutcome[] = [];
-  for (const id of ids) {
-    const result = readResult(outDir, id);
+  const ids: string[] = [];
+  for await (const { id, result } of store.reportRows()) {
+    ids.push(id);
     // An instance without a result was not submitted (never started, or given no prediction).
     if (!result) continue;
     outcomes.push({
@@ -115,8 +171,8 @@ export function writeBatchOutputs(outDir: string, ids: string[]): EvalReport {
     lines.push(
       JSON.stringify({
         instance_id: id,
-        model_name_or_path: result?.model_name_or_path ?? '',
-        model_patch: result?.model_patch ?? '',
+        model_name_or_path: result.model_name_or_path ?? '',
+        model_patch: result.model_patch ?? '',
       }),
     );
     instances.push(instanceRow(result));
@@ -124,7 +180,20 @@ export function writeBatchOutputs(outDir: string, ids: string[]): EvalReport {
   const report = buildEvalReport(ids, outcomes);
   writeAtomically(path.join(outDir, 'predictions.jsonl'), lines.map((l) => `${l}\n`).join(''));
   writeAtomically(path.join(outDir, 'report.json'), `${JSON.stringify({ ...report, instances }, null, 2)}\n`);
-  return report;
+  return withoutIds(report);
+}
+
+/** The report's counts, cost and tokens, its lists of ids left empty. */
+export function withoutIds(report: EvalReport): EvalReport {
+  return {
+    ...report,
+    submitted_ids: [],
+    completed_ids: [],
+    resolved_ids: [],
+    unresolved_ids: [],
+    empty_patch_ids: [],
+    error_ids: [],
+  };
 }
 
 /** report.json's row of an instance, from its result. */

@@ -9,7 +9,9 @@ import { evalChildId, type EvalBatchInput, type EvalSource } from '../shared/eva
 import { DEFAULT_RUN_OPTIONS } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { Language } from '../shared/types';
-import { writeStoredInstances, type StoredInstance } from './batch-store';
+import { evalDatabase } from './batch-repository';
+import type { StoredInstance } from './batch-store';
+import { openBatchStore } from './open-batch-store';
 import { readInstances, selectInstances, type EvalInstance } from './instances';
 import { readPredictions } from './predictions';
 import { readSpecs, type RepoSpec } from './specs';
@@ -71,17 +73,27 @@ export async function prepareEvalBatch(
   const model = request.model ?? config.model;
   const maxCostUsd = costBudget(request.maxCostUsd, model, config);
   const stored = await storedInstances(instances, request.reposDir, config.home, predictions, specs);
-  writeStoredInstances(outDir, stored);
-  const maxIterations = request.maxIterations ?? DEFAULT_RUN_OPTIONS.maxIterations;
   // Given predictions: an instance without one is not submitted, as in SWE-bench.
-  const submitted = predictions ? instances.filter((i) => predictions.has(i.instance_id)) : instances;
+  const submitted = new Set(
+    instances.map((i) => i.instance_id).filter((id) => !predictions || predictions.has(id)),
+  );
+  // With DATABASE_URL the workers may share no folder: the database is where they all read.
+  const store = config.databaseUrl ? ('database' as const) : ('folder' as const);
+  const database = config.databaseUrl ? evalDatabase(config.databaseUrl) : undefined;
+  try {
+    await openBatchStore({ batchId, outDir, store }, database).saveInstances(stored, submitted);
+  } finally {
+    await database?.close();
+  }
+  const maxIterations = request.maxIterations ?? DEFAULT_RUN_OPTIONS.maxIterations;
   return {
     workflowId: batchId,
     input: {
       batchId,
       outDir,
-      ids: submitted.map((i) => i.instance_id),
-      ...(predictions ? { reportIds: instances.map((i) => i.instance_id) } : {}),
+      store,
+      submitted: submitted.size,
+      total: instances.length,
       source,
       modelName: source === 'agent' ? model : source === 'file' ? 'predictions' : source,
       concurrency: request.concurrency ?? DEFAULT_EVAL_CONCURRENCY,

@@ -121,6 +121,34 @@ export const MIGRATIONS: readonly Migration[] = [
         GENERATED ALWAYS AS (to_tsvector('english', task)) STORED;
     `,
   },
+  {
+    version: 5,
+    name: 'eval batches',
+    // An `aca eval` batch's instances and results, when DATABASE_URL is set
+    // (src/eval/batch-repository.ts): workers on hosts that share no folder all read them. `seq`
+    // orders every instance the report counts; `submitted_seq` numbers those the batch runs, so
+    // the workflow pages them by a cursor instead of carrying the list.
+    sql: `
+      CREATE TABLE eval_instances (
+        batch_id      text NOT NULL,
+        instance_id   text NOT NULL,
+        seq           integer NOT NULL,
+        submitted_seq integer,
+        body          text NOT NULL,
+        PRIMARY KEY (batch_id, instance_id),
+        UNIQUE (batch_id, seq),
+        UNIQUE (batch_id, submitted_seq)
+      );
+
+      CREATE TABLE eval_results (
+        batch_id    text NOT NULL,
+        instance_id text NOT NULL,
+        body        text NOT NULL,
+        updated_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (batch_id, instance_id)
+      );
+    `,
+  },
 ];
 
 /** Arbitrary constant shared by every aca process: "the failure-memory migration lock". */

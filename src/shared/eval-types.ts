@@ -16,14 +16,30 @@ export interface EvalRunTemplate {
   workspacesRoot: string;
 }
 
+/** Where the workers find a batch's instances and results. */
+export type EvalStoreKind = 'folder' | 'database';
+
+/** What a step needs to find a batch's store. */
+export interface EvalBatchRef {
+  batchId: string;
+  outDir: string;
+  store: EvalStoreKind;
+}
+
 export interface EvalBatchInput {
   batchId: string;
   /** The batch's folder: the outputs, and under `batch/` the instances as frozen at the start. */
   outDir: string;
-  /** The instances submitted, in the order they start. */
-  ids: string[];
-  /** Every instance the report counts, when some are not submitted (given predictions lack them). */
-  reportIds?: string[];
+  /**
+   * Where the instances and results are: the batch's folder (one host, or hosts that see it at
+   * the same path) or the database of DATABASE_URL (hosts that share no folder). The instances
+   * are paged from there by position, never carried in the input.
+   */
+  store: EvalStoreKind;
+  /** Instances the batch runs (those given predictions lack are not submitted). */
+  submitted: number;
+  /** Every instance the report counts. */
+  total: number;
   source: EvalSource;
   /** `model_name_or_path` of predictions.jsonl. */
   modelName: string;

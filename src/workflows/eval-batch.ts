@@ -24,6 +24,7 @@ import {
   evalChildId,
   NO_COUNTS,
   type EvalBatchInput,
+  type EvalBatchRef,
   type EvalCarried,
   type EvalProgress,
   type EvalReport,
@@ -68,7 +69,8 @@ const NO_TOKENS = { prompt: 0, completion: 0 };
  * given patches, no run), then evaluated, at most `concurrency` at a time. The child's id is the
  * batch's and the instance's, so a replay or a retry never starts an instance twice. Every
  * `instancesPerExecution` instances the batch waits for those in flight and continues as new,
- * carrying only the outcomes: its history stays bounded whatever the number of instances.
+ * carrying only where it is and its counts; the instances are paged from the batch's store by
+ * position. Its input, carried state and history stay bounded whatever the number of instances.
  */
 export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCarried): Promise<EvalReport> {
   const state: EvalCarried = carried ?? {
@@ -89,7 +91,7 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     const { done, resolved, unresolved, emptyPatch, errors, costUsd, tokens } = state.counts;
     return {
       batchId: input.batchId,
-      total: (input.reportIds ?? input.ids).length,
+      total: input.total,
       done,
       running: running.size,
       resolved,
@@ -155,15 +157,25 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
 
   publish();
   let startedHere = 0;
+  // The instances this execution starts, paged from the batch's store: never in the input.
+  let page: string[] = [];
+  let pageFrom = state.next;
   try {
-    while (state.next < input.ids.length && state.stopped === null) {
+    while (state.next < input.submitted && state.stopped === null) {
       await condition(() => !state.paused && running.size < input.concurrency);
       if (input.maxCostUsd !== null && spent() >= input.maxCostUsd) {
         state.stopped = 'budget';
         break;
       }
       if (startedHere >= perExecution || (startedHere > 0 && workflowInfo().continueAsNewSuggested)) break;
-      const id = input.ids[state.next]!;
+      if (state.next - pageFrom >= page.length) {
+        pageFrom = state.next;
+        page = await steps.evalInstanceIds.executeWithOptions({ summary: 'eval · next instances' }, [
+          { batch: batchRef(input), from: state.next, count: perExecution },
+        ]);
+        if (page.length === 0) break;
+      }
+      const id = page[state.next - pageFrom]!;
       state.next += 1;
       startedHere += 1;
       running.add(id);
@@ -212,9 +224,9 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
   return CancellationScope.nonCancellable(async () => {
     // Built from the batch's results, where every instance's outcome is kept.
     const report = await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
-      { outDir: input.outDir, ids: input.reportIds ?? input.ids },
+      { batch: batchRef(input) },
     ]);
-    if (state.next < input.ids.length && state.stopped === null) {
+    if (state.next < input.submitted && state.stopped === null) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
     }
@@ -222,6 +234,10 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     publish();
     return report;
   });
+}
+
+function batchRef(input: EvalBatchInput): EvalBatchRef {
+  return { batchId: input.batchId, outDir: input.outDir, store: input.store };
 }
 
 /** The instance's evaluation on the tests queue of a host a worker of the shared queue names. */
@@ -234,7 +250,7 @@ async function evaluate(
     const queue = await steps.evalTestsQueue.executeWithOptions({ summary: `eval · host for ${id}` }, []);
     try {
       return await evaluationOn(queue).evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
-        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
+        { batch: batchRef(input), instanceId: id, source: input.source, modelName: input.modelName, run },
       ]);
     } catch (err) {
       if (!isStartTimeout(err) || tried >= EVAL_HOSTS_TRIED) throw err;
@@ -261,7 +277,7 @@ async function recordError(
 ): Promise<void> {
   await steps.recordEvalError
     .executeWithOptions({ summary: `eval · error ${id}` }, [
-      { outDir: input.outDir, instanceId: id, reason, modelName: input.modelName, run },
+      { batch: batchRef(input), instanceId: id, reason, modelName: input.modelName, run },
     ])
     .catch((err: unknown) =>
       log.warn('the error of an instance could not be recorded', { instance: id, err }),
@@ -292,7 +308,7 @@ async function runAgent(
   try {
     const runInput = await steps.evalRunInput.executeWithOptions({ summary: `eval · prepare ${id}` }, [
       {
-        outDir: input.outDir,
+        batch: batchRef(input),
         instanceId: id,
         childId,
         template: input.run,

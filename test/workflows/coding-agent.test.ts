@@ -281,6 +281,7 @@ const stubActivities = {
   writeEvalOutputs: notCalled('writeEvalOutputs'),
   recordEvalError: notCalled('recordEvalError'),
   evalTestsQueue: notCalled('evalTestsQueue'),
+  evalInstanceIds: notCalled('evalInstanceIds'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {

@@ -13,6 +13,7 @@ import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/
 import {
   buildEvalReport,
   type EvalBatchInput,
+  type EvalBatchRef,
   type EvalProgress,
   type EvalReport,
   type InstanceOutcome,
@@ -40,9 +41,16 @@ let maxInFlight = 0;
 const evaluated: string[] = [];
 /** Each instance's outcome as the batch's results keep it (batch-store.ts on disk in aca). */
 const results = new Map<string, InstanceOutcome>();
+/** Each batch's instances, as its store keeps them: the workflow pages them, never gets them whole. */
+const batchIds = new Map<string, string[]>();
+const pagesAsked: { batchId: string; from: number; count: number }[] = [];
 const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stubActivities = {
+  async evalInstanceIds(request: { batch: EvalBatchRef; from: number; count: number }): Promise<string[]> {
+    pagesAsked.push({ batchId: request.batch.batchId, from: request.from, count: request.count });
+    return (batchIds.get(request.batch.batchId) ?? []).slice(request.from, request.from + request.count);
+  },
   async evalRunInput(request: EvalRunInputRequest): Promise<RunInput> {
     return {
       task: request.instanceId,
@@ -76,25 +84,29 @@ const stubActivities = {
           status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
           reason: null,
         };
-    results.set(`${request.outDir}/${request.instanceId}`, {
+    results.set(`${request.batch.batchId}/${request.instanceId}`, {
       ...judged,
       costUsd: request.run?.costUsd ?? 0,
       tokens: request.run?.tokens ?? { prompt: 0, completion: 0 },
     });
     return judged;
   },
-  async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
-    const outcomes = request.ids.flatMap((id) => results.get(`${request.outDir}/${id}`) ?? []);
-    return buildEvalReport(request.ids, outcomes);
+  async writeEvalOutputs(request: { batch: EvalBatchRef }): Promise<EvalReport> {
+    const ids = batchIds.get(request.batch.batchId) ?? [];
+    const outcomes = ids.flatMap((id) => results.get(`${request.batch.batchId}/${id}`) ?? []);
+    return buildEvalReport(ids, outcomes);
   },
   async recordEvalError(): Promise<void> {},
 };
 
 function batchInput(batchId: string, ids: string[], more: Partial<EvalBatchInput> = {}): EvalBatchInput {
+  batchIds.set(batchId, ids);
   return {
     batchId,
     outDir: `/nonexistent/${batchId}`,
-    ids,
+    store: 'folder',
+    submitted: ids.length,
+    total: ids.length,
     source: 'gold',
     modelName: 'gold',
     concurrency: 2,
@@ -219,6 +231,8 @@ describe('the eval batch workflow with stub activities', () => {
       unresolved_ids: ['bad3'],
     });
     expect(report.submitted_ids).toEqual(ids);
+    // Each execution asks its store for the instances it starts, from where the last one stopped.
+    expect(pagesAsked.filter((p) => p.batchId === batchId).map((p) => p.from)).toEqual([0, 3, 6]);
     const latest = await client.workflow.getHandle(batchId).describe();
     expect(latest.runId).not.toBe(handle.firstExecutionRunId);
     recordHistory(handle, 'eval-batch-continued', handle.firstExecutionRunId);

@@ -8,10 +8,12 @@ import {
   buildEvalReport,
   countOutcome,
   NO_COUNTS,
+  type EvalBatchInput,
   type EvalCarried,
   type InstanceOutcome,
 } from '../../../src/shared/eval-types';
 import { UserInputError } from '../../../src/shared/errors';
+import { DEFAULT_RUN_OPTIONS } from '../../../src/shared/run-types';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-eval-units-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -192,5 +194,31 @@ describe('what a batch carries from one execution to the next', () => {
     // Only the digits of the counts grow: a few bytes, where each outcome carried was ~430.
     expect(JSON.stringify(large).length).toBeLessThan(small + 64);
     expect(JSON.stringify(large).length).toBeLessThan(512);
+  });
+});
+
+describe("a batch's input", () => {
+  test('its size does not grow with the number of instances: they are paged from the store', () => {
+    const input = (instances: number): EvalBatchInput => ({
+      batchId: 'eval-2026-11-28-abcdef',
+      outDir: '/home/aca/.aca/evals/eval-2026-11-28-abcdef',
+      store: 'database',
+      submitted: instances,
+      total: instances,
+      source: 'agent',
+      modelName: 'gpt-4o-mini',
+      concurrency: 8,
+      maxCostUsd: 500,
+      run: {
+        model: 'gpt-4o-mini',
+        options: DEFAULT_RUN_OPTIONS,
+        workspacesRoot: '/home/aca/.aca/workspaces',
+      },
+    });
+    const small = JSON.stringify(input(100)).length;
+    const large = JSON.stringify(input(50_000)).length;
+    // Only the digits of two counts differ.
+    expect(large - small).toBeLessThanOrEqual(6);
+    expect(large).toBeLessThan(2_048);
   });
 });
