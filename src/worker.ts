@@ -128,6 +128,7 @@ export function createAcaActivities(
     }),
     modelOptions: config.modelOptions,
     ...(evalDb ? { evalDatabase: evalDb } : {}),
+    evalHome: config.home,
   });
   return {
     activities,

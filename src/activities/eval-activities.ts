@@ -6,7 +6,8 @@ import { openBatchStore } from '../eval/open-batch-store';
 import type { EvalDatabase } from '../eval/batch-repository';
 import { writeBatchOutputs, withoutIds, type InstanceResult, type StoredInstance } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
-import { git, withWorktreeLock } from '../repo';
+import { fetchStoreBranch, git, runBranch, withWorktreeLock, type GitStoreLocation } from '../repo';
+import { copyOnThisHost } from '../eval/store-copies';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import {
   buildEvalReport,
@@ -30,6 +31,12 @@ export interface EvalActivityDeps {
   host: { queues(): { tests: string } };
   /** Batches kept in the database (DATABASE_URL), shared by every host; absent: folders only. */
   evalDatabase?: EvalDatabase;
+  /**
+   * Where this host keeps its own copies of a batch's repositories (its ACA_HOME), made from the
+   * git store when the copy the batch names is not on this host.
+   */
+  evalHome?: string;
+  gitStore?: GitStoreLocation | null;
 }
 
 export interface EvalRunInputRequest {
@@ -122,7 +129,17 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       const store = storeOf(request.batch);
       const done = await store.result(instanceId);
       if (done) return { id: instanceId, status: done.status, reason: done.reason };
-      const stored = await store.instance(instanceId);
+      const found = await store.instance(instanceId);
+      // The copy the batch names may be on another host: this host's own, from the git store.
+      const stored = {
+        ...found,
+        repoPath: await copyOnThisHost(
+          found.repoPath,
+          [found.baseCommit],
+          deps.evalHome ?? '',
+          deps.evalHome ? (deps.gitStore ?? null) : null,
+        ),
+      };
       const run = request.run;
       const base: Omit<InstanceResult, 'status' | 'reason' | 'model_patch'> = {
         instance_id: instanceId,
@@ -144,7 +161,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         await store.saveResult({ ...base, status: 'error', reason: runError, model_patch: '' });
         return { id: instanceId, status: 'error', reason: runError };
       }
-      const patch = await patchOf(request, stored);
+      const patch = await patchOf(request, stored, deps.gitStore ?? null);
       if (patch === null) {
         const reason = `the run's patch is larger than ${MAX_PATCH_BYTES} bytes`;
         await store.saveResult({ ...base, status: 'error', reason, model_patch: '' });
@@ -244,7 +261,11 @@ export function runErrorOf(run: EvalRunOutcome): string | null {
   return null;
 }
 
-async function patchOf(request: EvaluateRequest, stored: StoredInstance): Promise<string | null> {
+async function patchOf(
+  request: EvaluateRequest,
+  stored: StoredInstance,
+  gitStore: GitStoreLocation | null,
+): Promise<string | null> {
   switch (request.source) {
     case 'gold':
       return stored.instance.patch;
@@ -255,7 +276,7 @@ async function patchOf(request: EvaluateRequest, stored: StoredInstance): Promis
     case 'agent': {
       const run = request.run;
       if (!run?.git || !run.baseCommit || !run.headCommit || run.baseCommit === run.headCommit) return '';
-      const diff = await git({ gitDir: run.git.commonDir }, [
+      const diff = await git({ gitDir: await runGitDirHere(run, run.git, stored, gitStore) }, [
         'diff',
         '--binary',
         '--no-ext-diff',
@@ -277,10 +298,28 @@ async function patchOf(request: EvaluateRequest, stored: StoredInstance): Promis
 }
 
 /**
+ * A git directory on this host holding the run's commits: the run's own when it is here, else
+ * this host's copy of the repository with the run's branch fetched from the git store.
+ */
+async function runGitDirHere(
+  run: EvalRunOutcome,
+  runGit: RunGit,
+  stored: StoredInstance,
+  gitStore: GitStoreLocation | null,
+): Promise<string> {
+  if (fs.existsSync(runGit.commonDir) || !gitStore) return runGit.commonDir;
+  const gitDir = path.join(stored.repoPath, '.git');
+  await fetchStoreBranch(gitStore, gitDir, runBranch(run.workflowId));
+  return gitDir;
+}
+
+/**
  * The run's work tree once its patch is evaluated: a batch of thousands of instances would
  * otherwise keep a checkout of each. Its branch stays, with every commit of the run.
  */
 async function removeWorkTree(runGit: RunGit): Promise<void> {
+  // On another host: that host's to clean.
+  if (!fs.existsSync(runGit.commonDir)) return;
   const common = { gitDir: runGit.commonDir };
   await withWorktreeLock(runGit.commonDir, () =>
     git(common, ['worktree', 'remove', '--force', '--force', '--', runGit.workTree]).catch(async () => {

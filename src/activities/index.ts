@@ -1,7 +1,7 @@
 import { openTurn } from '../agents/agent-turn';
 import type { OpenTurnInput } from '../agents/turn-context';
 import { createAgentActivities, turnSources, type AgentActivityDeps } from './agent-activities';
-import { createEvalActivities } from './eval-activities';
+import { createEvalActivities, type EvalActivityDeps } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
 import { createTestActivities, type TestActivityDeps } from './test-activities';
@@ -10,7 +10,8 @@ import { createWorkspaceActivities } from './workspace-activities';
 export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
   TestActivityDeps &
   MemoryActivityDeps &
-  RepoActivityDeps;
+  RepoActivityDeps &
+  EvalActivityDeps;
 
 /** Builds every activity the worker registers, closed over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {

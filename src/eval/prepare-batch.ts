@@ -12,6 +12,7 @@ import type { Language } from '../shared/types';
 import { evalDatabase } from './batch-repository';
 import type { StoredInstance } from './batch-store';
 import { openBatchStore } from './open-batch-store';
+import { publishCopy } from './store-copies';
 import { readInstances, selectInstances, type EvalInstance } from './instances';
 import { readPredictions } from './predictions';
 import { readSpecs, type RepoSpec } from './specs';
@@ -73,6 +74,10 @@ export async function prepareEvalBatch(
   const model = request.model ?? config.model;
   const maxCostUsd = costBudget(request.maxCostUsd, model, config);
   const stored = await storedInstances(instances, request.reposDir, config.home, predictions, specs);
+  // With a git store, hosts that share no folder make their own copies from it.
+  if (!config.gitStore.isDefault) {
+    for (const copy of new Set(stored.map((s) => s.repoPath))) await publishCopy(config.gitStore, copy);
+  }
   // Given predictions: an instance without one is not submitted, as in SWE-bench.
   const submitted = new Set(
     instances.map((i) => i.instance_id).filter((id) => !predictions || predictions.has(id)),
@@ -94,6 +99,9 @@ export async function prepareEvalBatch(
       store,
       submitted: submitted.size,
       total: instances.length,
+      // An evaluation may wait for one of its host's test slots: longer than a run's step may.
+      evalStartTimeoutMs: config.hostStartTimeoutMs * 10,
+      ...(config.heartbeatTimeoutMs !== null ? { evalHeartbeatTimeoutMs: config.heartbeatTimeoutMs } : {}),
       source,
       modelName: source === 'agent' ? model : source === 'file' ? 'predictions' : source,
       concurrency: request.concurrency ?? DEFAULT_EVAL_CONCURRENCY,

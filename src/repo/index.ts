@@ -70,7 +70,7 @@ export { gitBytes, gitWithStatus } from './git/git';
 export { isUnaddableName } from './git/unaddable-names';
 export { type CommitTree, linkReach } from './git/link-targets';
 export { pushRunBranchTip } from './git/git-store';
-export { ensureGitStore, storeBranchTip } from './git/store-access';
+export { callStore, ensureGitStore, storeBranchTip } from './git/store-access';
 export { bringToCommit } from './worktree/bring-to-commit';
 export { commitAll, diffCommits, type RunWorktree } from './worktree/run-worktree';
 export { resetWorkTree, workTreeIsAt } from './worktree/work-tree-reset';

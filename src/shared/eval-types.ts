@@ -47,6 +47,13 @@ export interface EvalBatchInput {
   /** Dollars the whole batch may spend; no instance starts once the runs ended so far cost this much. */
   maxCostUsd: number | null;
   run: EvalRunTemplate;
+  /**
+   * How long an evaluation may wait for a worker of its host's tests queue before another host is
+   * asked (it may be waiting for a test slot), and how long a running one may go without a
+   * heartbeat: from the command that started the batch. Absent: 10 minutes and 1 minute.
+   */
+  evalStartTimeoutMs?: number;
+  evalHeartbeatTimeoutMs?: number;
   /** Instances started by one execution before it continues as new (history stays bounded). */
   instancesPerExecution?: number;
 }

@@ -49,12 +49,12 @@ const steps = proxyActivities<Activities>({
  * host's tests queue like every test run, so that the host's ACA_TEST_SLOTS bounds it. A host
  * whose queue nobody polls for EVAL_START_TIMEOUT is gone: another host is asked for.
  */
-function evaluationOn(taskQueue: string) {
+function evaluationOn(taskQueue: string, input: EvalBatchInput) {
   return proxyActivities<Activities>({
     taskQueue,
-    scheduleToStartTimeout: EVAL_START_TIMEOUT,
+    scheduleToStartTimeout: input.evalStartTimeoutMs ?? EVAL_START_TIMEOUT,
     startToCloseTimeout: '45m',
-    heartbeatTimeout: '1m',
+    heartbeatTimeout: input.evalHeartbeatTimeoutMs ?? '1m',
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
   });
 }
@@ -249,9 +249,10 @@ async function evaluate(
   for (let tried = 1; ; tried += 1) {
     const queue = await steps.evalTestsQueue.executeWithOptions({ summary: `eval · host for ${id}` }, []);
     try {
-      return await evaluationOn(queue).evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
-        { batch: batchRef(input), instanceId: id, source: input.source, modelName: input.modelName, run },
-      ]);
+      return await evaluationOn(queue, input).evaluateEvalInstance.executeWithOptions(
+        { summary: `eval · ${id}` },
+        [{ batch: batchRef(input), instanceId: id, source: input.source, modelName: input.modelName, run }],
+      );
     } catch (err) {
       if (!isStartTimeout(err) || tried >= EVAL_HOSTS_TRIED) throw err;
       log.warn('no worker took the evaluation: another host is asked', { instance: id, queue });

@@ -1,0 +1,98 @@
+/**
+ * A batch's repositories between hosts that share no folder: the host that starts the batch pushes
+ * the base commits of each of its repository copies to the git store (ACA_GIT_STORE), under
+ * `refs/aca-eval/<copy>/base/*`; a host that evaluates an instance and lacks the copy makes its own
+ * from there, under its own ACA_HOME. Only base commits and their history travel, as in the copy
+ * itself (repositories.ts): never an instance's fix.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { callStore, ensureGitStore, git, type GitStoreLocation } from '../repo';
+
+function storeRefs(copyKey: string): string {
+  return `refs/aca-eval/${copyKey}/base`;
+}
+
+/** Pushes the base commits of aca's copy at `copyPath` to the store (again: nothing new to send). */
+export async function publishCopy(store: GitStoreLocation, copyPath: string): Promise<void> {
+  await ensureGitStore(store);
+  const key = path.basename(copyPath);
+  await callStore(store, 'push', path.join(copyPath, '.git'), {}, [
+    'push',
+    '--quiet',
+    '--no-verify',
+    '--',
+    store.url,
+    `+refs/aca-eval/base/*:${storeRefs(key)}/*`,
+  ]);
+}
+
+/**
+ * This host's copy of the repository `copyPath` names, holding `commits`: `copyPath` itself when
+ * it is here with them (one host, or a shared folder), else `<home>/eval/repos/<copy>` made or
+ * completed from the store.
+ */
+export async function copyOnThisHost(
+  copyPath: string,
+  commits: string[],
+  home: string,
+  store: GitStoreLocation | null,
+): Promise<string> {
+  if (await hasCommits(copyPath, commits)) return copyPath;
+  if (!store) return copyPath;
+  const key = path.basename(copyPath);
+  const root = path.join(home, 'eval', 'repos');
+  const dest = path.join(root, key);
+  if (await hasCommits(dest, commits)) return dest;
+  fs.mkdirSync(root, { recursive: true });
+  if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) {
+    const tmp = `${dest}.tmp-${randomBytes(4).toString('hex')}`;
+    try {
+      await git({ gitDir: path.join(tmp, '.git') }, ['init', '--quiet', tmp]);
+      await fetchBases(store, path.join(tmp, '.git'), key);
+      fs.writeFileSync(path.join(tmp, '.git', 'aca-eval-source'), `${store.display}\n`);
+      try {
+        fs.renameSync(tmp, dest);
+      } catch (err) {
+        // Another step of this host made the copy meanwhile: that one is used.
+        if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) throw err;
+      }
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  if (!(await hasCommits(dest, commits))) await fetchBases(store, path.join(dest, '.git'), key);
+  if (!(await hasCommits(dest, commits))) {
+    throw new Error(`the git store ${store.display} lacks base commits of ${key}: ${commits.join(', ')}`);
+  }
+  return dest;
+}
+
+async function fetchBases(store: GitStoreLocation, gitDir: string, key: string): Promise<void> {
+  await callStore(store, 'fetch', gitDir, {}, [
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--no-write-fetch-head',
+    '--no-recurse-submodules',
+    '--upload-pack=git-upload-pack',
+    '--',
+    store.url,
+    `+${storeRefs(key)}/*:refs/aca-eval/base/*`,
+  ]);
+}
+
+async function hasCommits(copyPath: string, commits: string[]): Promise<boolean> {
+  const gitDir = path.join(copyPath, '.git');
+  if (!fs.existsSync(gitDir)) return false;
+  for (const commit of new Set(commits)) {
+    const found = await git(
+      { gitDir },
+      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{commit}`],
+      { allowExitCodes: [1, 128] },
+    );
+    if (!found.trim()) return false;
+  }
+  return true;
+}
