@@ -58,7 +58,7 @@ export function addEvalCommands(program: Command, ctx: ProgramContext): void {
         );
       } catch (err) {
         // Nothing started: the same command may be given again with the same --id and --out.
-        if (!started) discardPreparedBatch(prepared.input.outDir);
+        if (!started) await discardPreparedBatch(prepared.input, cfg).catch(() => undefined);
         throw err;
       } finally {
         await stack?.close();

@@ -10,6 +10,7 @@ import type { Pool, QueryResultRow } from 'pg';
 import { applyMigrations } from '../memory/migrations';
 import { toMemoryError } from '../memory/memory-errors';
 import { createPostgresPool } from '../memory/postgres-pool';
+import { UserInputError } from '../shared/errors';
 import {
   parseStoredInstance,
   type EvalBatchStore,
@@ -28,6 +29,15 @@ export class PgEvalBatchStore implements EvalBatchStore {
   ) {}
 
   async saveInstances(stored: StoredInstance[], submitted: ReadonlySet<string>): Promise<void> {
+    // Another batch's rows would mix with these (and its results be overwritten): refused.
+    const taken = await this.query(
+      'look up the batch',
+      'SELECT 1 FROM eval_instances WHERE batch_id = $1 LIMIT 1',
+      [this.batchId],
+    );
+    if (taken.rows.length > 0) {
+      throw new UserInputError(`the database holds a batch ${this.batchId} already: choose another --id`);
+    }
     let submittedSeq = 0;
     const rows = stored.map((s, seq) => {
       const id = s.instance.instance_id;
@@ -109,6 +119,12 @@ export class PgEvalBatchStore implements EvalBatchStore {
       }
       if (rows.length < PAGE) return;
     }
+  }
+
+  /** Removes the batch's rows: it could not be started. */
+  async discard(): Promise<void> {
+    await this.query('discard the batch', 'DELETE FROM eval_results WHERE batch_id = $1', [this.batchId]);
+    await this.query('discard the batch', 'DELETE FROM eval_instances WHERE batch_id = $1', [this.batchId]);
   }
 
   private async query<R extends QueryResultRow = QueryResultRow>(

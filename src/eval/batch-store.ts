@@ -78,6 +78,8 @@ export interface EvalBatchStore {
   saveResult(result: InstanceResult): Promise<void>;
   /** Every instance the report counts, in order, with its result (null: not submitted or not ended). */
   reportRows(): AsyncIterable<{ id: string; result: InstanceResult | null }>;
+  /** Removes what saveInstances wrote, for a batch that could not be started. */
+  discard(): Promise<void>;
 }
 
 export function parseStoredInstance(json: string): StoredInstance {
@@ -136,6 +138,15 @@ export class FolderBatchStore implements EvalBatchStore {
 
   async *reportRows(): AsyncIterable<{ id: string; result: InstanceResult | null }> {
     for (const id of this.readOrder().all) yield { id, result: await this.result(id) };
+  }
+
+  async discard(): Promise<void> {
+    fs.rmSync(path.join(this.outDir, 'batch'), { recursive: true, force: true });
+    try {
+      fs.rmdirSync(this.outDir);
+    } catch {
+      // Not empty (the user's own files) or already gone: left as it is.
+    }
   }
 
   private readOrder(): { all: string[]; submitted: string[] } {

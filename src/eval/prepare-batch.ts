@@ -167,12 +167,13 @@ async function storedInstances(
   return stored;
 }
 
-/** Undoes what prepareEvalBatch wrote in the batch's folder, when the batch could not be started. */
-export function discardPreparedBatch(outDir: string): void {
-  fs.rmSync(path.join(outDir, 'batch'), { recursive: true, force: true });
+/** Undoes what prepareEvalBatch wrote (in the batch's folder or the database), when the batch could not be started. */
+export async function discardPreparedBatch(input: EvalBatchInput, config: AcaConfig): Promise<void> {
+  const database =
+    input.store === 'database' && config.databaseUrl ? evalDatabase(config.databaseUrl) : undefined;
   try {
-    fs.rmdirSync(outDir);
-  } catch {
-    // Not empty (the user's own files) or already gone: left as it is.
+    await openBatchStore(input, database).discard();
+  } finally {
+    await database?.close();
   }
 }

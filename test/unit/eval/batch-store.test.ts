@@ -113,6 +113,20 @@ describePostgres('a batch kept in Postgres', (url) => {
   });
   storeContract(() => openBatchStore({ batchId, outDir: '/nowhere', store: 'database' }, database));
 
+  test('a batch id already in the database is refused; a batch that could not start is discarded', async () => {
+    const ref = { batchId: `${batchId}-again`, outDir: '/nowhere', store: 'database' as const };
+    const store = openBatchStore(ref, database);
+    await store.saveInstances([stored(1), stored(2)], new Set(['o__r-1', 'o__r-2']));
+    await expect(store.saveInstances([stored(3)], new Set(['o__r-3']))).rejects.toThrow(
+      /holds a batch .* already/,
+    );
+    expect(await store.submittedIds(0, 10)).toEqual(['o__r-1', 'o__r-2']);
+    await store.discard();
+    expect(await store.submittedIds(0, 10)).toEqual([]);
+    await store.saveInstances([stored(3)], new Set(['o__r-3']));
+    expect(await store.submittedIds(0, 10)).toEqual(['o__r-3']);
+  });
+
   test('another batch does not see these instances, and a process without DATABASE_URL refuses', async () => {
     const other = openBatchStore(
       { batchId: `${batchId}-other`, outDir: '/nowhere', store: 'database' },
