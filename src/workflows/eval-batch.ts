@@ -222,11 +222,18 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     });
   }
   return CancellationScope.nonCancellable(async () => {
+    const more = state.next < input.submitted && state.stopped === null;
+    // A batch in the database has its outputs written where they are asked for, so only its last
+    // execution reads every result (each one reading them all would grow with the square of its size).
+    if (more && input.store === 'database') {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
+    }
     // Built from the batch's results, where every instance's outcome is kept.
     const report = await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
       { batch: batchRef(input) },
     ]);
-    if (state.next < input.submitted && state.stopped === null) {
+    if (more) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
     }

@@ -44,6 +44,7 @@ const results = new Map<string, InstanceOutcome>();
 /** Each batch's instances, as its store keeps them: the workflow pages them, never gets them whole. */
 const batchIds = new Map<string, string[]>();
 const pagesAsked: { batchId: string; from: number; count: number }[] = [];
+const reportsBuilt: string[] = [];
 const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stubActivities = {
@@ -92,6 +93,7 @@ const stubActivities = {
     return judged;
   },
   async writeEvalOutputs(request: { batch: EvalBatchRef }): Promise<EvalReport> {
+    reportsBuilt.push(request.batch.batchId);
     const ids = batchIds.get(request.batch.batchId) ?? [];
     const outcomes = ids.flatMap((id) => results.get(`${request.batch.batchId}/${id}`) ?? []);
     return buildEvalReport(ids, outcomes);
@@ -236,6 +238,20 @@ describe('the eval batch workflow with stub activities', () => {
     const latest = await client.workflow.getHandle(batchId).describe();
     expect(latest.runId).not.toBe(handle.firstExecutionRunId);
     recordHistory(handle, 'eval-batch-continued', handle.firstExecutionRunId);
+  });
+
+  test('a batch in the database builds its report once, at its end, however many executions it takes', async () => {
+    const ids = ['d1', 'd2', 'bad3', 'd4', 'd5'];
+    const batchId = id('batch-db');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ids, { store: 'database', concurrency: 2, instancesPerExecution: 2 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(report).toMatchObject({ submitted_instances: 5, resolved_instances: 4, unresolved_ids: ['bad3'] });
+    expect(pagesAsked.filter((p) => p.batchId === batchId).map((p) => p.from)).toEqual([0, 2, 4]);
+    expect(reportsBuilt.filter((b) => b === batchId)).toHaveLength(1);
   });
 
   test('the budget: no instance starts once the runs ended cost it; those left are not submitted', async () => {
