@@ -17,13 +17,6 @@ import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import {
-  checkTestsFolder,
-  prepareWorkspaceAt,
-  type PreparedWorkspace,
-  type PrepareWorkspaceInput,
-  type WorkspaceActivityDeps,
-} from './workspace-activities';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface RepoActivityDeps {
@@ -38,10 +31,6 @@ export interface RepoActivityDeps {
   hostStartTimeoutMs?: number;
   /** How long a run's step may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
-  /** Conversations and reports are files under this worker's ACA_HOME (no DATABASE_URL). */
-  localStores?: boolean;
-  /** Opens the Planner's turn when prepareRun also prepares the workspace (see workspaceStep). */
-  openTurn?: WorkspaceActivityDeps['openTurn'];
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -59,12 +48,6 @@ export interface PrepareRunInput {
   start?: RunStart | null;
   /** Limits given on the command line (`--memory`, `--wall-time`): over `.aca.json`'s. */
   limits?: ProjectLimits;
-  /**
-   * The prepareWorkspace step, done here when nothing has to happen on the run's host in between
-   * (no setup command, no baseline: a run without `--repo`) and the run cannot move (no git store):
-   * the run saves a round trip through its host's queue. Otherwise the workflow sends it there.
-   */
-  workspaceStep?: Omit<PrepareWorkspaceInput, 'place'>;
 }
 
 export interface RunStart {
@@ -91,15 +74,6 @@ export interface PreparedRun {
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
-  /**
-   * Whether the run's file tool calls and turn openings are offered to the worker running the
-   * workflow task (see toolCallHere, openTurnHere): nothing of such a step leaves the preparing
-   * host (no git store, no DATABASE_URL). Absent: never offered, so a step is not asked twice
-   * where it could never be taken.
-   */
-  localSteps?: boolean;
-  /** The workspaceStep's result, when this step did it. */
-  workspace?: PreparedWorkspace;
 }
 
 export interface AdoptedRun {
@@ -116,30 +90,11 @@ export function createRepoActivities(deps: RepoActivityDeps) {
     /** Runs on the shared queue: the worker that takes it is the host where the run's files will be. */
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
       return withHeartbeats(5_000, async () => {
-        const { workspaceStep } = input;
-        const doesWorkspace =
-          workspaceStep && !input.repo && input.setupCommand === null && deps.gitStore === null;
-        // Bad input fails the step before it makes anything the run's ending would have to undo.
-        if (doesWorkspace && workspaceStep.testsDir) await checkTestsFolder(workspaceStep.testsDir);
         const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host);
-        const workspace = doesWorkspace
-          ? await prepareWorkspaceAt(deps, {
-              ...workspaceStep,
-              place: {
-                workflowId: input.workflowId,
-                branch: prepared.branch,
-                commit: prepared.startCommit,
-                git: prepared.git,
-                disk: prepared.queues.disk,
-              },
-            })
-          : null;
         return {
           ...prepared,
           ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
           ...(deps.heartbeatTimeoutMs ? { heartbeatTimeoutMs: deps.heartbeatTimeoutMs } : {}),
-          ...(deps.localStores && deps.gitStore === null ? { localSteps: true } : {}),
-          ...(workspace ? { workspace } : {}),
         };
       });
     },
