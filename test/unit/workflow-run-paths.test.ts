@@ -975,11 +975,11 @@ describe('the record a run starts from', () => {
       'reflector-3#0',
     ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
-    // No Planner's turn: the preparing step is asked to open none, and none is opened.
-    const preparing = fake.calls.find((c) => c.name === 'prepareWorkspace')!;
-    expect(preparing.summary).toBe('prepare workspace');
-    expect(preparing.args[0]).not.toHaveProperty('openAfter');
+    // No Planner's turn: none is opened.
     expect(log.opens.has('planner')).toBe(false);
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)[0]).toBe(
+      'coder · open the turn',
+    );
     expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
   });
 
