@@ -22,6 +22,15 @@ module.exports = {
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
     {
+      name: 'no-circular-in-sandbox-or-process',
+      severity: 'error',
+      comment:
+        'The security boundary has no cycles at all, through types neither: a type both sides use ' +
+        'lives in the file both import.',
+      from: { path: '^src/(sandbox|process)/' },
+      to: { circular: true },
+    },
+    {
       name: 'shared-imports-only-shared',
       severity: 'error',
       comment: 'src/shared is what every part may use, so it uses no part of aca itself.',
@@ -33,9 +42,36 @@ module.exports = {
       severity: 'error',
       comment:
         'The sandbox and the git layer are the security boundary: they stay small and self-contained, ' +
-        'using src/shared and config.ts (the search path for host programs) and nothing else of aca.',
+        'using src/shared, src/process (the spawn helper) and config.ts (the search path for host programs) ' +
+        'and nothing else of aca.',
       from: { path: '^src/(sandbox|repo)/' },
-      to: { path: '^(src|bench|test)/', pathNot: ['^src/$1/', '^src/shared/', '^src/config\\.ts$'] },
+      to: {
+        path: '^(src|bench|test)/',
+        pathNot: ['^src/$1/', '^src/shared/', '^src/process/', '^src/config\\.ts$'],
+      },
+    },
+    {
+      name: 'process-imports-only-shared',
+      severity: 'error',
+      comment:
+        'Starting processes (the spawn helper) is a concern of its own, used by the sandbox and the git ' +
+        'layer: it builds on src/shared alone.',
+      from: { path: '^src/process/' },
+      to: { path: '^(src|bench|test)/', pathNot: ['^src/process/', '^src/shared/'] },
+    },
+    {
+      name: 'middle-layers-import-no-upper-layer',
+      severity: 'error',
+      comment:
+        'The parts that do one job each are used by activities, workflows, api and cli, never the ' +
+        'other way round: a part that reached up would pull the wiring (Temporal, the client, the ' +
+        'command line) into every user of it and tie the layers into a knot. Type-only imports count.',
+      from: {
+        path: '^src/(agents|tools|sandbox|repo|memory|store|eval|llm|repo-map)/',
+        // Known until the eval branch of issue 43 lands, which removes both imports: drop this line then.
+        pathNot: '^src/eval/(evaluate-instance|prepare-batch)\\.ts$',
+      },
+      to: { path: '^src/(activities|workflows|api|cli)/' },
     },
     {
       name: 'nothing-imports-cli',

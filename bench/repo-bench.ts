@@ -17,9 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { prepareRun, type PreparedRun } from '../src/activities/repo-activities';
-import { HostRuns } from '../src/repo/host-runs';
-import { resolveRepository } from '../src/repo/run-repository';
-import { removeRunWorktree } from '../src/repo/run-worktree';
+import { HostRuns, resolveRepository, removeRunWorktree } from '../src/repo';
 import { checkSandboxAvailable, PYTHON, runTestSuite } from '../src/sandbox';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
@@ -208,13 +206,7 @@ export async function runRepoBench(
       prepared: PreparedRun | null;
     }
     const remove = async (made: Made): Promise<void> =>
-      removeRunWorktree({
-        commonDir,
-        gitDir: '',
-        workTree: made.workTree,
-        branch: made.branch,
-        baseCommit: '',
-      });
+      removeRunWorktree({ commonDir, workTree: made.workTree, branch: made.branch });
     const bareWorktree = async (): Promise<Made> => {
       const n = ++serial;
       const workTree = path.join(worktrees, `bare-${n}`);

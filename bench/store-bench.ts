@@ -25,12 +25,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { git } from '../src/repo/git';
-import { parseGitStoreLocation, type GitStoreLocation } from '../src/repo/git-store-location';
-import { pushRunCommit } from '../src/repo/git-store';
-import { HostRuns } from '../src/repo/host-runs';
-import { resolveRepository } from '../src/repo/run-repository';
-import { removeRunWorktree } from '../src/repo/run-worktree';
+import {
+  git,
+  parseGitStoreLocation,
+  pushRunCommit,
+  HostRuns,
+  resolveRepository,
+  removeRunWorktree,
+  type GitStoreLocation,
+} from '../src/repo';
 import type { RepoInput, RunGit, RunPlace } from '../src/shared/run-types';
 import { openBenchStack, type BenchStack } from './bench-stack';
 import {
@@ -409,13 +412,7 @@ export async function runStoreBench(
       repoTestCommand ??= m.result.testCommand;
       const { git: runGit, branch } = m.result;
       if (!runGit || !branch) return;
-      await removeRunWorktree({
-        commonDir: runGit.commonDir,
-        gitDir: '',
-        workTree: runGit.workTree,
-        branch,
-        baseCommit: '',
-      });
+      await removeRunWorktree({ commonDir: runGit.commonDir, workTree: runGit.workTree, branch });
     };
     const repoDescription = `${DEMO_SCENARIO} as a --repo run on ${repoFiles} files, ${REPO_TEST_FILES * TESTS_PER_FILE} tests of the repository`;
     progress(`repo: ${options.reps} runs each on one host and with the store, interleaved`);
