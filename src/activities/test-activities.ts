@@ -226,6 +226,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       command: { kind: 'command', command: input.command, source: 'option', label: input.command },
       dependencies: input.setup.dependencies,
       limits: limitsOf(input.setup.limits),
+      ...(input.setup.env ? { env: input.setup.env } : {}),
       network: input.network,
       ...sandboxHeartbeat(),
       signal: ctx.cancellationSignal,
@@ -266,6 +267,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             command: input.setup.command,
             dependencies: input.setup.dependencies,
             limits: limitsOf(input.setup.limits),
+            ...(input.setup.env ? { env: input.setup.env } : {}),
           }
         : {}),
       ...sandboxHeartbeat(),

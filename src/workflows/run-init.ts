@@ -35,6 +35,7 @@ async function prepareRunRepository(run: RunContext): Promise<void> {
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
         ...(input.limits ? { limits: input.limits } : {}),
+        ...(input.testEnv ? { testEnv: input.testEnv } : {}),
         start: link
           ? {
               commit: link.startCommit,
