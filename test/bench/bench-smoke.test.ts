@@ -119,21 +119,32 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(stdout.join('\n')).toContain('== Summary ==');
   });
 
-  test('overhead: a finite ratio from a real measurement', () => {
+  test('overhead: a finite ratio and cost per model step from a real measurement, one build', () => {
     const r = readJson<OverheadResult>(outDir, 'overhead.json');
-    expect(r.delayMs).toBe(10);
-    expect(r.runs).toHaveLength(1);
-    const run = r.runs[0];
+    expect(r.delays).toEqual([10]);
+    expect(r.builds).toHaveLength(1);
+    const [at] = r.builds[0].byDelay;
+    expect(at.delayMs).toBe(10);
+    expect(at.runs).toHaveLength(1);
+    const run = at.runs[0];
     expect(run.modelCalls).toBeGreaterThan(0);
     expect(run.testRuns).toBe(2);
     expect(run.testMs).toBeGreaterThan(0);
-    for (const v of [run.wallMs, run.floorMs, run.ratio, r.medianRatio])
+    expect(run.floorMs).toBeCloseTo(run.modelCalls * 10 + run.testMs, 0);
+    for (const v of [run.wallMs, run.floorMs, run.ratio, at.medianRatio, at.overheadPerModelStepMs])
       expect(Number.isFinite(v)).toBe(true);
-    expect(typeof r.goal.met).toBe('boolean');
-    for (const v of Object.values(r.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
+    // One run: its figures are the medians, and the cost per step is the time above the floor per call.
+    expect(at.medianRatio).toBe(run.ratio);
+    expect(at.overheadPerModelStepMs).toBeCloseTo((run.wallMs - run.floorMs) / run.modelCalls, 0);
+    expect(at.medianHistoryEvents).toBe(run.historyEvents);
+    // The goal is read at a 3 s model step, which this run did not measure.
+    expect(r.goal.met).toBeNull();
+    expect(r.goal.description).toMatch(/at d = 3000 ms: not measured/);
+    for (const v of Object.values(at.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
     // Workflow tasks and history per model step, read from the run's history.
     expect(run.workflowTasks).toBeGreaterThan(run.modelCalls);
     expect(run.workflowTasksPerStep).toBeCloseTo(run.workflowTasks / run.modelCalls, 1);
+    expect(run.historyEvents).toBeGreaterThan(run.workflowTasks);
     expect(run.historyBytes).toBeGreaterThan(0);
     expect(run.historyBytesPerStep).toBe(Math.round(run.historyBytes / run.modelCalls));
     expect(run.activityMs.agentStep).toBeGreaterThan(0);
@@ -148,6 +159,7 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(r.roundTrips.perActivityMs).toBeGreaterThan(0);
     expect(r.roundTrips.workflowTaskMs).toBeGreaterThan(0);
     expect(r.roundTrips.workflowTaskMs).toBeLessThan(r.roundTrips.perActivityMs);
+    expect(stdout.join('\n')).toMatch(/Side by side/);
   });
 
   test('concurrency: one level per requested size, a chart', () => {
