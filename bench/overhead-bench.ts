@@ -74,6 +74,7 @@ export interface OverheadAtDelay {
   medianHistoryBytes: number;
   medianWorkflowTasks: number;
   medianActivities: number;
+  medianLocalActivities: number;
   medianWorkflowTaskProcessingMs: number;
   /** Median over runs of each overhead component (ms). */
   medianOverhead: Record<string, number>;
@@ -165,6 +166,7 @@ export function summarize(delayMs: number, runs: OverheadRun[]): OverheadAtDelay
     medianHistoryBytes: medianOf(runs, (r) => r.historyBytes),
     medianWorkflowTasks: medianOf(runs, (r) => r.workflowTasks),
     medianActivities: medianOf(runs, (r) => sum(Object.values(r.activities))),
+    medianLocalActivities: medianOf(runs, (r) => r.localActivities),
     medianWorkflowTaskProcessingMs: medianOf(runs, (r) => r.workflowTaskProcessingMs),
     medianOverhead: Object.fromEntries(keys.map((k) => [k, medianOf(runs, (r) => r.overhead[k] ?? 0)])),
     medianActivityMs: Object.fromEntries(types.map((t) => [t, medianOf(runs, (r) => r.activityMs[t] ?? 0)])),

@@ -75,6 +75,7 @@ export function overheadReport(r: OverheadResult, io: BenchIO): void {
       'history events',
       'history KB',
       'activities',
+      'local activities',
       'workflow tasks',
     ],
     cols.map((c) => [
@@ -88,6 +89,7 @@ export function overheadReport(r: OverheadResult, io: BenchIO): void {
       c.at.medianHistoryEvents,
       round(c.at.medianHistoryBytes / 1024),
       c.at.medianActivities,
+      c.at.medianLocalActivities,
       c.at.medianWorkflowTasks,
     ]),
   ))
