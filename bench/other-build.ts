@@ -79,8 +79,11 @@ export function checkOutBuild(commit: string, progress: (m: string) => void): st
     execFileSync('tar', ['-xf', tar, '-C', tmp], { stdio: 'ignore' });
     fs.symlinkSync(fs.realpathSync(path.join(REPO_ROOT, 'node_modules')), path.join(tmp, 'node_modules'));
     fs.writeFileSync(path.join(tmp, '.aca-bench-build'), `${commit}\n`);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
+    // Another bench may have finished the same export meanwhile: its tree serves, ours goes.
+    if (!fs.existsSync(done)) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.renameSync(tmp, dir);
+    }
   } finally {
     fs.rmSync(tar, { force: true });
     fs.rmSync(tmp, { recursive: true, force: true });
