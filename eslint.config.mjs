@@ -9,6 +9,7 @@ const BENCH_IMPORTS = ['**/bench', '**/bench/**'];
 const NODE_COMMONJS_GLOBALS = ['require', 'module', 'exports', '__dirname', '__filename', 'process', 'console', 'globalThis'];
 
 const SANDBOX_INDEX = 'Import src/sandbox through its index.ts.';
+const REPO_INDEX = 'Import src/repo through its index.ts.';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -49,9 +50,39 @@ export default tseslint.config(
     },
   },
   {
-    // src/sandbox has one way in, its index.ts: the files behind it move between its folders.
+    // src/sandbox and src/repo have one way in each, their index.ts: the files behind it move
+    // between their folders. Each may reach its own files directly, never the other's.
     files: ['src/**/*.ts'],
-    ignores: ['src/workflows/**/*.ts', 'src/sandbox/**/*.ts'],
+    ignores: ['src/workflows/**/*.ts', 'src/sandbox/**/*.ts', 'src/repo/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: BENCH_IMPORTS, message: 'src/ never imports bench/.' },
+            { group: ['**/sandbox/*'], message: SANDBOX_INDEX },
+            { group: ['**/repo/*'], message: REPO_INDEX },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: BENCH_IMPORTS, message: 'src/ never imports bench/.' },
+            { group: ['**/repo/*'], message: REPO_INDEX },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/repo/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -67,7 +98,15 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/sandbox/*'], message: SANDBOX_INDEX }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/src/sandbox/*'], message: SANDBOX_INDEX },
+            { group: ['**/src/repo/*'], message: REPO_INDEX },
+          ],
+        },
+      ],
     },
   },
   {

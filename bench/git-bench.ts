@@ -5,7 +5,7 @@
  *
  * - direct: the git process started by this process itself (a fork of the whole process);
  * - helper: the same process started by the worker's small spawn helper (src/sandbox/spawn-helper.ts);
- * - git(): the call as aca makes it (src/repo/git.ts: pinned config, driver pins, the helper).
+ * - git(): the call as aca makes it (src/repo/git/git.ts: pinned config, driver pins, the helper).
  *
  * Goal: git() at most 5 ms (median).
  */
@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { git } from '../src/repo/git';
+import { git } from '../src/repo';
 import { runDirect, runViaHelper, startSpawnHelper, type RunRequest } from '../src/shared/spawn-helper';
 import { formatTable, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 

@@ -17,9 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { prepareRun, type PreparedRun } from '../src/activities/repo-activities';
-import { HostRuns } from '../src/repo/host-runs';
-import { resolveRepository } from '../src/repo/run-repository';
-import { removeRunWorktree } from '../src/repo/run-worktree';
+import { HostRuns, resolveRepository, removeRunWorktree } from '../src/repo';
 import { checkSandboxAvailable, PYTHON, runTestSuite } from '../src/sandbox';
 import { formatPairs, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 

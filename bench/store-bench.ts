@@ -25,12 +25,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { git } from '../src/repo/git';
-import { parseGitStoreLocation, type GitStoreLocation } from '../src/repo/git-store-location';
-import { pushRunCommit } from '../src/repo/git-store';
-import { HostRuns } from '../src/repo/host-runs';
-import { resolveRepository } from '../src/repo/run-repository';
-import { removeRunWorktree } from '../src/repo/run-worktree';
+import {
+  git,
+  parseGitStoreLocation,
+  pushRunCommit,
+  HostRuns,
+  resolveRepository,
+  removeRunWorktree,
+  type GitStoreLocation,
+} from '../src/repo';
 import type { RepoInput, RunGit, RunPlace } from '../src/shared/run-types';
 import { openBenchStack, type BenchStack } from './bench-stack';
 import {

@@ -7,7 +7,7 @@ import type { SandboxMode } from './shared/types';
 import { DEFAULT_LIMIT_MAXIMUMS, LIMIT_MAXIMUM_RANGES, type LimitMaximums } from './shared/limit-maximums';
 import { UserInputError } from './shared/errors';
 import { parseModelOptionsFile, type ModelOptionsTable } from './llm/model-options';
-import { parseGitStoreLocation, type GitStoreLocation } from './repo/git-store-location';
+import { parseGitStoreLocation, type GitStoreLocation } from './repo';
 import { readLocalStackRecord } from './temporal/local-stack-record';
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;

@@ -21,8 +21,7 @@ import { logLineWriter } from './temporal/log-lines';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
-import type { GitStoreLocation } from './repo/git-store-location';
-import { HostRuns } from './repo/host-runs';
+import { HostRuns, type GitStoreLocation } from './repo';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 

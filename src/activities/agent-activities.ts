@@ -30,8 +30,7 @@ import { ConversationNotFoundError } from '../store/conversation-store';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
-import type { HostRuns } from '../repo/host-runs';
-import { hasAtMostEntries } from '../repo/small-tree';
+import { hasAtMostEntries, type HostRuns } from '../repo';
 import type { RunPlace } from '../shared/run-types';
 import {
   afterPendingCommit,

@@ -10,8 +10,7 @@ import {
   type InstanceResult,
 } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
-import { git } from '../repo/git';
-import { withWorktreeLock } from '../repo/run-worktree';
+import { git, withWorktreeLock } from '../repo';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import type { EvalReport, EvalRunTemplate, EvalSource, InstanceOutcome } from '../shared/eval-types';
 import type { RunGit, RunInput } from '../shared/run-types';

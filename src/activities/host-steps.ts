@@ -4,8 +4,7 @@
  */
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkTreeTooLargeError } from '../repo/commit-size';
-import type { CommitRequest, HostRuns } from '../repo/host-runs';
+import { WorkTreeTooLargeError, type CommitRequest, type HostRuns } from '../repo';
 import type { RunGit, RunPlace } from '../shared/run-types';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';

@@ -1,15 +1,24 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { discoverRepository, GitError } from '../repo/git';
-import { hasCommitAt } from '../repo/objects';
-import type { GitStoreLocation } from '../repo/git-store-location';
-import { fetchStoreBranch, pushRunCommit } from '../repo/git-store';
-import type { HostQueues, HostRuns } from '../repo/host-runs';
-import { GitStorePushRejectedError } from '../repo/git-store-errors';
-import { NO_PROJECT_CONFIG, type ProjectConfig } from '../repo/project-config';
-import { createFreshRunRepository, readProjectConfigAt, runBranch } from '../repo/run-repository';
-import { createRunWorktree, removeRunWorktree } from '../repo/run-worktree';
+import {
+  discoverRepository,
+  GitError,
+  hasCommitAt,
+  fetchStoreBranch,
+  pushRunCommit,
+  GitStorePushRejectedError,
+  NO_PROJECT_CONFIG,
+  createFreshRunRepository,
+  readProjectConfigAt,
+  runBranch,
+  createRunWorktree,
+  removeRunWorktree,
+  type GitStoreLocation,
+  type HostQueues,
+  type HostRuns,
+  type ProjectConfig,
+} from '../repo';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
 import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';

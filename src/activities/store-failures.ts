@@ -4,14 +4,14 @@
  * is retried, and when the retries run out the message still names the store or the disk.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { GitError } from '../repo/git';
 import {
+  GitError,
   GitStoreMissingCommitError,
   GitStorePushRejectedError,
   GitStoreUnreachableError,
   isDiskFull,
   WorkerDiskFullError,
-} from '../repo/git-store-errors';
+} from '../repo';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export function asStoreFailure(err: unknown): unknown {

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeBaseTestConfig, type BaseTestConfig } from '../repo/base-test-config';
-import { writeBaseTestFiles, writeBaseTestHelpers } from '../repo/base-test-files';
+import { writeBaseTestConfig, writeBaseTestFiles, writeBaseTestHelpers, type BaseTestConfig } from '../repo';
 import type { BaseTests } from '../sandbox';
 import { targetFile } from '../shared/targets';
 import type { Language } from '../shared/types';

@@ -15,15 +15,25 @@ import {
   UserInputError,
 } from '../shared/errors';
 import type { RunResult, RunSnapshot } from '../shared/run-types';
-import { applyMessage, applyRun, type ApplyRunResult } from '../repo/apply-run';
-import { diffRun, diffRunBytes } from '../repo/diff-run';
-import { reviewRisks, type ApplyAllowances, type ReviewRisk } from '../repo/review-risks';
-import { discardRun, type DiscardRunResult } from '../repo/discard-run';
-import { deleteStoreBranch } from '../repo/git-store';
-import { gitDirWithCommit } from '../repo/run-commits';
+import {
+  applyMessage,
+  applyRun,
+  diffRun,
+  diffRunBytes,
+  reviewRisks,
+  discardRun,
+  deleteStoreBranch,
+  gitDirWithCommit,
+  discardedAt,
+  markDiscarded,
+  wasApplied,
+  type ApplyRunResult,
+  type ApplyAllowances,
+  type ReviewRisk,
+  type DiscardRunResult,
+} from '../repo';
 import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
-import { discardedAt, markDiscarded, wasApplied } from '../repo/discard-guard';
 import { missingWorker } from '../temporal/task-queue-pollers';
 import { readRunResult } from '../shared/run-failure';
 import { endedWithoutResult, snapshotWithoutResult } from './run-without-result';

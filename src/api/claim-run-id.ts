@@ -1,7 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { RunStateError, UserInputError } from '../shared/errors';
-import { clearDiscarded } from '../repo/discard-guard';
-import type { DiscardRunResult } from '../repo/discard-run';
+import { clearDiscarded, type DiscardRunResult } from '../repo';
 import type { RunResult } from '../shared/run-types';
 
 /** What claiming an id needs of AcaClient: its Temporal client, its home, and a run's handle. */

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { wasApplied } from '../repo/discard-guard';
-import { git } from '../repo/git';
+import { wasApplied, git } from '../repo';
 import type { RunSnapshot } from '../shared/run-types';
 import type { AcaClient } from './aca-client';
 import { readStartedRuns } from './started-runs';

@@ -25,10 +25,8 @@ export {
 } from '../shared/errors';
 export { MAX_TASK_BYTES } from '../shared/task-size';
 export { readRunResult, runResultOfFailure } from '../shared/run-failure';
-export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo/apply-errors';
-export type { ApplyRunResult } from '../repo/apply-run';
-export type { ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo/review-risks';
-export type { DiscardRunResult } from '../repo/discard-run';
+export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from '../repo';
+export type { ApplyRunResult, DiscardRunResult, ReviewChange, ReviewRisk, ReviewRiskKind } from '../repo';
 export type { RunInput, RunOptions, RunResult, RunSnapshot } from '../shared/run-types';
 export type { TargetOutcome, TargetResult } from '../shared/targets';
 export type { AgentState, Analysis, FailureReason, Language, Plan, Transition } from '../shared/types';

@@ -12,8 +12,7 @@ import type { RunInput, RunLink, RunResult } from '../shared/run-types';
 import { passRateText } from '../shared/pass-rate';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
-import { gitDirWithCommit } from '../repo/run-commits';
-import { isValidBranchName, runBranch } from '../repo/run-repository';
+import { gitDirWithCommit, isValidBranchName, runBranch } from '../repo';
 import { costBudget, type ValidRunRequest } from './run-request';
 import { checkTaskSize } from '../shared/task-size';
 

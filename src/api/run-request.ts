@@ -5,11 +5,16 @@ import type { AcaConfig } from '../config';
 import { loadPriceTable, priceOf } from '../llm/model-prices';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
-import { checkProjectLimits, PROJECT_CONFIG_FILE } from '../repo/project-config';
-import { isValidBranchName, resolveRepository, runBranch } from '../repo/run-repository';
-import { checkTargets } from '../repo/target-files';
+import {
+  checkProjectLimits,
+  PROJECT_CONFIG_FILE,
+  isValidBranchName,
+  resolveRepository,
+  runBranch,
+  checkTargets,
+  repositoryLanguage,
+} from '../repo';
 import type { ProjectLimits } from '../shared/test-command';
-import { repositoryLanguage } from '../repo/repo-language';
 import { LANGUAGES, type Language } from '../shared/types';
 import { checkTaskSize } from '../shared/task-size';
 

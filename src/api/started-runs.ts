@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { enclosingWorkTree } from '../repo/run-repository';
+import { enclosingWorkTree } from '../repo';
 import { UserInputError } from '../shared/errors';
 
 /**

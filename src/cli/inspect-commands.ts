@@ -1,6 +1,6 @@
 import type { AcaClient, AcaRun, RunSummary } from '../api/aca-client';
 import { endedWithoutResult } from '../api/run-without-result';
-import type { ReviewRisk } from '../repo/review-risks';
+import type { ReviewRisk } from '../repo';
 import { UserInputError } from '../shared/errors';
 import type { RunResult } from '../shared/run-types';
 import { describeTargets } from '../shared/targets';

@@ -40,7 +40,7 @@ import { linkOverrides, type LinkFlags } from './link-flags';
 import { withStackPorts, type StackPortFlags } from './stack-ports';
 import type { LinkRequest } from '../api/linked-run';
 import type { ValidRunRequest } from '../api/run-request';
-import type { ApplyAllowances } from '../repo/review-risks';
+import type { ApplyAllowances } from '../repo';
 import { discardPreparedBatch, prepareEvalBatch } from '../eval/prepare-batch';
 import {
   evalBatchControl,

@@ -9,7 +9,7 @@ import { UnappliedChangesError } from '../shared/errors';
 import { EXIT, type CliIO } from './cli-context';
 import { reviewWithCareLines } from './review-with-care';
 import { cutLongLines, MAX_SHOWN_LINE_CHARS } from '../shared/shown-lines';
-import type { ApplyAllowances } from '../repo/review-risks';
+import type { ApplyAllowances } from '../repo';
 
 export const DIFF_HELP = `
 Prints the run's changes against the commit it started from, as a unified diff. With --stat, one

@@ -1,4 +1,4 @@
-import type { ReviewRisk } from '../repo/review-risks';
+import type { ReviewRisk } from '../repo';
 import { shownName } from '../shared/shown-lines';
 
 /**

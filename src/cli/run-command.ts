@@ -13,7 +13,7 @@ import { followRun } from './follow-run';
 import { summaryLines } from './progress';
 import { readRunResult } from '../shared/run-failure';
 import { pauseSignal } from '../workflows/signals';
-import { enclosingWorkTree } from '../repo/run-repository';
+import { enclosingWorkTree } from '../repo';
 import { missingWorker } from '../temporal/task-queue-pollers';
 
 /** How long `aca run` and `aca watch` wait for a worker to poll before they say none does. */

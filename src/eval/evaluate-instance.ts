@@ -1,11 +1,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { git, GitError, type GitTarget } from '../repo/git';
-import { readProjectConfigAt } from '../repo/run-repository';
+import {
+  git,
+  GitError,
+  readProjectConfigAt,
+  writeBaseTestConfig,
+  writeBaseTestFiles,
+  writeBaseTestHelpers,
+  type GitTarget,
+} from '../repo';
 import { detectTestCommand, runTestSuite, type BaseTests } from '../sandbox';
-import { writeBaseTestConfig } from '../repo/base-test-config';
-import { writeBaseTestFiles, writeBaseTestHelpers } from '../repo/base-test-files';
 import { readPytestCommand } from './pytest-command';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import type { InstanceStatus } from '../shared/eval-types';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { git, GitError } from '../repo/git';
+import { git, GitError } from '../repo';
 import { UserInputError } from '../shared/errors';
 
 /** Where an instance's repository is in `--repos DIR`: `<owner>__<name>` (a git repository) or its `.bundle`. */

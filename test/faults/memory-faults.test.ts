@@ -12,7 +12,7 @@ import { getFreePort } from '../../src/temporal/dev-server';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
-import { describePostgres, withClient } from '../memory/pg-test-env';
+import { describePostgres, withClient } from '../helpers/pg-test-env';
 
 function scenarioNamed(name: string): Scenario {
   const scenario = structuredClone(loadBuiltinScenario('never-passes'));
@@ -152,7 +152,7 @@ describePostgres('failure memory under faults', (databaseUrl) => {
       // The database holds the conversations and test reports as well as failure memory, so the
       // agents cannot go on without it: the run waits instead of failing. A store call tries again
       // itself for 20 s; then the activity fails and Temporal tries it again. (How long each
-      // activity family retries is pinned in test/unit/activity-errors.test.ts.)
+      // activity family retries is pinned in test/workflows/activity-errors.test.ts.)
       let retried: { name: string; attempt: number; failure: string } | undefined;
       await until(
         async () => {

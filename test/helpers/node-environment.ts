@@ -3,7 +3,7 @@
  * process (Jest worker) of a run picks its runs' uids from a pool of its own (ACA_SANDBOX_UIDS),
  * so that suites running side by side, or another test run on the same machine, never look like
  * leftovers to a suite checking that no process of its runs' uids survives
- * (test/sandbox/host-probes.ts). Set here, outside the test context and before it is made, so
+ * (test/helpers/host-probes.ts). Set here, outside the test context and before it is made, so
  * that the worker process and everything it starts inherit it.
  */
 import * as fs from 'node:fs';

@@ -8,10 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pushRunCommit } from '../../src/repo/git-store';
-import { parseGitStoreLocation } from '../../src/repo/git-store-location';
-import { HostRuns } from '../../src/repo/host-runs';
-import { createFreshRunRepository } from '../../src/repo/run-repository';
+import { pushRunCommit, parseGitStoreLocation, HostRuns, createFreshRunRepository } from '../../src/repo';
 import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import type { RunPlace } from '../../src/shared/run-types';
 

@@ -11,9 +11,9 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import * as path from 'node:path';
 import { acquireCgroupLauncher, DEFAULT_SANDBOX_LIMITS, isRoot, runTestSuite } from '../../src/sandbox';
-import { byName, watchHost } from './escape-host';
-import { canConnect, ensureListening, sandboxUidPids } from './host-probes';
-import { makeWorkspace } from './workspace-fixture';
+import { byName, watchHost } from '../helpers/escape-host';
+import { canConnect, ensureListening, sandboxUidPids } from '../helpers/host-probes';
+import { makeWorkspace } from '../helpers/workspace-fixture';
 
 const servers: net.Server[] = [];
 let httpServer: http.Server;

@@ -30,9 +30,9 @@ import { executeFileTool } from '../../src/tools/file-tools';
 import { programLookup } from '../../src/config';
 import { clusterTemplate } from '../../src/memory/cluster-template';
 import type { TestRunReport } from '../../src/shared/types';
-import { byName, MARK, py, SECRET, SECRET_REVERSED, watchHost } from './escape-host';
-import { pidsWithMarker, waitFor } from './host-probes';
-import { makeWorkspace, snapshotOwners } from './workspace-fixture';
+import { byName, MARK, py, SECRET, SECRET_REVERSED, watchHost } from '../helpers/escape-host';
+import { pidsWithMarker, waitFor } from '../helpers/host-probes';
+import { makeWorkspace, snapshotOwners } from '../helpers/workspace-fixture';
 
 const HOME = os.homedir();
 const HOST_TMP_PROBE = path.join(os.tmpdir(), `${MARK}-host-probe`);

@@ -15,7 +15,7 @@ import {
   diffCommits,
   removeRunWorktree,
   type RunWorktree,
-} from '../../src/repo/run-worktree';
+} from '../../src/repo';
 import { runTestSuite } from '../../src/sandbox';
 
 const MARK = path.join(os.tmpdir(), `aca-git-escape-${randomBytes(6).toString('hex')}`);

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runTestSuite } from '../../src/sandbox';
 import type { TestRunReport } from '../../src/shared/types';
-import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
+import { makeWorkspace, removeWorkspaces } from '../helpers/workspace-fixture';
 
 const succeeded = (r: TestRunReport): boolean =>
   r.outcome === 'completed' && r.passRate >= 1 && r.failed === 0 && r.errors === 0 && r.passed > 0;

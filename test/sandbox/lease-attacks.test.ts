@@ -7,11 +7,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { HostRuns } from '../../src/repo/host-runs';
+import { HostRuns } from '../../src/repo';
 import { prepareRun } from '../../src/activities/repo-activities';
 import { isRoot, lendWorkspace, releaseWorkspace, runTestSuite } from '../../src/sandbox';
-import { sandboxUidPids } from './host-probes';
-import { makeWorkspace, removeWorkspaces, snapshotOwners } from './workspace-fixture';
+import { sandboxUidPids } from '../helpers/host-probes';
+import { makeWorkspace, removeWorkspaces, snapshotOwners } from '../helpers/workspace-fixture';
 
 // Lending is chown to another uid: only a root worker lends, so only as root is there a lease to attack.
 const rootOnly = isRoot() ? test : test.skip;

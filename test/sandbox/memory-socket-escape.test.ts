@@ -13,7 +13,7 @@ import { openPglitePool, type PglitePool } from '../../src/memory/pglite-pool';
 import { PgliteServer, SOCKET_PORT } from '../../src/memory/pglite-server';
 import { releaseWorkspace, runTestSuite } from '../../src/sandbox';
 import type { TestRunReport } from '../../src/shared/types';
-import { sandboxUidPids } from './host-probes';
+import { sandboxUidPids } from '../helpers/host-probes';
 
 const SOCKET_NAME = `.s.PGSQL.${SOCKET_PORT}`;
 const py = (s: string): string => JSON.stringify(s);

@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import { runTestSuite } from '../../src/sandbox';
 import type { SandboxMode, TestRunReport } from '../../src/shared/types';
 import { judgeAgainstBaseline } from '../../src/activities/baseline-verdict';
-import { writeBaseTestConfig } from '../../src/repo/base-test-config';
-import { makeWorkspace, removeWorkspaces } from './workspace-fixture';
+import { writeBaseTestConfig } from '../../src/repo';
+import { makeWorkspace, removeWorkspaces } from '../helpers/workspace-fixture';
 
 afterAll(removeWorkspaces);
 

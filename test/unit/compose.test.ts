@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config';
 import { TASK_QUEUE_READ_RATES } from '../../src/temporal/dev-server';
 import { ACA_ENV_VARIABLES, TEMPORAL_ENV_VARIABLES } from '../../src/config';
-import { parseGitStoreLocation } from '../../src/repo/git-store-location';
+import { parseGitStoreLocation } from '../../src/repo';
 import { AGENT_SEARCH_ATTRIBUTE_KEYS } from '../../src/shared/search-attributes';
 import {
   compose,

@@ -1,0 +1,163 @@
+/**
+ * The workflow fake (helpers/workflow-fake.ts) stands in for the SDK in every test that runs the
+ * workflow code as plain functions. Here the same scripted runs go through it and through a real
+ * worker on the dev server, with the same stub activities (helpers/fake-run.ts), and the
+ * activities each called are compared in order: the real list read from the run's history. Neither
+ * side is a list written here, so a change of the run's steps passes when fake and SDK agree on
+ * it, and a fake that drifts from the SDK fails.
+ */
+import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { RunResult } from '../../src/shared/run-types';
+import { readRunResult } from '../../src/shared/run-failure';
+import { workflowBundle } from '../helpers/agent-harness';
+import type * as FakeRunModule from '../helpers/fake-run';
+import { getTestTemporal } from '../helpers/temporal-env';
+import type * as WorkflowFakeModule from '../helpers/workflow-fake';
+import type * as CodingAgentModule from '../../src/workflows/coding-agent';
+
+const TASK_QUEUE = `fake-vs-server-${process.pid}`;
+
+/**
+ * The workflow code with `@temporalio/workflow` swapped for the fake, in a module registry of its
+ * own: the worker of this file keeps the real SDK.
+ */
+function loadFaked(): {
+  fakeRun: typeof FakeRunModule;
+  fake: typeof WorkflowFakeModule;
+  workflow: typeof CodingAgentModule;
+} {
+  let loaded!: ReturnType<typeof loadFaked>;
+  jest.isolateModules(() => {
+    jest.doMock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-fake'));
+    loaded = {
+      fakeRun: jest.requireActual<typeof FakeRunModule>('../helpers/fake-run'),
+      fake: jest.requireActual<typeof WorkflowFakeModule>('../helpers/workflow-fake'),
+      workflow: jest.requireActual<typeof CodingAgentModule>('../../src/workflows/coding-agent'),
+    };
+  });
+  jest.dontMock('@temporalio/workflow');
+  return loaded;
+}
+
+const { fakeRun, fake, workflow } = loadFaked();
+
+type Script = FakeRunModule.FakeRunScript;
+
+/** Every host step on this file's worker, on both sides, so the real run has a worker for each. */
+const onThisQueue: Script['prepared'] = { queues: { disk: TASK_QUEUE, host: TASK_QUEUE, tests: TASK_QUEUE } };
+
+const writesAFile: Script['step'] = (turnKey, stepIndex) =>
+  turnKey === 'coder-1' && stepIndex === 0
+    ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
+    : {};
+
+const RUNS: Array<[string, Script, Parameters<typeof FakeRunModule.fakeRunInput>[0]]> = [
+  ['passes at the first attempt', { step: writesAFile }, {}],
+  [
+    'fails once, then passes',
+    { step: writesAFile, tests: (attempt) => (attempt === 1 ? fakeRun.failingTests : {}) },
+    {},
+  ],
+  [
+    "fails once, then passes, its files on the workflow's worker (local activities)",
+    { step: writesAFile, tests: (attempt) => (attempt === 1 ? fakeRun.failingTests : {}), toolsHere: true },
+    {},
+  ],
+  [
+    'fails at its iteration limit',
+    { step: writesAFile, tests: () => fakeRun.failingTests },
+    { maxIterations: 2 },
+  ],
+];
+
+/**
+ * The activities a run called, in order, from its history: scheduled activities by type, local
+ * activities by the type their marker records (as `(local) <type>`, as the fake names their queue).
+ */
+function activitiesOf(history: temporal.api.history.v1.IHistory): string[] {
+  const called: string[] = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) called.push(scheduled.activityType!.name!);
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const data = marker.details!.data!.payloads![0]!.data!;
+      const { activity_type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
+      called.push(`${fake.LOCAL_QUEUE} ${activity_type}`);
+    }
+  }
+  return called;
+}
+
+/** The same, from the fake's log of calls. */
+function fakeActivities(): string[] {
+  return fake.fake.calls.map((call) =>
+    call.taskQueue === fake.LOCAL_QUEUE ? `${fake.LOCAL_QUEUE} ${call.name}` : call.name,
+  );
+}
+
+describe('the workflow fake and the dev server call the same activities, in the same order', () => {
+  let connection: NativeConnection;
+  let client: Client;
+  let worker: Worker;
+  let running: Promise<void>;
+  /** Stub activities of the run under way; the worker's activities call through to them. */
+  let stubs: Record<string, (...args: unknown[]) => unknown> = {};
+
+  beforeAll(async () => {
+    const server = getTestTemporal();
+    // Every activity the fake's runs stub, by name; the worker takes each through to this run's stub.
+    fakeRun.setUpFakeRun({});
+    const names = Object.keys(fake.fake.activities);
+    const activities = Object.fromEntries(
+      names.map((name) => [name, (...args: unknown[]) => stubs[name]!(...args)]),
+    );
+    connection = await NativeConnection.connect({ address: server.address });
+    client = new Client({
+      connection: await Connection.connect({ address: server.address }),
+      namespace: server.namespace,
+    });
+    worker = await Worker.create({
+      connection,
+      namespace: server.namespace,
+      taskQueue: TASK_QUEUE,
+      workflowBundle: await workflowBundle(),
+      activities,
+    });
+    running = worker.run();
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await client?.connection.close();
+    await connection?.close();
+  });
+
+  let counter = 0;
+
+  test.each(RUNS)('a run that %s', async (_what, script, options) => {
+    const scripted: Script = { ...script, prepared: onThisQueue };
+
+    fakeRun.setUpFakeRun(scripted);
+    const faked = await fakeRun.runOutcome(workflow.codingAgentWorkflow(fakeRun.fakeRunInput(options)));
+    const onFake = fakeActivities();
+
+    fakeRun.setUpFakeRun(scripted);
+    stubs = fake.fake.activities as typeof stubs;
+    const handle = await client.workflow.start('codingAgentWorkflow', {
+      workflowId: `fake-vs-server-${process.pid}-${++counter}`,
+      taskQueue: TASK_QUEUE,
+      args: [fakeRun.fakeRunInput(options)],
+    });
+    const real: RunResult = await readRunResult(handle);
+    const onServer = activitiesOf(await handle.fetchHistory());
+
+    expect(onFake).toEqual(onServer);
+    // The lists are of a whole run, and both runs ended alike.
+    expect(onServer).toContain('agentStep');
+    expect([faked.state, faked.iterations]).toEqual([real.state, real.iterations]);
+  });
+});
