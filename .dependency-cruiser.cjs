@@ -22,6 +22,15 @@ module.exports = {
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
     {
+      name: 'no-circular-in-sandbox-or-process',
+      severity: 'error',
+      comment:
+        'The security boundary has no cycles at all, through types neither: a type both sides use ' +
+        'lives in the file both import.',
+      from: { path: '^src/(sandbox|process)/' },
+      to: { circular: true },
+    },
+    {
       name: 'shared-imports-only-shared',
       severity: 'error',
       comment: 'src/shared is what every part may use, so it uses no part of aca itself.',
@@ -33,9 +42,22 @@ module.exports = {
       severity: 'error',
       comment:
         'The sandbox and the git layer are the security boundary: they stay small and self-contained, ' +
-        'using src/shared and config.ts (the search path for host programs) and nothing else of aca.',
+        'using src/shared, src/process (the spawn helper) and config.ts (the search path for host programs) ' +
+        'and nothing else of aca.',
       from: { path: '^src/(sandbox|repo)/' },
-      to: { path: '^(src|bench|test)/', pathNot: ['^src/$1/', '^src/shared/', '^src/config\\.ts$'] },
+      to: {
+        path: '^(src|bench|test)/',
+        pathNot: ['^src/$1/', '^src/shared/', '^src/process/', '^src/config\\.ts$'],
+      },
+    },
+    {
+      name: 'process-imports-only-shared',
+      severity: 'error',
+      comment:
+        'Starting processes (the spawn helper) is a concern of its own, used by the sandbox and the git ' +
+        'layer: it builds on src/shared alone.',
+      from: { path: '^src/process/' },
+      to: { path: '^(src|bench|test)/', pathNot: ['^src/process/', '^src/shared/'] },
     },
     {
       name: 'middle-layers-import-no-upper-layer',

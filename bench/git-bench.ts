@@ -4,7 +4,7 @@
  * runs give a worker), each way interleaved, medians:
  *
  * - direct: the git process started by this process itself (a fork of the whole process);
- * - helper: the same process started by the worker's small spawn helper (src/sandbox/spawn-helper.ts);
+ * - helper: the same process started by the worker's small spawn helper (src/process/spawn-helper.ts);
  * - git(): the call as aca makes it (src/repo/git/git.ts: pinned config, driver pins, the helper).
  *
  * Goal: git() at most 5 ms (median).
@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { git } from '../src/repo';
-import { runDirect, runViaHelper, startSpawnHelper, type RunRequest } from '../src/shared/spawn-helper';
+import { runDirect, runViaHelper, startSpawnHelper, type RunRequest } from '../src/process';
 import { formatTable, goal, goalText, median, round, type BenchIO, type Goal } from './bench-util';
 
 export const GIT_CALL_GOAL_MS = 5;

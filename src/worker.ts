@@ -88,7 +88,7 @@ export function createAcaActivities(
   options: { openaiBaseUrl?: string } = {},
 ): { activities: Activities; close(): Promise<void> } {
   // Before anything large is loaded: test runs start from this small helper process, whose
-  // forks stay cheap however big the worker grows (see sandbox/launch/spawn-helper.ts).
+  // forks stay cheap however big the worker grows (see src/process/spawn-helper.ts).
   startSpawnHelper();
   const runStores = createRunStores(config);
   // Opened on first use, so a worker starts even while the database is down. PGlite lives under

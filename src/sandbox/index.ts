@@ -6,7 +6,8 @@
  * (.venv, node_modules) mounted read-only (runners/select-runner.ts, workspace/dependency-folders.ts).
  *
  * The one way into src/sandbox from the rest of aca, its tests and its benchmarks. Inside:
- * - run-test-suite.ts: one test run, start to verdict;
+ * - run-test-suite.ts: one test run, start to verdict (run-options.ts: what it is asked; run-spec.ts:
+ *   one process of it);
  * - launch/: starting and containing the test processes (bubblewrap, cgroups, rlimits, seccomp,
  *   the sandbox uid, the spawn helper, the runner folder mounted into the sandbox);
  * - runners/: which runner a project's tests take, its command line and how its report is read;
@@ -28,7 +29,7 @@ export {
   type SandboxAvailability,
 } from './launch/availability';
 export { DEFAULT_SANDBOX_LIMITS, resolveLimits, withinMaximums, type SandboxLimits } from './launch/limits';
-export { startSpawnHelper } from '../shared/spawn-helper';
+export { startSpawnHelper } from '../process';
 export { findExecutable, isRoot } from './launch/tools';
 
 // Parts exposed for their own tests (escape, parser and seccomp suites) and the sandbox benchmark.
@@ -55,7 +56,7 @@ export {
   seccompArchOf,
   type SeccompArch,
 } from './launch/seccomp-filter';
-export { spawnDirect, spawnViaHelper } from '../shared/spawn-helper';
+export { spawnDirect, spawnViaHelper } from '../process';
 export { parseJestReport } from './runners/jest-runner';
 export { mochaCaseId } from './runners/mocha-runner';
 export { nodeTestCaseId } from './runners/node-test-runner';

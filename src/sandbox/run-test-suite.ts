@@ -2,85 +2,33 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DependencyFolder, TestCommandSpec } from '../shared/test-command';
-import { LANGUAGES, type Language, type SandboxMode, type TestRunReport } from '../shared/types';
-import {
-  acceptanceTestFiles,
-  expectedPythonTests,
-  restoreAcceptanceCopies,
-  type AcceptanceFiles,
-} from './verdicts/acceptance';
-import { HOST_TOOL_ENV } from '../shared/executables';
+import { LANGUAGES, type TestRunReport } from '../shared/types';
 import { checkSandboxAvailable, bwrapTools } from './launch/availability';
-import { bareRunnerPaths } from './launch/bare-launch';
-import { bwrapCommand, SANDBOX_PATHS } from './launch/bwrap-launch';
-import { hostDependencies, mountedDependencies } from './launch/dependency-env';
-import {
-  checkDependencyFolders,
-  prepareMountPoints,
-  prepareScratchFolders,
-} from './workspace/dependency-folders';
-import { resolveLimits, type SandboxLimits } from './launch/limits';
-import { runProcessTree, type ProcessRunResult } from './launch/process-tree';
-import { acquireCgroupLauncher } from './launch/cgroup-launchers';
-import { withRlimits } from './launch/rlimits';
-import type { RunnerContext, RunnerPaths, TestRunner } from './runners/runner';
-import { killUidProcesses } from './launch/sandbox-user';
-import {
-  endLease,
-  lendWorkspace,
-  workspaceUsage,
-  type Lease,
-  type Usage,
-} from './workspace/workspace-ownership';
-import { isRoot } from './launch/tools';
-import { failureReport } from './verdicts/report';
-import { mayHoldOtherTests, mergeReports, withoutFiles } from './verdicts/verdict-run';
-import { judgeRun, throwIfAborted } from './verdicts/run-verdict';
+import { runBare, runSandboxed } from './launch/launch-run';
+import { resolveLimits } from './launch/limits';
+import type { RunTestsOptions } from './run-options';
+import { reportNameOf, type Launch, type RunSpec } from './run-spec';
+import type { TestRunner } from './runners/runner';
 import { selectRunner, type RunnerChoice } from './runners/select-runner';
-import { declaredJestSkips, type HonestSkip } from './verdicts/jest-declared-skips';
+import { acceptanceTestFiles, expectedPythonTests, restoreAcceptanceCopies } from './verdicts/acceptance';
+import { baseTestsHere } from './verdicts/base-tests';
 import { withJestAcceptanceVerdict } from './verdicts/jest-acceptance-verdict';
+import { declaredJestSkips } from './verdicts/jest-declared-skips';
 import { jestVerdictRunner } from './verdicts/jest-verdict-runner';
-import { baseHelpers, baseTestsHere, copyHelpers, type BaseTests } from './verdicts/base-tests';
+import { copyForSandbox, verdictOriginals, withoutAcceptance } from './verdicts/originals';
+import { failureReport } from './verdicts/report';
+import { judgeRun, throwIfAborted, type Expectations } from './verdicts/run-verdict';
+import { verdictSpec } from './verdicts/verdict-process';
+import { mayHoldOtherTests, mergeReports, withoutFiles } from './verdicts/verdict-run';
+import { checkDependencyFolders, prepareMountPoints } from './workspace/dependency-folders';
 
-export interface RunTestsOptions {
-  /** Folder with the code and tests; the only host folder the tests may write. */
-  workspace: string;
-  /**
-   * The host's network inside the sandbox: only for a setup command the user explicitly allowed
-   * it (`--setup-network`), never for tests.
-   */
-  network?: boolean;
-  language: Language;
-  mode: SandboxMode;
-  limits?: Partial<SandboxLimits>;
-  /** Called while the suite runs (a Temporal activity heartbeat), every `heartbeatEveryMs`. */
-  heartbeat?: () => void;
-  /** Default: DEFAULT_HEARTBEAT_EVERY_MS (launch/process-tree.ts). */
-  heartbeatEveryMs?: number;
-  /** Aborting kills the whole process tree; runTestSuite then rejects with an AbortError. */
-  signal?: AbortSignal;
-  /** Workspace-relative test files to run instead of discovering them. */
-  testPaths?: string[];
-  /** The user's acceptance tests: protected in the sandbox, and each must run and pass. */
-  acceptance?: AcceptanceFiles;
-  /**
-   * The repository's tests as a trusted commit has them, judged in the verdict process from those
-   * versions (pytest only; see verdicts/base-tests.ts).
-   */
-  baseTests?: BaseTests;
-  /**
-   * What runs the tests (see test-command.ts); absent: aca's own runners, pytest on Debian's
-   * interpreter for Python and aca's Jest otherwise.
-   */
-  command?: TestCommandSpec;
-  /**
-   * The repository's dependency folders (not in the worktree): mounted read-only at their place in
-   * the workspace, their commands first on PATH. Without a sandbox they are used where they are.
-   */
-  dependencies?: DependencyFolder[];
-}
+export type { RunTestsOptions } from './run-options';
 
+/**
+ * One test run, start to verdict: the run's own tests in one process, then the files the verdict
+ * judges (the acceptance tests, the base commit's tests) in a process of their own where the
+ * runner has one (verdicts/verdict-process.ts), each judged against what the worker saw.
+ */
 export async function runTestSuite(opts: RunTestsOptions): Promise<TestRunReport> {
   const report = await runOnce(opts);
   return withJestAcceptanceVerdict(opts, report, (testPaths) =>
@@ -240,7 +188,6 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
       return withoutFiles(own, gone);
     }
     const originals = verdictOriginals(path.join(runDir, 'originals'), acceptance, base, basePresent);
-    const baseConfig = acceptance?.baseConfig ?? base?.config;
     const verdict = await judged(
       {
         runner: verdictRunner,
@@ -249,19 +196,7 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         acceptanceTests,
         covered: mode === 'bwrap' ? originals : undefined,
         originals: originals.sourceDir,
-        verdict: {
-          key,
-          tests: [...acceptanceTests, ...basePresent.filter((file) => !base?.run || base.run.includes(file))],
-          modules: basePresent.filter((file) => base?.run && !base.run.includes(file)),
-          repository: basePresent,
-          support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
-          importPaths: base?.importPaths ?? [],
-          helpers: {
-            sourceDir: base?.sourceDir ?? '',
-            files: base ? baseHelpers(base, acceptance?.files ?? []) : [],
-          },
-          ...(baseConfig ? { base: baseConfig } : {}),
-        },
+        verdict: verdictSpec({ key, acceptance, acceptanceTests, base, basePresent }),
       },
       async () => {
         const expected = await expectations();
@@ -274,286 +209,10 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
   }
 }
 
-export interface Expectations {
-  testFiles: string[];
-  ids: string[] | undefined;
-  /**
-   * The skipped acceptance tests that are the user's own results: those the acceptance files skip
-   * themselves (Jest), or every one after the verdict process judged each skip (pytest).
-   */
-  honestSkip?: HonestSkip;
-}
-
-/** One process of a run: which runner, where its report goes, what it runs. */
-interface RunSpec {
-  runner: TestRunner;
-  outputDir: string;
-  testPaths: string[];
-  acceptanceTests: string[];
-  excludedTests?: string[];
-  /** Files mounted read-only over their workspace paths for this process (sandbox only). */
-  covered?: AcceptanceFiles;
-  /** Where this process's verdict reads the originals of the files it judges, on the worker. */
-  originals?: string;
-  /**
-   * For the verdict process: its key, the files it judges, the conftest.py files given with the
-   * acceptance tests, the folders it imports from after the workspace root, and the trusted
-   * commit's configuration it loads.
-   */
-  verdict?: {
-    key: Buffer;
-    tests: string[];
-    support: string[];
-    modules: string[];
-    repository: string[];
-    importPaths: string[];
-    /** The trusted commit's helper modules in its test folders, imported from their originals. */
-    helpers: { sourceDir: string; files: string[] };
-    base?: NonNullable<AcceptanceFiles['baseConfig']>;
-  };
-}
-
-interface RunOutcome {
-  result: ProcessRunResult;
-  seenWorkspace: string;
-  usageBefore: Usage;
-  usageAfter: Usage;
-  /** A limit the run is known to have hit (the kernel's count of processes its cgroup killed). */
-  limitHit?: string;
-}
-
-type Launch = (run: RunSpec) => Promise<RunOutcome>;
-
-const reportNameOf = (runner: TestRunner): string => `report.${runner.reportExtension}`;
-const KEY_FILE = 'verdict.key';
-const BASE_FOLDER = 'base';
-const HELPERS_FOLDER = 'helpers';
-
 function outputFolder(runDir: string, name: string): string {
   const dir = path.join(runDir, name);
   fs.mkdirSync(dir, { mode: 0o755 });
   return dir;
-}
-
-/**
- * The runner's context for one process. The verdict process finds its key in its output folder
- * (fresh for this run, written by the worker only) and removes it before anything of the workspace
- * runs: the key never passes through an environment or a command line another process can read.
- */
-function contextFor(
-  run: RunSpec,
-  paths: RunnerPaths,
-  limits: SandboxLimits,
-  dependencies: RunnerContext['dependencies'],
-  uid: number | undefined,
-  originalsSeen: string,
-): RunnerContext {
-  const ctx: RunnerContext = {
-    paths,
-    limits,
-    testPaths: run.testPaths,
-    reportName: reportNameOf(run.runner),
-    dependencies,
-    acceptanceTests: run.acceptanceTests,
-    ...(run.excludedTests ? { excludedTests: run.excludedTests } : {}),
-  };
-  if (!run.verdict) return ctx;
-  const keyFile = path.join(run.outputDir, KEY_FILE);
-  fs.writeFileSync(keyFile, run.verdict.key, { mode: 0o400 });
-  if (uid !== undefined) fs.chownSync(keyFile, uid, uid);
-  const seen =
-    (root: string) =>
-    (file: string): [string, string, string] => [
-      file,
-      path.posix.join(paths.workspace, file),
-      path.posix.join(root, file),
-    ];
-  // The base commit's configuration, copied into a folder of the output folder that only the
-  // worker can write; the verdict process reads it before anything of the workspace runs.
-  const base = run.verdict.base;
-  const baseSeen = path.posix.join(paths.output, BASE_FOLDER);
-  if (base) {
-    for (const file of base.files) {
-      const target = path.join(run.outputDir, BASE_FOLDER, file);
-      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
-      fs.copyFileSync(path.join(base.sourceDir, file), target);
-      fs.chmodSync(target, 0o444);
-    }
-  }
-  const helpers = run.verdict.helpers;
-  copyHelpers(helpers, path.join(run.outputDir, HELPERS_FOLDER));
-  const conftests = [
-    ...(base?.files ?? [])
-      .filter((file) => path.posix.basename(file) === 'conftest.py' && !run.verdict!.support.includes(file))
-      .map(seen(baseSeen)),
-    ...run.verdict.support.map(seen(originalsSeen)),
-  ];
-  return {
-    ...ctx,
-    verdict: {
-      tests: run.verdict.tests.map(seen(originalsSeen)),
-      // Folders above first, as pytest loads them.
-      support: conftests.sort((a, b) => a[0].split('/').length - b[0].split('/').length),
-      ini: base?.ini ? path.posix.join(baseSeen, base.ini) : null,
-      keyFile: path.posix.join(paths.output, KEY_FILE),
-      importPaths: run.verdict.importPaths.map((folder) => path.posix.join(paths.workspace, folder)),
-      modules: run.verdict.modules.map(seen(originalsSeen)),
-      repository: run.verdict.repository,
-      helpers: helpers.files.map(seen(path.posix.join(paths.output, HELPERS_FOLDER))),
-    },
-  };
-}
-
-interface LaunchInput extends RunSpec {
-  opts: RunTestsOptions;
-  workspace: string;
-  limits: SandboxLimits;
-  dependencies: DependencyFolder[];
-}
-
-async function runSandboxed(
-  input: LaunchInput & { tools: NonNullable<ReturnType<typeof bwrapTools>> },
-): Promise<RunOutcome> {
-  const { opts, workspace, limits, dependencies, tools, covered, runner, outputDir } = input;
-  let lease: Lease | undefined;
-  let launcher: ReturnType<typeof acquireCgroupLauncher> = null;
-  let usageBefore: Usage;
-  let result: ProcessRunResult;
-  let usageAfter: Usage | undefined;
-  let oomKills = 0;
-  try {
-    if (isRoot()) {
-      lease = await lendWorkspace(workspace);
-      fs.chownSync(outputDir, lease.uid, lease.uid);
-      launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
-    }
-    const uid = lease?.uid;
-    usageBefore = lease?.before ?? (await workspaceUsage(workspace));
-    // Inside the sandbox the acceptance files at their workspace paths are the originals, mounted.
-    const ctx = contextFor(
-      input,
-      SANDBOX_PATHS,
-      limits,
-      mountedDependencies(dependencies, SANDBOX_PATHS.workspace),
-      uid,
-      SANDBOX_PATHS.workspace,
-    );
-    const { argv, env } = runner.command(ctx);
-    const { command, args } = bwrapCommand({
-      tools,
-      workspace,
-      outputDir,
-      ...(covered ? { acceptance: covered } : {}),
-      dependencies,
-      scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
-      needsNode: runner.needsNode,
-      network: opts.network === true,
-      limits,
-      env,
-      argv: withRlimits(argv, limits, {
-        limitProcesses: true,
-        addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-        memoryInCgroup: launcher !== null,
-      }),
-      ...(uid === undefined ? {} : { uid }),
-    });
-    result = await runProcessTree({
-      command,
-      args,
-      env: HOST_TOOL_ENV,
-      cwd: workspace,
-      wallTimeoutMs: limits.wallTimeoutMs,
-      outputBytes: limits.outputBytes,
-      ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
-      ...(launcher ? { spawn: launcher.spawn } : {}),
-    });
-    oomKills = launcher?.oomKills() ?? 0;
-  } finally {
-    // Only end the lease once nothing of the sandbox uid runs, so nothing can race the walk.
-    if (lease) {
-      await killUidProcesses(lease.uid);
-      launcher?.release();
-      usageAfter = await endLease(workspace, lease);
-    }
-  }
-  return {
-    result,
-    seenWorkspace: SANDBOX_PATHS.workspace,
-    usageBefore,
-    usageAfter: usageAfter ?? (await workspaceUsage(workspace)),
-    ...(oomKills > 0
-      ? {
-          limitHit: `the run's memory limit of ${Math.round(limits.runMemoryBytes / 1024 / 1024)} MiB was hit: the kernel killed ${oomKills} of its processes (--memory, or limits.memoryMiB in .aca.json)`,
-        }
-      : {}),
-  };
-}
-
-async function runBare(input: LaunchInput): Promise<RunOutcome> {
-  const { opts, workspace, limits, dependencies, runner, outputDir } = input;
-  const usageBefore = await workspaceUsage(workspace);
-  const { paths, cleanup } = bareRunnerPaths(workspace, outputDir);
-  try {
-    const runId = randomBytes(8).toString('hex');
-    // Without a sandbox nothing covers the copies: the verdict process reads the originals.
-    const originals = input.originals ?? opts.acceptance?.sourceDir ?? workspace;
-    const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
-    const { argv, env } = runner.command(ctx);
-    const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
-    const wrapped = withRlimits(argv, limits, {
-      limitProcesses: false,
-      addressSpaceHeadroomBytes: runner.addressSpaceHeadroomBytes,
-    });
-    const result = await runProcessTree({
-      command: wrapped[0],
-      args: wrapped.slice(1),
-      env: { ...env, ACA_SANDBOX_RUN: runId },
-      cwd: workspace,
-      wallTimeoutMs: limits.wallTimeoutMs,
-      outputBytes: limits.outputBytes,
-      sweepTag,
-      ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
-    });
-    return { result, seenWorkspace: workspace, usageBefore, usageAfter: await workspaceUsage(workspace) };
-  } finally {
-    cleanup();
-  }
-}
-
-/**
- * The originals, copied for this run into a folder the sandbox user can read (the user's own
- * folder may be private to the worker): the sandbox mounts these copies read-only.
- */
-function copyForSandbox(
-  acceptance: Pick<AcceptanceFiles, 'sourceDir' | 'files'>,
-  dir: string,
-): AcceptanceFiles {
-  for (const file of acceptance.files) {
-    const target = path.join(dir, file);
-    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
-    fs.copyFileSync(path.join(acceptance.sourceDir, file), target);
-    fs.chmodSync(target, 0o444);
-  }
-  return { sourceDir: dir, files: acceptance.files };
-}
-
-/** Every file the verdict process judges, as its original, in one folder: what covers the workspace's. */
-function verdictOriginals(
-  dir: string,
-  acceptance: AcceptanceFiles | undefined,
-  base: BaseTests | undefined,
-  basePresent: string[],
-): AcceptanceFiles {
-  if (acceptance) copyForSandbox(acceptance, dir);
-  if (base) copyForSandbox({ sourceDir: base.sourceDir, files: basePresent }, dir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  return { sourceDir: dir, files: [...(acceptance?.files ?? []), ...basePresent] };
-}
-
-/** The base tests less the acceptance files, which are judged as such. */
-function withoutAcceptance(base: BaseTests, acceptance: AcceptanceFiles | undefined): BaseTests {
-  const taken = new Set(acceptance?.files ?? []);
-  return { ...base, files: base.files.filter((file) => !taken.has(file)) };
 }
 
 function realWorkspace(workspace: string): string {
@@ -581,10 +240,4 @@ function checkTestPaths(testPaths: string[]): string[] {
     }
   }
   return testPaths;
-}
-
-function pick<T extends object, K extends keyof T>(obj: T, ...keys: K[]): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const key of keys) if (obj[key] !== undefined) out[key] = obj[key];
-  return out;
 }

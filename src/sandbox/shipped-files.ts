@@ -23,6 +23,18 @@ export const SHIPPED_FILES = {
   pytestVerdictValues: 'verdicts/python/pytest_verdict_values.py',
   /** The verdict's checks of the names a test reads: its text goes before the launcher's. */
   pytestVerdictNames: 'verdicts/python/pytest_verdict_names.py',
+  /** How the verdict process imports (source only, the base commit's helpers): before the launcher's. */
+  pytestVerdictImports: 'verdicts/python/pytest_verdict_imports.py',
+  /** Which code the verdict takes for the acceptance tests' own: its text goes before the launcher's. */
+  pytestVerdictCode: 'verdicts/python/pytest_verdict_code.py',
+  /** The verdict's signed results channel: its text goes before the launcher's. */
+  pytestVerdictChannel: 'verdicts/python/pytest_verdict_channel.py',
+  /** The /proc paths the verdict guards: its text goes before the launcher's. */
+  pytestVerdictProc: 'verdicts/python/pytest_verdict_proc.py',
+  /** How the verdict watches a test's call phase: its text goes before the launcher's. */
+  pytestVerdictWatch: 'verdicts/python/pytest_verdict_watch.py',
+  /** The verdict's pytest plugin, which feeds its audit hook: its text goes before the launcher's. */
+  pytestVerdictPlugin: 'verdicts/python/pytest_verdict_plugin.py',
   /** The test ids an acceptance file defines, read on the host: its text is the `-c` argument. */
   pythonAcceptanceTests: 'verdicts/python/acceptance_tests.py',
   jestResultsReporter: 'verdicts/js/results-reporter.cjs',

@@ -6,10 +6,10 @@
  * side is a list written here, so a change of the run's steps passes when fake and SDK agree on
  * it, and a fake that drifts from the SDK fails.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import type { RunResult } from '../../src/shared/run-types';
 import { readRunResult } from '../../src/shared/run-failure';
 import { workflowBundle } from '../helpers/agent-harness';
 import type * as FakeRunModule from '../helpers/fake-run';
@@ -18,6 +18,8 @@ import type * as WorkflowFakeModule from '../helpers/workflow-fake';
 import type * as CodingAgentModule from '../../src/workflows/coding-agent';
 
 const TASK_QUEUE = `fake-vs-server-${process.pid}`;
+/** Far beyond a stub run's second or so: only a run stuck on a step takes this long. */
+const STOP_AFTER_MS = 30_000;
 
 /**
  * The workflow code with `@temporalio/workflow` swapped for the fake, in a module registry of its
@@ -61,20 +63,18 @@ const RUNS: Array<[string, Script, Parameters<typeof FakeRunModule.fakeRunInput>
     {},
   ],
   [
-    "fails once, then passes, its files on the workflow's worker (local activities)",
-    { step: writesAFile, tests: (attempt) => (attempt === 1 ? fakeRun.failingTests : {}), toolsHere: true },
-    {},
-  ],
-  [
     'fails at its iteration limit',
     { step: writesAFile, tests: () => fakeRun.failingTests },
     { maxIterations: 2 },
   ],
 ];
 
+/** How the fake names the queue of a local activity's call, and how the lists below mark one. */
+const LOCAL = '(local)';
+
 /**
  * The activities a run called, in order, from its history: scheduled activities by type, local
- * activities by the type their marker records (as `(local) <type>`, as the fake names their queue).
+ * activities (if the workflow calls any) by the type their marker records, marked as local.
  */
 function activitiesOf(history: temporal.api.history.v1.IHistory): string[] {
   const called: string[] = [];
@@ -85,7 +85,7 @@ function activitiesOf(history: temporal.api.history.v1.IHistory): string[] {
     if (marker?.markerName === 'core_local_activity') {
       const data = marker.details!.data!.payloads![0]!.data!;
       const { activity_type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
-      called.push(`${fake.LOCAL_QUEUE} ${activity_type}`);
+      called.push(`${LOCAL} ${activity_type}`);
     }
   }
   return called;
@@ -93,9 +93,7 @@ function activitiesOf(history: temporal.api.history.v1.IHistory): string[] {
 
 /** The same, from the fake's log of calls. */
 function fakeActivities(): string[] {
-  return fake.fake.calls.map((call) =>
-    call.taskQueue === fake.LOCAL_QUEUE ? `${fake.LOCAL_QUEUE} ${call.name}` : call.name,
-  );
+  return fake.fake.calls.map((call) => (call.taskQueue === LOCAL ? `${LOCAL} ${call.name}` : call.name));
 }
 
 describe('the workflow fake and the dev server call the same activities, in the same order', () => {
@@ -152,12 +150,15 @@ describe('the workflow fake and the dev server call the same activities, in the 
       taskQueue: TASK_QUEUE,
       args: [fakeRun.fakeRunInput(options)],
     });
-    const real: RunResult = await readRunResult(handle);
+    // A real run the fake's does not match may wait on a step forever (an activity the fake
+    // stubs under another name is retried): it is stopped, and what it called so far compared.
+    const real = await Promise.race([readRunResult(handle), delay(STOP_AFTER_MS).then(() => null)]);
+    if (!real) await handle.terminate('stopped by the comparison with the workflow fake');
     const onServer = activitiesOf(await handle.fetchHistory());
 
     expect(onFake).toEqual(onServer);
     // The lists are of a whole run, and both runs ended alike.
     expect(onServer).toContain('agentStep');
-    expect([faked.state, faked.iterations]).toEqual([real.state, real.iterations]);
+    expect([faked.state, faked.iterations]).toEqual([real?.state, real?.iterations]);
   });
 });

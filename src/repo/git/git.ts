@@ -18,7 +18,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runViaHelper } from '../../shared/spawn-helper';
+import { runViaHelper } from '../../process';
 import { findExecutable } from '../../shared/executables';
 import { SystemError } from '../../shared/errors';
 import { IrregularFileError, readRegularFile } from '../../shared/regular-file';

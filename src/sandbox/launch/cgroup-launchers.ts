@@ -8,7 +8,7 @@
  * and the pairs are reused. The helper, a small Node process, counts against the group's memory.
  */
 import { createRunCgroup, type RunCgroup } from './run-cgroup';
-import { SpawnHelper, type SpawnedProcess, type SpawnRequest } from '../../shared/spawn-helper';
+import { SpawnHelper, type SpawnedProcess, type SpawnRequest } from '../../process';
 
 export interface CgroupLauncher {
   spawn(request: SpawnRequest): Promise<SpawnedProcess>;

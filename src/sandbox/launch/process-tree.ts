@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { OutputTail } from './output-tail';
 import { ResultsCollector } from '../verdicts/results-channel';
-import { spawnViaHelper, type SpawnedProcess, type SpawnRequest } from '../../shared/spawn-helper';
+import { spawnViaHelper, type SpawnedProcess, type SpawnRequest } from '../../process';
 
 export interface ProcessRunOptions {
   command: string;

@@ -12,7 +12,7 @@ import {
 } from './runner';
 import { readJunitCases } from '../verdicts/junit-xml';
 import { junitCaseResult } from '../verdicts/junit-cases';
-import { shippedFile } from '../shipped-files';
+import { shippedFile, type ShippedFile } from '../shipped-files';
 import { readVerdictStream } from '../verdicts/pytest-verdict-stream';
 
 /** Debian's interpreter, not whatever python is first on the worker's PATH (pyenv shims live in /root). */
@@ -74,13 +74,25 @@ function exitContradiction(exitCode: number, stream: StreamResult): string | nul
   return null;
 }
 
-/** The verdict process's `-c` text: its checks first, then the launcher that installs and runs them. */
+/**
+ * The verdict process's `-c` text: its parts first (each defines functions only), then the launcher
+ * that installs and runs them. Being one text, no part is imported, so nothing on `sys.path` can
+ * stand in for one.
+ */
+const VERDICT_PARTS = [
+  'pytestVerdictValues',
+  'pytestVerdictNames',
+  'pytestVerdictImports',
+  'pytestVerdictCode',
+  'pytestVerdictChannel',
+  'pytestVerdictProc',
+  'pytestVerdictWatch',
+  'pytestVerdictPlugin',
+  'pytestVerdictLauncher',
+] as const satisfies readonly ShippedFile[];
+
 function verdictLauncherText(): string {
-  return [
-    shippedFile('pytestVerdictValues'),
-    shippedFile('pytestVerdictNames'),
-    shippedFile('pytestVerdictLauncher'),
-  ].join('\n');
+  return VERDICT_PARTS.map((part) => shippedFile(part)).join('\n');
 }
 
 /**

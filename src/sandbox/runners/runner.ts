@@ -116,7 +116,7 @@ export interface StreamingRunner extends RunnerBase {
   /**
    * The runner of the verdict process, where this runner has one: the acceptance tests alone, in a
    * process of their own that nothing written during the run configures, whose results the code
-   * under test cannot forge (run-test-suite.ts). Its command gets `RunnerContext.verdict`.
+   * under test cannot forge (verdicts/verdict-process.ts). Its command gets `RunnerContext.verdict`.
    */
   verdict?(expectations: VerdictExpectations): StreamingRunner;
 }

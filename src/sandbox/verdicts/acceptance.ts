@@ -4,7 +4,7 @@ import type { Language, TestCaseResult } from '../../shared/types';
 import { PYTHON } from '../runners/pytest-runner';
 import { HOST_TOOL_ENV } from '../../shared/executables';
 import { shippedFile } from '../shipped-files';
-import { runViaHelper } from '../../shared/spawn-helper';
+import { runViaHelper } from '../../process';
 
 /**
  * The user's acceptance tests (`--tests DIR`). The workspace holds copies at the same relative

@@ -2,7 +2,7 @@ import type { TestCaseResult, TestRunReport } from '../../shared/types';
 import { acceptanceTestFiles } from './acceptance';
 import { jestRunner } from '../runners/jest-runner';
 import { reportFromParsed } from './report';
-import type { RunTestsOptions } from '../run-test-suite';
+import type { RunTestsOptions } from '../run-options';
 import { selectRunner } from '../runners/select-runner';
 
 /**

@@ -12,8 +12,19 @@ import {
   type ParsedReport,
 } from './report';
 import { crossCheck } from './result-check';
-import type { Expectations } from '../run-test-suite';
 import type { ReportOnlyRunner, TestRunner } from '../runners/runner';
+import type { HonestSkip } from './jest-declared-skips';
+
+/** What the worker knows of the acceptance tests a run must hold, before it runs. */
+export interface Expectations {
+  testFiles: string[];
+  ids: string[] | undefined;
+  /**
+   * The skipped acceptance tests that are the user's own results: those the acceptance files skip
+   * themselves (Jest), or every one after the verdict process judged each skip (pytest).
+   */
+  honestSkip?: HonestSkip;
+}
 
 export interface RunOutcomeInput {
   runner: TestRunner;

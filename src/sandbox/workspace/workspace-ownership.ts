@@ -27,7 +27,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HOST_TOOL_ENV } from '../../shared/executables';
-import { runViaHelper } from '../../shared/spawn-helper';
+import { runViaHelper } from '../../process';
 import {
   hasLiveProcesses,
   isSandboxUid,

@@ -1,5 +1,5 @@
 /**
- * git runs through the worker's small spawn helper (src/sandbox/spawn-helper.ts, `run`). What
+ * git runs through the worker's small spawn helper (src/process/spawn-helper.ts, `run`). What
  * git.ts relies on must hold through it: exit codes, stderr, bytes, large output and its bound,
  * stdin, time limits that kill the whole process group, a helper that dies, an environment that
  * is exactly the one given; and the cached driver pins must follow every change of the config.
@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { git, GitError, gitBytes, gitWithStatus } from '../../../src/repo';
-import { SpawnHelper, sharedHelperPid, type RunRequest } from '../../../src/shared/spawn-helper';
+import { SpawnHelper, sharedHelperPid, type RunRequest } from '../../../src/process';
 import { until } from '../../helpers/until';
 
 const request = (command: string, args: string[], extra: Partial<RunRequest> = {}): RunRequest => ({

@@ -66,7 +66,7 @@ describe('files beside the modules that load them', () => {
     expect(outsideSandbox).toEqual(
       expect.arrayContaining([
         path.join('memory', 'pglite-thread.cjs'),
-        path.join('shared', 'spawn-helper-process.cjs'),
+        path.join('process', 'spawn-helper-process.cjs'),
       ]),
     );
   });

@@ -1,5 +1,5 @@
 /**
- * Test processes are started by a small helper process (src/sandbox/launch/spawn-helper.ts). What the
+ * Test processes are started by a small helper process (src/process/spawn-helper.ts). What the
  * sandbox relies on must hold through it exactly as with a direct spawn: output, exit codes,
  * start errors, process groups that can be killed, bounded output, nothing lost when a process
  * ends at once.

@@ -1,7 +1,7 @@
-# The pytest verdict process (see run-test-suite.ts): `python -I -B -u -c <pytest_verdict_values.py's,
-# pytest_verdict_names.py's and this file's text> <setup JSON> <pytest's arguments>`, run on the
-# acceptance test files alone, with `--noconftest` and aca's configuration, so that nothing written
-# during the run configures it.
+# The pytest verdict process (see verdicts/verdict-process.ts): `python -I -B -u -c <the text of the
+# pytest_verdict_*.py files beside this one, then this file's> <setup JSON> <pytest's arguments>`
+# (runners/pytest-runner.ts says which, in order), run on the acceptance test files alone, with
+# `--noconftest` and aca's configuration, so that nothing written during the run configures it.
 #
 # Before anything of the workspace is imported, the launcher makes the process non-dumpable (its
 # /proc files closed to other processes), reads and removes the key file the worker left in the
@@ -114,156 +114,6 @@ def _aca_verdict():
     return int(code)
 
 
-def _helper_module_names(os, setup):
-    """
-    The names a base test imports a helper by: dotted through the packages the base commit has
-    above it (`tests.helpers` beside `tests/__init__.py`), or bare (see _top_level_helpers).
-    """
-    rels = set(rel for rel, full, original in setup.get("helpers", []))
-    names = set(_top_level_helpers(os, setup))
-    for rel in rels:
-        parts = rel[:-3].split("/")
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        first = len(parts) - 1
-        while first > 0 and "/".join(parts[:first]) + "/__init__.py" in rels:
-            first -= 1
-        if first < len(parts) - 1:
-            names.add(".".join(parts[first:]))
-    return names
-
-
-def _top_level_helpers(os, setup):
-    """
-    The helpers a base test imports by a bare name: pytest puts the first folder above a test file
-    that is no package at the front of `sys.path`, so at the base commit `import helpers` beside
-    `tests/test_calc.py` (no `tests/__init__.py`) finds `tests/helpers.py` before anything else. An
-    `__init__.py` the run adds there moves pytest's folder up to the root, where a `helpers.py` of
-    the run's would be found instead; these names keep finding the base commit's. Name -> path.
-    """
-    rels = set(rel for rel, full, original in setup.get("helpers", []))
-    workspace_of = dict((rel, full) for rel, full, original in setup.get("helpers", []))
-    folders = set()
-    for rel, full, original in setup.get("tests", []):
-        folder = os.path.dirname(rel)
-        # The folder pytest would have put on the path for this test file at the base commit.
-        while folder and (folder + "/__init__.py") in rels:
-            folder = os.path.dirname(folder)
-        # Only a test folder's own: above it, a folder's __init__.py is no helper, so not known here
-        # (toolz/tests/ is a package of toolz/, which pytest's folder is then above).
-        if "tests" in folder.split("/") or "test" in folder.split("/"):
-            folders.add(folder)
-    found = {}
-    for rel in sorted(rels):
-        name = os.path.basename(rel)
-        parent = os.path.dirname(rel)
-        if name == "__init__.py":
-            name, parent = os.path.basename(parent), os.path.dirname(parent)
-        elif name.endswith(".py"):
-            name = name[:-3]
-        else:
-            continue
-        if parent in folders and name not in found:
-            found[name] = workspace_of[rel]
-    return found
-
-
-def _source_only(os, helpers, top_level):
-    """
-    Modules outside the interpreter's own folders load from their source, never from a cache beside
-    it: a planted __pycache__ file (or a lone .pyc) runs no code of its own here. pytest's
-    rewritten test files are compiled afresh too. A trusted helper (`helpers`: workspace path ->
-    the base commit's source) found in a folder of the import path, as `name.py` or as a package
-    `name/__init__.py`, is loaded from that source, whatever the folder holds now under that name:
-    a helper rewritten, deleted, or shadowed by a package of the same name.
-    """
-    import importlib.machinery as machinery
-    import site
-
-    trusted = tuple(
-        p.rstrip("/") + "/"
-        for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *getattr(site, "getsitepackages", list)()}
-        if p
-    )
-
-    class SourceOnly(machinery.SourceFileLoader):
-        def get_code(self, fullname):
-            path = self.get_filename(fullname)
-            return compile(self.get_data(path), path, "exec", dont_inherit=True)
-
-    import importlib._bootstrap as bootstrap
-    import importlib.util as util
-
-    class TrustedHelper:
-        # Not a SourceFileLoader: pytest's assertion rewriter, which reads a module's file itself,
-        # leaves such a module to this loader even when asked to rewrite it.
-        def __init__(self, fullname, path, source):
-            self.name = fullname
-            self.path = path
-            self.source = source
-
-        def create_module(self, spec):
-            return None
-
-        def exec_module(self, module):
-            # Through importlib's own call, whose frame tells the audit hook which dict the trusted
-            # code runs in (see helper_names in _install).
-            code = compile(self.source, self.path, "exec", dont_inherit=True)
-            bootstrap._call_with_frames_removed(exec, code, module.__dict__)
-
-        def get_filename(self, fullname=None):
-            return self.path
-
-        def get_source(self, fullname=None):
-            return self.source.decode("utf-8", "replace")
-
-        def is_package(self, fullname=None):
-            return os.path.basename(self.path) == "__init__.py"
-
-    class HelperFinder(machinery.FileFinder):
-        # A FileFinder still, so that pkgutil.iter_modules and pkg_resources see the folder as before.
-        def find_spec(self, fullname, target=None):
-            tail = fullname.rpartition(".")[2]
-            folder = os.path.abspath(self.path or ".")
-            candidates = ((os.path.join(folder, tail, "__init__.py"), True),
-                          (os.path.join(folder, tail + ".py"), False))
-            if fullname in top_level:
-                candidates = ((top_level[fullname], top_level[fullname].endswith("/__init__.py")),)
-            for candidate, package in candidates:
-                source = helpers.get(candidate)
-                if source is not None:
-                    return util.spec_from_file_location(
-                        fullname, candidate, loader=TrustedHelper(fullname, candidate, source),
-                        submodule_search_locations=[os.path.dirname(candidate)] if package else None)
-            return machinery.FileFinder.find_spec(self, fullname, target)
-
-    finder_class = HelperFinder if helpers else machinery.FileFinder
-    cached_hook = finder_class.path_hook(*_loaders(machinery, machinery.SourceFileLoader, True))
-    source_hook = finder_class.path_hook(*_loaders(machinery, SourceOnly, False))
-
-    def hook(path):
-        full = os.path.abspath(path or ".")
-        return (cached_hook if (full + "/").startswith(trusted) else source_hook)(path)
-
-    sys.path_hooks[:] = [h for h in sys.path_hooks if "FileFinder" not in getattr(h, "__qualname__", "")]
-    sys.path_hooks.append(hook)
-    sys.path_importer_cache.clear()
-    import _pytest.assertion.rewrite as rewrite
-
-    rewrite._read_pyc = lambda *args, **kwargs: None
-    return trusted
-
-
-def _loaders(machinery, source_loader, sourceless):
-    loaders = [
-        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
-        (source_loader, machinery.SOURCE_SUFFIXES),
-    ]
-    if sourceless:
-        loaders.append((machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES))
-    return loaders
-
-
 def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _json, _thread, more):
     """
     Builds the audit hook that judges the run and returns the pytest plugin that feeds it. Nothing
@@ -273,7 +123,6 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     # Every name the hook uses is bound here, so that nothing it runs is looked up again in a module
     # or in builtins that code under test could rebind.
     _type = type
-    _id = id
     _len = len
     _str = str
     _int = int
@@ -282,21 +131,13 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     _frozenset = frozenset
     _bytes = bytes
     _dict = dict
-    _list = list
-    _none = type(None)
-    _float = float
-    _complex = complex
-    _ellipsis = Ellipsis
-    _oserror = OSError
     _exception = Exception
-    _any = any
     frame_type = types.FrameType
     code_type = types.CodeType
     tb_type = types.TracebackType
     module_type = types.ModuleType
     function_type = types.FunctionType
     function_code = function_type.__dict__["__code__"].__get__
-    module_dict = module_type.__dict__["__dict__"].__get__
     type_module = type.__dict__["__module__"].__get__
     sys_modules = sys.modules
     getframe = sys._getframe
@@ -346,110 +187,15 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
     bootstrap = sys_modules.get("importlib._bootstrap")
     frames_removed = getattr(getattr(bootstrap, "_call_with_frames_removed", None), "__code__", None)
 
-    # What each acceptance file compiles to, from the read-only original, plainly and with pytest's
-    # assertion rewriting as it stands before anything of the workspace runs. A module the
-    # interpreter executes is the acceptance file only if its code equals one of these.
-    def safe_const(value, depth=0):
-        # Identity tests only: comparing a type of the code under test could run its metaclass.
-        t = _type(value)
-        if t is _str or t is _bytes or t is _int or t is _float or t is _complex or t is _bool:
-            return True
-        if t is _none or value is _ellipsis:
-            return True
-        if depth > 20:
-            return False
-        if t is code_type:
-            value = value.co_consts
-        elif t is not _tuple and t is not _frozenset:
-            return False
-        for item in value:
-            if not safe_const(item, depth + 1):
-                return False
-        return True
-
-    def functions_in(code, into):
-        for const in code.co_consts:
-            if _type(const) is code_type:
-                into.append(const)
-                functions_in(const, into)
-
-    modules = []  # (rel, full, [module code objects], imports)
-    # Each file as [relative path, path in the workspace, path of its original].
-    # "modules": trusted test files not run here whose classes the run's tests may inherit from.
-    for rel, full, original in setup["tests"] + setup.get("support", []) + setup.get("modules", []):
-        try:
-            with open(original, "rb") as f:
-                source = f.read()
-            tree = ast.parse(source, filename=full)
-        except Exception:
-            continue
-        compiled = []
-        try:
-            compiled.append(compile(source, full, "exec", dont_inherit=True))
-        except Exception:
-            pass
-        if rewrite_asserts is not None:
-            try:
-                rewritten = ast.parse(source, filename=full)
-                rewrite_asserts(rewritten, source, full, None)
-                compiled.append(compile(rewritten, full, "exec", dont_inherit=True))
-            except Exception:
-                pass
-        modules.append((rel, full, compiled, _aca_read_names(ast, dis, tree, compiled, functions_in)))
-
-    # The base commit's helpers (see _source_only): what each compiles to, and the names a base test
-    # imports one by. A module of such a name that the test reads from must be the one the
-    # interpreter made by executing that code: a module of the code under test's making, put into
-    # sys.modules under the helper's name before the test imports it, is not.
-    helper_codes = {}
-    for rel, full, original in setup.get("helpers", []):
-        try:
-            with open(original, "rb") as f:
-                helper_codes[full] = compile(f.read(), full, "exec", dont_inherit=True)
-        except Exception:
-            pass
-    helper_names = _helper_module_names(os, setup)
-    helper_namespaces = {}
-
-    returning = _frozenset(dis.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in dis.opmap)
+    lookup, bindings_hold, builtins_hold = _aca_names(sys_modules, real_builtins, inserted)
+    recognised = _aca_code(setup, os, ast, dis, types, rewrite_asserts, getframe, loader_codes, frames_removed, lookup)
+    entry_of, learn = recognised[0], recognised[1]
     compared_names = _frozenset(["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
                                  "__bool__", "__len__", "__contains__"])
-    suspending = _frozenset(dis.opmap[n] for n in ("YIELD_VALUE",) if n in dis.opmap)
-
-    # Code objects the interpreter really executed as an acceptance module, by identity: id -> entry.
-    genuine = {}
-    kept = []
     tampering = []
     state = {"test": None, "seen": None, "profiling": None, "done": False}
-    seq = [0]
     own = [None]
-
-    def encode(value):
-        t = _type(value)
-        if t is _str:
-            return quote(value)
-        if t is _bool:
-            return "true" if value else "false"
-        if t is _int:
-            return _int.__repr__(value)
-        if value is None:
-            return "null"
-        if t is _list:
-            return "[" + ",".join([encode(v) for v in value]) + "]"
-        return quote("?")
-
-    def send(record):
-        if fd is None:
-            return
-        record["n"] = seq[0]
-        seq[0] += 1
-        body = ("{" + ",".join([quote(k) + ":" + encode(v) for k, v in record.items()]) + "}").encode()
-        data = body + b"\t" + hmac_digest(key, body, "sha256").hex().encode() + b"\n"
-        try:
-            while data:
-                data = data[write(fd, data):]
-        except _oserror:
-            pass
+    send = _aca_channel(fd, key, write, hmac_digest, quote)
 
     def tamper(what):
         if _len(tampering) < 20:
@@ -474,191 +220,14 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
         if current is None or current[0] not in repository:
             tamper(why[:300])
 
-    def proc_target(path):
-        # The process's own descriptors, memory and environment, by any spelling of /proc.
-        if _type(path) is _bytes:
-            try:
-                path = path.decode("utf-8", "replace")
-            except _exception:
-                return True
-        if _type(path) is not _str:
-            return False
-        if not path.startswith("/"):
-            path = getcwd() + "/" + path
-        parts = []
-        for part in path.split("/"):
-            if part == "" or part == ".":
-                continue
-            if part == "..":
-                if parts:
-                    parts.pop()
-                continue
-            parts.append(part)
-        if _len(parts) < 2 or parts[0] != "proc":
-            return False
-        who = parts[1]
-        if who not in ("self", "thread-self") and not who.isdigit():
-            return False
-        rest = parts[2:]
-        if rest and rest[0] == "task":
-            rest = rest[2:]
-        return not rest or rest[0] in ("fd", "fdinfo", "mem", "environ", "map_files", "task")
-
-    def entry_of(code):
-        return genuine.get(_id(code))
-
-    def loader_namespace(code):
-        # The dict a module's code is executed in, read from the frame of the loader that called
-        # exec (frames 0 to 2 are this function's, learn's and the hook's): pytest's rewriting
-        # loader or importlib's.
-        # None when anything else executes it.
-        caller = getframe(3)
-        if caller is None:
-            return None
-        c = caller.f_code
-        local = caller.f_locals
-        if _type(local) is not _dict:
-            return None
-        if _any(c is known for known in loader_codes):
-            found, module = lookup(local, "module")
-            namespace = module_dict(module) if found and _type(module) is module_type else None
-        elif c is frames_removed and frames_removed is not None:
-            found, args = lookup(local, "args")
-            if not found or _type(args) is not _tuple or _len(args) < 2 or args[0] is not code:
-                return None
-            namespace = args[1]
-        else:
-            return None
-        return namespace if _type(namespace) is _dict else None
-
-    def learn(code):
-        # A module the interpreter executes: an acceptance file's when it equals its compiled
-        # original and a loader executes it, in the dict its frames will then have as globals.
-        filename = code.co_filename
-        if _type(filename) is not _str:
-            return
-        expected = helper_codes.get(filename)
-        if expected is not None:
-            if code.co_code == expected.co_code and safe_const(code) and code == expected:
-                namespace = loader_namespace(code)
-                if namespace is not None:
-                    kept.append(namespace)
-                    helper_namespaces[_id(namespace)] = namespace
-            return
-        for rel, full, compiled, names in modules:
-            if filename != full:
-                continue
-            for expected in compiled:
-                if code.co_code != expected.co_code or not safe_const(code):
-                    continue
-                if code != expected:
-                    continue
-                namespace = loader_namespace(code)
-                if namespace is None:
-                    return
-                found = [code]
-                functions_in(code, found)
-                kept.append(namespace)
-                for c in found:
-                    kept.append(c)
-                    genuine[_id(c)] = (rel, c.co_name, names, c.co_code, c is code, namespace)
-                return
+    proc_target = _aca_proc_target(getcwd)
 
     calling = [None]  # the built-in function the profiled thread is in, if any
     judged_call, judged_value, judged_name, forget_types, names_itself_trusted, type_verdict = _aca_values(
         trusted, entry_of, getframe, real_builtins, dis, dataclasses, keyword, operator)
-
-    lookup, bindings_hold, builtins_hold = _aca_names(sys_modules, real_builtins, inserted)
-
-    def on_return(frame, value):
-        if _type(frame) is not frame_type:
-            return
-        code = frame.f_code
-        entry = entry_of(code)
-        current = state["test"]
-        if current is None:
-            return
-        if entry is None:
-            back = frame.f_back
-            if back is not None and entry_of(back.f_code) is not None:
-                why = judged_value(value, code)
-                if why is not None:
-                    doubt_value(why)
-            return
-        rel, name, names, co_code, is_module, namespace = entry
-        # A test class may inherit its tests from a class of another trusted test file.
-        if is_module or name != current[1]:
-            return
-        seen = state["seen"]
-        f_globals = frame.f_globals
-        if f_globals is not namespace:
-            doubt("the code of " + current[2][:200] + " ran under globals that are not its module's")
-            seen["rebound"] = True
-            return
-        imports, checked, star = names
-        if not bindings_hold(f_globals, imports):
-            seen["rebound"] = True
-            return
-        for bound in imports:
-            for module in (bound[1], bound[1] + "." + bound[2] if bound[2] is not None else None):
-                if module is None or module not in helper_names:
-                    continue
-                found, source = lookup(sys_modules, module)
-                held = module_dict(source) if found and _type(source) is module_type else None
-                if held is None or helper_namespaces.get(_id(held)) is not held:
-                    doubt("the test imports " + module[:80] + ", which is not the base commit's helper of that name")
-                    seen["rebound"] = True
-                    return
-        for bound in imports:
-            found, value = lookup(f_globals, bound[0])
-            why = judged_name(value) if found else None
-            if why is not None:
-                doubt_value(why)
-        why = builtins_hold(f_globals, frame.f_builtins, checked, star)
-        if why is not None:
-            doubt(why)
-            seen["rebound"] = True
-            return
-        op = co_code[frame.f_lasti]
-        if op in returning:
-            seen["ran"] = True
-        elif op not in suspending:
-            seen["raised"] = True
-
-    def profile(frame, event, arg, audit=audit, calling=calling, starts=_str.startswith, own=trusted + ("<frozen ",)):
-        # Returns go to the hook, and calls of code that is not the interpreter's or pytest's (the
-        # hook would let those pass at once); the built-in function being called is only noted, for
-        # the hook to know which one runs a function of the code under test (len runs __len__).
-        if event == "return":
-            audit("aca.ret", frame, arg)
-        elif event == "call":
-            if not starts(frame.f_code.co_filename, own):
-                audit("aca.call", frame)
-        elif event == "c_call":
-            calling[0] = arg
-        elif event == "c_return" or event == "c_exception":
-            calling[0] = None
-
-    # For the repository's own tests, which the value checks leave be, a trace function rather than
-    # the profile: the interpreter calls it once per Python call (not per return or built-in call),
-    # and it follows only frames of trusted test code, whose returns go to the hook. A suite calling
-    # its package a million times a test pays several times its own time under the profile.
-    def local_repository(frame, event, arg, audit=audit):
-        if event == "return":
-            audit("aca.ret", frame, arg)
-        return local_repository
-
-    def trace_repository(frame, event, arg, genuine=genuine, _id=_id, follow=local_repository):
-        if event == "call" and _id(frame.f_code) in genuine:
-            return follow
-        return None
-
-    def own_profile(fn, trace=False):
-        own[0] = get_ident()
-        try:
-            (settrace if trace else setprofile)(fn)
-        finally:
-            own[0] = None
+    on_return, profile, local_repository, trace_repository, own_profile = _aca_watch(
+        types, dis, sys_modules, trusted, recognised, (judged_value, judged_name), (lookup, bindings_hold, builtins_hold),
+        (state, calling, own, doubt, doubt_value), (audit, get_ident, settrace, setprofile))
 
     def split_id(nodeid):
         address = nodeid.split("[", 1)[0]
@@ -819,54 +388,7 @@ def _install(setup, os, ast, dis, types, unittest, pytest, pluggy, _hashlib, _js
             tamper("another audit hook was added")
 
     sys.addaudithook(hook)
-    raws = {}
-
-    skip_types = (pytest.skip.Exception, pytest.xfail.Exception, unittest.SkipTest)
-    xfail_type = pytest.xfail.Exception
-
-    class AcaVerdict:
-        """The pytest side: tells the audit hook where each test is. It holds nothing to forge with."""
-
-        @staticmethod
-        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-        def pytest_runtest_call(item, audit=audit):
-            audit("aca.begin", item.nodeid)
-            try:
-                yield
-            finally:
-                audit("aca.end", item.nodeid)
-
-        @staticmethod
-        @pytest.hookimpl(hookwrapper=True, trylast=True)
-        def pytest_runtest_makereport(item, call, raws=raws):
-            info = call.excinfo
-            if info is None:
-                raws[(item.nodeid, call.when)] = ("passed", None)
-            else:
-                skipping = info.errisinstance(skip_types)
-                outcome = "skipped" if skipping and not info.errisinstance(xfail_type) else "failed"
-                raws[(item.nodeid, call.when)] = (outcome, info.tb if skipping else None)
-            yield
-
-        @staticmethod
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_runtest_logreport(report, audit=audit, raws=raws):
-            raw = raws.pop((report.nodeid, report.when), ("unknown", None))
-            audit("aca.case", report.nodeid, report.when, report.outcome, raw[0],
-                  hasattr(report, "wasxfail"), raw[1])
-
-        @staticmethod
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_collectreport(report, audit=audit):
-            if report.failed or report.skipped:
-                audit("aca.collect", report.nodeid, report.outcome)
-
-        @staticmethod
-        @pytest.hookimpl(trylast=True)
-        def pytest_sessionfinish(session, exitstatus, audit=audit):
-            audit("aca.done", int(exitstatus))
-
-    return AcaVerdict
+    return _aca_plugin(pytest, unittest, audit)
 
 
 raise SystemExit(_aca_verdict())

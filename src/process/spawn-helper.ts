@@ -8,67 +8,14 @@
  * loaded), so its forks stay cheap and never stop the worker.
  *
  * The helper only spawns and relays: process groups, timeouts, kills and output bounds stay
- * with the caller (process-tree.ts), which can signal the child's group directly because the
+ * with the caller (the sandbox's launch/process-tree.ts), which can signal the child's group directly because the
  * helper and the worker share one pid namespace. When the worker goes away, the helper kills
  * the groups it started and exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import * as path from 'node:path';
-import type { Readable } from 'node:stream';
-
-export interface SpawnRequest {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-}
-
-/** A short command run to its end (git, a host tool): its output comes back whole. */
-export interface RunRequest {
-  command: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  /** Written to its stdin, which is then closed; without it stdin is /dev/null. */
-  input?: Buffer;
-  /** Its process group is killed after this long (0: no limit). */
-  timeoutMs: number;
-  /** Its process group is killed once stdout and stderr together pass this. */
-  maxOutputBytes: number;
-}
-
-export interface RunResult {
-  stdout: Buffer;
-  stderr: Buffer;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  /** Killed for passing maxOutputBytes; the output is what came before. */
-  overflowed: boolean;
-}
-
-/**
- * A started process as the caller sees it: its pid (also its group id), output, exit.
- * Besides stdout and stderr it gets a third pipe on fd 3, the results channel: the test
- * runner's own plugin writes one line per finished test there, so what a test reported
- * leaves the sandbox as it happens and cannot be rewritten afterwards.
- */
-export interface SpawnedProcess extends EventEmitter {
-  readonly pid: number;
-  /** Stops reading its output (strays that escaped the group may hold the pipes open). */
-  destroyPipes(): void;
-  /**
-   * Events are held until the caller has attached its listeners and calls this: relayed
-   * messages can arrive together with the one that announced the process.
-   */
-  resume(): void;
-  on(event: 'data', listener: (chunk: Buffer) => void): this;
-  on(event: 'results', listener: (chunk: Buffer) => void): this;
-  on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
-  on(event: 'close', listener: () => void): this;
-  on(event: 'error', listener: (err: Error) => void): this;
-}
+import { RelayedProcess } from './relayed-process';
+import type { RunRequest, RunResult, SpawnedProcess, SpawnRequest } from './spawn-types';
 
 // Plain JavaScript beside this module (copied into dist/ by the build), so it runs the same from
 // dist/ and from the sources under Jest or tsx.
@@ -90,33 +37,6 @@ type HelperMessage =
       overflowed: boolean;
     }
   | { type: 'error' | 'failed'; id: number; message: string; code?: string };
-
-class RelayedProcess extends EventEmitter implements SpawnedProcess {
-  private held: Array<[string, unknown[]]> | null = [];
-
-  constructor(
-    readonly pid: number,
-    private readonly onDestroyPipes: () => void,
-  ) {
-    super();
-  }
-
-  destroyPipes(): void {
-    this.onDestroyPipes();
-  }
-
-  /** Delivers an event now, or once resume() is called. */
-  deliver(event: string, ...args: unknown[]): void {
-    if (this.held) this.held.push([event, args]);
-    else this.emit(event, ...args);
-  }
-
-  resume(): void {
-    const held = this.held ?? [];
-    this.held = null;
-    for (const [event, args] of held) this.emit(event, ...args);
-  }
-}
 
 interface Pending {
   resolve: (p: SpawnedProcess) => void;
@@ -300,113 +220,4 @@ export function runViaHelper(request: RunRequest): Promise<RunResult> {
 /** The pid of the worker's helper while one runs. */
 export function sharedHelperPid(): number | undefined {
   return shared.pid();
-}
-
-/** runViaHelper's work done by this process itself (for comparison). */
-export function runDirect(request: RunRequest): Promise<RunResult> {
-  return new Promise<RunResult>((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(request.command, request.args, {
-        cwd: request.cwd,
-        env: request.env,
-        detached: true,
-        stdio: [request.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      });
-    } catch (err) {
-      reject(err as Error);
-      return;
-    }
-    const out: Buffer[] = [];
-    const errs: Buffer[] = [];
-    let size = 0;
-    let timedOut = false;
-    let overflowed = false;
-    let started = false;
-    const kill = (): void => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
-    const collect = (into: Buffer[]) => (data: Buffer) => {
-      if (overflowed) return;
-      size += data.length;
-      if (size > request.maxOutputBytes) {
-        overflowed = true;
-        kill();
-        return;
-      }
-      into.push(data);
-    };
-    child.once('spawn', () => {
-      started = true;
-    });
-    child.stdout!.on('data', collect(out));
-    child.stderr!.on('data', collect(errs));
-    if (request.input) {
-      child.stdin!.on('error', () => undefined);
-      child.stdin!.end(request.input);
-    }
-    const timer =
-      request.timeoutMs > 0
-        ? setTimeout(() => {
-            timedOut = true;
-            kill();
-          }, request.timeoutMs)
-        : null;
-    child.once('error', (err) => {
-      if (timer) clearTimeout(timer);
-      if (!started) reject(err);
-    });
-    child.once('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
-      if (!started) return;
-      resolve({
-        stdout: Buffer.concat(out),
-        stderr: Buffer.concat(errs),
-        code,
-        signal,
-        timedOut,
-        overflowed,
-      });
-    });
-  });
-}
-
-/** The same, started by this process itself (for comparison, and where no helper is wanted). */
-export function spawnDirect(request: SpawnRequest): Promise<SpawnedProcess> {
-  return new Promise<SpawnedProcess>((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(request.command, request.args, {
-        cwd: request.cwd,
-        env: request.env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      });
-    } catch (err) {
-      reject(err as Error);
-      return;
-    }
-    let started = false;
-    child.once('spawn', () => {
-      started = true;
-      const pipes = child.stdio.slice(1) as Readable[];
-      const proc = new RelayedProcess(child.pid!, () => {
-        for (const pipe of pipes) pipe.destroy();
-      });
-      child.stdout?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
-      child.stderr?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
-      pipes[2]?.on('data', (chunk: Buffer) => proc.deliver('results', chunk));
-      child.on('exit', (code, signal) => proc.deliver('exit', code, signal));
-      child.on('close', () => proc.deliver('close'));
-      child.on('error', (err) => proc.deliver('error', err));
-      resolve(proc);
-    });
-    child.once('error', (err) => {
-      if (!started) reject(err);
-    });
-  });
 }

@@ -1,5 +1,5 @@
 // The spawn helper: a small Node process that starts short-lived programs for the large worker
-// (forking the worker itself costs tens of milliseconds). It runs what src/shared/spawn-helper.ts
+// (forking the worker itself costs tens of milliseconds). It runs what src/process/spawn-helper.ts
 // asks over IPC and holds nothing of the worker's environment. Copied into dist/ by the build.
 'use strict';
 const { Buffer } = require('node:buffer');
