@@ -206,13 +206,7 @@ export async function runRepoBench(
       prepared: PreparedRun | null;
     }
     const remove = async (made: Made): Promise<void> =>
-      removeRunWorktree({
-        commonDir,
-        gitDir: '',
-        workTree: made.workTree,
-        branch: made.branch,
-        baseCommit: '',
-      });
+      removeRunWorktree({ commonDir, workTree: made.workTree, branch: made.branch });
     const bareWorktree = async (): Promise<Made> => {
       const n = ++serial;
       const workTree = path.join(worktrees, `bare-${n}`);

@@ -412,13 +412,7 @@ export async function runStoreBench(
       repoTestCommand ??= m.result.testCommand;
       const { git: runGit, branch } = m.result;
       if (!runGit || !branch) return;
-      await removeRunWorktree({
-        commonDir: runGit.commonDir,
-        gitDir: '',
-        workTree: runGit.workTree,
-        branch,
-        baseCommit: '',
-      });
+      await removeRunWorktree({ commonDir: runGit.commonDir, workTree: runGit.workTree, branch });
     };
     const repoDescription = `${DEMO_SCENARIO} as a --repo run on ${repoFiles} files, ${REPO_TEST_FILES * TESTS_PER_FILE} tests of the repository`;
     progress(`repo: ${options.reps} runs each on one host and with the store, interleaved`);

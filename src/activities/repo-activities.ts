@@ -1,26 +1,17 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  discoverRepository,
-  GitError,
-  hasCommitAt,
-  fetchStoreBranch,
-  pushRunCommit,
   GitStorePushRejectedError,
-  NO_PROJECT_CONFIG,
-  createFreshRunRepository,
-  readProjectConfigAt,
-  runBranch,
-  createRunWorktree,
-  removeRunWorktree,
+  makeRunRepository,
+  pushRunCommit,
   type GitStoreLocation,
-  type HostQueues,
   type HostRuns,
-  type ProjectConfig,
+  type MadeRunRepository,
+  type RunStart,
 } from '../repo';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
+import type { HostQueues } from '../shared/host-queues';
 import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
@@ -74,14 +65,6 @@ export interface PrepareRunInput {
    * the run saves a round trip through its host's queue. Otherwise the workflow sends it there.
    */
   workspaceStep?: Omit<PrepareWorkspaceInput, 'place'>;
-}
-
-export interface RunStart {
-  commit: string;
-  baseCommit: string;
-  parentGit: RunGit;
-  /** The earlier run's id: with a git store, its branch there holds the start commit. */
-  parentRun?: string;
 }
 
 export interface PreparedRun {
@@ -190,11 +173,6 @@ export async function prepareRun(
   host: HostRuns,
 ): Promise<PreparedRun> {
   const workspace = path.resolve(input.workspace ?? host.workspaceFor(input.workflowId));
-  if (input.repo && isInside(workspace, input.repo.path)) {
-    throw badInput(
-      `the run's workspace ${workspace} lies inside the repository ${input.repo.path}; set ACA_WORKSPACES or --workspace outside it`,
-    );
-  }
   const prepared = await prepareRunRepository(
     { ...input, workspace, gitDir: input.repo ? null : host.gitDirFor(input.workflowId) },
     gitStore,
@@ -223,11 +201,6 @@ export async function prepareRun(
   return { ...prepared, queues: host.queues(), movable: gitStore !== null };
 }
 
-function isInside(child: string, parent: string): boolean {
-  const relative = path.relative(path.resolve(parent), child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
-
 /**
  * Makes the run's work tree and branch (a worktree of the user's repository, or a repository of
  * its own) and decides how its tests run, before any code of the run exists: `.aca.json` and the
@@ -237,48 +210,14 @@ export async function prepareRunRepository(
   input: PrepareRunInput & { workspace: string; gitDir: string | null },
   gitStore: GitStoreLocation | null = null,
 ): Promise<Omit<PreparedRun, 'queues' | 'movable'>> {
-  const branch = runBranch(input.workflowId);
-  let runGit: RunGit;
-  let baseCommit: string;
-  let config: ProjectConfig = NO_PROJECT_CONFIG;
-  const start = input.start ?? null;
-  // A linked run prepared on a host that never held the earlier run: its branch is in the store.
-  const fetchEarlierRun =
-    gitStore && start?.parentRun
-      ? (gitDir: string) => fetchStoreBranch(gitStore, gitDir, runBranch(start.parentRun!))
-      : null;
+  let made: MadeRunRepository;
   try {
-    if (input.repo && start && fetchEarlierRun) {
-      const { commonDir } = await discoverRepository(input.repo.path);
-      if (!(await hasCommitAt(commonDir, start.commit))) await fetchEarlierRun(commonDir);
-    }
-    if (input.repo) {
-      const worktree = await freshWorktree(input.repo, input.workspace, branch, input.start?.commit);
-      runGit = { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree: worktree.workTree };
-      baseCommit = worktree.baseCommit;
-      config = await readProjectConfigAt({ gitDir: runGit.commonDir }, baseCommit, input.repo.path);
-    } else {
-      if (!input.gitDir) throw badInput('a run without --repo needs a git directory of its own');
-      ({ git: runGit, baseCommit } = await createFreshRunRepository({
-        gitDir: input.gitDir,
-        workTree: input.workspace,
-        branch,
-        ...(start
-          ? {
-              from: {
-                ...start,
-                ...(fetchEarlierRun && !(await hasCommitAt(start.parentGit.commonDir, start.commit))
-                  ? { fetch: fetchEarlierRun }
-                  : {}),
-              },
-            }
-          : {}),
-      }));
-    }
+    made = await makeRunRepository(input, gitStore);
   } catch (err) {
     if (err instanceof UserInputError) throw badInput(err.message);
     throw err;
   }
+  const { git: runGit, config } = made;
   const dependencies = input.repo ? findDependencyFolders(input.repo.path) : [];
   const testCommandLine = input.testCommand ?? config.testCommand;
   const command = testCommandLine
@@ -291,44 +230,10 @@ export async function prepareRunRepository(
     : detectTestCommand(runGit.workTree, input.language, dependencies);
   return {
     git: runGit,
-    branch,
-    baseCommit,
-    startCommit: input.start?.commit ?? baseCommit,
+    branch: made.branch,
+    baseCommit: made.baseCommit,
+    startCommit: made.startCommit,
     testSetup: { command, dependencies, limits: { ...config.limits, ...input.limits } },
     setupCommand: input.setupCommand ?? config.setupCommand,
   };
-}
-
-/**
- * A worktree on a new branch at the base commit. A retry of this step finds the worktree of its
- * first try (no code has run in it yet) and makes it again; anything else at the path is refused.
- */
-async function freshWorktree(repo: RepoInput, workspace: string, branch: string, start?: string) {
-  if (fs.existsSync(workspace)) {
-    const entries = fs.readdirSync(workspace);
-    const ownEarlierTry = entries.includes('.git') && fs.lstatSync(path.join(workspace, '.git')).isFile();
-    if (entries.length > 0 && !ownEarlierTry) {
-      throw badInput(`the run's worktree path ${workspace} already holds files`);
-    }
-    if (ownEarlierTry) {
-      const { commonDir } = await discoverRepository(repo.path);
-      await removeRunWorktree({ commonDir, gitDir: '', workTree: workspace, branch, baseCommit: '' });
-    }
-  }
-  try {
-    return await createRunWorktree({
-      repoDir: repo.path,
-      workTree: workspace,
-      branch,
-      base: repo.baseCommit,
-      ...(start ? { start } : {}),
-    });
-  } catch (err) {
-    if (err instanceof GitError && /already exists/.test(err.stderr)) {
-      throw badInput(
-        `branch ${branch} already exists in ${repo.path}: pick another --id or aca discard that run`,
-      );
-    }
-    throw err;
-  }
 }

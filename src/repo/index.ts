@@ -26,8 +26,9 @@ export {
   WorkerDiskFullError,
 } from './git/git-store-errors';
 export { type GitStoreLocation, parseGitStoreLocation } from './git/git-store-location';
-export { type CommitRequest, type HostQueues, HostRuns } from './worktree/host-runs';
+export { type CommitRequest, HostRuns } from './worktree/host-runs';
 export { createRunWorktree, removeRunWorktree, withWorktreeLock } from './worktree/run-worktree';
+export { makeRunRepository, type MadeRunRepository, type RunStart } from './worktree/make-run-repository';
 export { gitDirWithCommit } from './worktree/run-commits';
 export {
   changedFilesBetween,
@@ -71,7 +72,7 @@ export { type CommitTree, linkReach } from './git/link-targets';
 export { pushRunBranchTip } from './git/git-store';
 export { ensureGitStore, storeBranchTip } from './git/store-access';
 export { bringToCommit } from './worktree/bring-to-commit';
-export { commitAll, diffCommits, type RunWorktree, worktreeTarget } from './worktree/run-worktree';
+export { commitAll, diffCommits, type RunWorktree } from './worktree/run-worktree';
 export { resetWorkTree, workTreeIsAt } from './worktree/work-tree-reset';
 export { checkCommitSize } from './worktree/commit-size';
 export type { ApplyRunOptions } from './review/apply-run';

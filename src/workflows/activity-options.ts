@@ -1,5 +1,6 @@
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { HostQueues } from '../shared/host-queues';
 import type { RunOptions } from '../shared/run-types';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
@@ -59,11 +60,7 @@ export function runActivities(options: RunOptions, heartbeatTimeoutMs?: number) 
 }
 
 /** The task queues of the host that has a run's files (see HostRuns). */
-export interface RunHostQueues {
-  disk: string;
-  host: string;
-  tests: string;
-}
+export type RunHostQueues = HostQueues;
 
 /**
  * The activities of a run's host. `startTimeoutMs` (only for a run that can move): a step not

@@ -10,7 +10,7 @@
  *   every call, so a `.gitattributes` the test wrote cannot name one; external diff and textconv
  *   are refused on the command line.
  * - The environment is built from nothing: no GIT_* variable of the worker's reaches git.
- * - A call that reaches the git store (git-store.ts) opens that store's protocol only, gets no
+ * - A call that reaches the git store (store-access.ts) opens that store's protocol only, gets no
  *   credential helper or askpass program, never prompts, and is killed, helpers and all, at a
  *   time limit. No other call may reach beyond the machine.
  */
@@ -23,6 +23,11 @@ import { findExecutable } from '../../shared/executables';
 import { SystemError } from '../../shared/errors';
 import { IrregularFileError, readRegularFile } from '../../shared/regular-file';
 
+/**
+ * What one git call runs with. Not a run's location: that is RunGit (src/shared/run-types.ts),
+ * which is a GitTarget as it stands, so a run's git is called with it directly; a call that only
+ * reads objects or branches names the run's common directory alone.
+ */
 export interface GitTarget {
   /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */
   gitDir: string;

@@ -47,13 +47,12 @@ export async function bringToCommit(
       throw new GitStoreMissingCommitError(store.display, branch, commit);
     }
   }
-  const target = { gitDir: runGit.gitDir, workTree };
   const linked = runGit.gitDir !== runGit.commonDir;
   try {
-    if (!fetched && (await workTreeIsAt(target, branch, commit, linked))) {
+    if (!fetched && (await workTreeIsAt(runGit, branch, commit, linked))) {
       return { git: runGit, fetched, changed: false };
     }
-    await resetWorkTree(target, branch, commit, {
+    await resetWorkTree(runGit, branch, commit, {
       linked,
       removeIgnored: input.removeIgnored ?? false,
       emptyFolder: madeHere,

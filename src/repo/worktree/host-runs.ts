@@ -14,6 +14,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunGit, RunPlace } from '../../shared/run-types';
+import { hostQueuesOf, type HostQueues } from '../../shared/host-queues';
 import { safeKey } from '../../shared/safe-key';
 import { git, gitBytes, gitWithStatus } from '../git/git';
 import type { GitStoreLocation } from '../git/git-store-location';
@@ -49,17 +50,6 @@ export interface CommitRequest {
   execution: string;
   paths?: string[];
   warn?: (message: string) => void;
-}
-
-/** The task queues of one host: its disk's steps, and its test runs. */
-export interface HostQueues {
-  disk: string;
-  host: string;
-  tests: string;
-}
-
-export function hostQueuesOf(disk: string): HostQueues {
-  return { disk, host: `aca-host-${disk}`, tests: `aca-tests-${disk}` };
 }
 
 export class HostRuns {
@@ -115,13 +105,12 @@ export class HostRuns {
    */
   async atCommit(place: RunPlace): Promise<RunGit> {
     const { git: runGit, branch, commit } = place;
-    const target = { gitDir: runGit.gitDir, workTree: runGit.workTree };
     if ((await this.tipOf(place)) === commit) return runGit;
     if (!(await isCommit({ gitDir: runGit.commonDir }, commit))) {
       if (!this.options.store) throw new GitStoreMissingCommitError('(no git store)', branch, commit);
       await fetchStoreBranch(this.options.store, runGit.commonDir, branch);
     }
-    await resetWorkTree(target, branch, commit, {
+    await resetWorkTree(runGit, branch, commit, {
       linked: runGit.gitDir !== runGit.commonDir,
       removeIgnored: false,
     });
@@ -133,7 +122,7 @@ export class HostRuns {
    * host's, made afresh (whatever a run of the same id left there goes, ignored files too). On
    * the disk the run was prepared on, the run's own paths are used as they are.
    */
-  async adopt(place: RunPlace & { disk: string }): Promise<RunGit> {
+  async adopt(place: RunPlace): Promise<RunGit> {
     if (place.disk === this.disk() && fs.existsSync(path.join(place.git.gitDir, 'HEAD'))) {
       return this.atCommit(place);
     }
@@ -173,13 +162,7 @@ export class HostRuns {
       await this.atCommit(place);
     }
     const message = `${request.message}\n\n${STEP_TRAILER}: ${request.step}\n${EXECUTION_TRAILER}: ${request.execution}`;
-    const commit = await commitAll(
-      { ...runGit, branch: place.branch, baseCommit: '' },
-      message,
-      this.options.author,
-      request.paths,
-      request.warn,
-    );
+    const commit = await commitAll(runGit, message, this.options.author, request.paths, request.warn);
     if (commit === null) return null;
     return this.push(place, commit, request);
   }
@@ -199,11 +182,9 @@ export class HostRuns {
   private async tipOf(place: RunPlace): Promise<string | null> {
     const loose = looseTip(place);
     if (loose) return loose;
-    const tip = await git(
-      { gitDir: place.git.gitDir, workTree: place.git.workTree },
-      ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`],
-      { allowExitCodes: [1] },
-    );
+    const tip = await git(place.git, ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], {
+      allowExitCodes: [1],
+    });
     return tip.trim() || null;
   }
 

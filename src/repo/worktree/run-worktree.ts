@@ -4,27 +4,23 @@ import { withFileLock } from '../../shared/file-lock';
 import { readRegularFile } from '../../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from '../review/apply-errors';
+import type { RunGit } from '../../shared/run-types';
 import { discoverRepository, git, GitError, gitWithStatus, type GitTarget } from '../git/git';
 import { NEVER_COMMITTED_PATHSPECS } from './never-committed';
 import { isUnaddableName } from '../git/unaddable-names';
 
-/** Where a run's files and commits live: a linked worktree of the user's repository on its own branch. */
-export interface RunWorktree {
-  /** The git directory shared by the repository and its worktrees (the user's `.git`). */
-  commonDir: string;
-  /** This worktree's own git directory, `<commonDir>/worktrees/<name>`. */
-  gitDir: string;
-  workTree: string;
+/**
+ * A run made as a linked worktree of the user's repository: where its files are (its own git
+ * directory `<commonDir>/worktrees/<name>`, the user's `.git` as the common one), on a branch of
+ * its own started from `baseCommit`.
+ */
+export interface RunWorktree extends RunGit {
   branch: string;
   baseCommit: string;
 }
 
 /** Bound of a linked worktree's `.git` file (`gitdir: <path>`) when it is read. */
 export const MAX_POINTER_BYTES = 64 * 1024;
-
-export function worktreeTarget(worktree: RunWorktree): GitTarget {
-  return { gitDir: worktree.gitDir, workTree: worktree.workTree };
-}
 
 const worktreeChanges = new Map<string, Promise<unknown>>();
 
@@ -94,7 +90,7 @@ export async function createRunWorktree(options: {
     branch: options.branch,
     baseCommit,
   };
-  await git(worktreeTarget(worktree), ['checkout', '--quiet', '--force', options.branch]);
+  await git(worktree, ['checkout', '--quiet', '--force', options.branch]);
   return worktree;
 }
 
@@ -268,7 +264,7 @@ export function removeSpecialFiles(workTree: string, limit = 200_000): void {
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
 export async function commitAll(
-  worktree: RunWorktree,
+  runGit: RunGit,
   message: string,
   author?: { name: string; email: string },
   /** Only these paths (relative to the work tree), e.g. the file a tool call wrote; default: all. */
@@ -276,8 +272,7 @@ export async function commitAll(
   /** Told what the commit leaves out that the step's own code may have meant to keep. */
   warn: (message: string) => void = () => undefined,
 ): Promise<string | null> {
-  const target = worktreeTarget(worktree);
-  const { unaddable, paths: leftOut } = clearForCommit(worktree.workTree);
+  const { unaddable, paths: leftOut } = clearForCommit(runGit.workTree);
   if (unaddable.length > 0) {
     warn(
       `left out of the commit: ${listFiles(unaddable)} (names git refuses to add, as they would read as .git on some file systems)`,
@@ -295,7 +290,7 @@ export async function commitAll(
     // never tracked), and a tool call's commit failing on every retry would fail the run: only
     // what git would take from a commit of the whole tree is named, file by file.
     included = (
-      await git(target, [
+      await git(runGit, [
         'ls-files',
         '-z',
         '--cached',
@@ -311,13 +306,13 @@ export async function commitAll(
       .map((file) => `:(literal)${file}`);
     if (included.length === 0) return null;
   }
-  await checkCommitSize({ ...target, workTree: worktree.workTree }, [...included, ...excluded]);
+  await checkCommitSize(runGit, [...included, ...excluded]);
   const addSpecs = [
     ...included.map((spec) => Buffer.from(spec)),
     ...NEVER_COMMITTED_PATHSPECS.map((spec) => Buffer.from(spec)),
     ...leftOut.map(excludeLiteral),
   ];
-  await git(target, ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+  await git(runGit, ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
     input: Buffer.concat(addSpecs.flatMap((spec) => [spec, NUL])),
   });
   // A model's summary in the message may hold NUL, which no argument can carry: the commit would
@@ -326,18 +321,18 @@ export async function commitAll(
   // Committing straight away saves asking first whether anything is staged: git refuses with
   // status 1 when nothing is, which only then is checked (a status 1 for any other reason fails).
   const committed = await gitWithStatus(
-    target,
+    runGit,
     ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text],
     { ...(author ? { author } : {}), allowExitCodes: [1] },
   );
   if (committed.code === 1) {
-    const staged = await gitWithStatus(target, ['diff', '--cached', '--quiet', '--ignore-submodules=all'], {
+    const staged = await gitWithStatus(runGit, ['diff', '--cached', '--quiet', '--ignore-submodules=all'], {
       allowExitCodes: [1],
     });
     if (staged.code === 0) return null;
     throw new GitError(['commit'], committed.code, `${committed.stdout}${committed.stderr}`.trim());
   }
-  return looseHead(worktree) ?? (await git(target, ['rev-parse', 'HEAD'])).trim();
+  return looseHead(runGit) ?? (await git(runGit, ['rev-parse', 'HEAD'])).trim();
 }
 
 /**
@@ -345,13 +340,13 @@ export async function commitAll(
  * ref (as right after a commit on it): every file tool call of a run with a git store commits,
  * and a git process costs more than two small reads. Null where git has to say (a packed ref).
  */
-export function looseHead(worktree: Pick<RunWorktree, 'gitDir' | 'commonDir'>): string | null {
+export function looseHead(runGit: Pick<RunGit, 'gitDir' | 'commonDir'>): string | null {
   try {
     const head = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(
-      fs.readFileSync(path.join(worktree.gitDir, 'HEAD'), 'utf8'),
+      fs.readFileSync(path.join(runGit.gitDir, 'HEAD'), 'utf8'),
     );
     if (!head || head[1]!.split('/').includes('..')) return null;
-    const commit = fs.readFileSync(path.join(worktree.commonDir, head[1]!), 'utf8').trim();
+    const commit = fs.readFileSync(path.join(runGit.commonDir, head[1]!), 'utf8').trim();
     return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit) ? commit : null;
   } catch {
     return null;
@@ -359,13 +354,8 @@ export function looseHead(worktree: Pick<RunWorktree, 'gitDir' | 'commonDir'>): 
 }
 
 /** The diff between two commits of the run, as text, or as a `--stat` summary. */
-export async function diffCommits(
-  worktree: RunWorktree,
-  from: string,
-  to: string,
-  stat = false,
-): Promise<string> {
-  return git({ gitDir: worktree.gitDir }, [
+export async function diffCommits(runGit: RunGit, from: string, to: string, stat = false): Promise<string> {
+  return git({ gitDir: runGit.gitDir }, [
     'diff',
     '--no-ext-diff',
     '--no-textconv',
@@ -378,7 +368,9 @@ export async function diffCommits(
 }
 
 /** Removes the worktree and its branch; the repository is as it was before the run. */
-export async function removeRunWorktree(worktree: RunWorktree): Promise<void> {
+export async function removeRunWorktree(
+  worktree: Pick<RunWorktree, 'commonDir' | 'workTree' | 'branch'>,
+): Promise<void> {
   const common: GitTarget = { gitDir: worktree.commonDir };
   await withWorktreeLock(worktree.commonDir, () =>
     git(common, ['worktree', 'remove', '--force', '--force', worktree.workTree]).catch(async () => {

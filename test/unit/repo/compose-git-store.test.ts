@@ -103,7 +103,7 @@ describe('the compose git store, served by git daemon', () => {
     const made = await createFreshRunRepository({ ...layoutA, branch });
     await pushRunCommit(storeA, made.git, branch, made.baseCommit, null);
     fs.writeFileSync(path.join(layoutA.workTree, 'app.py'), 'def add(a, b):\n    return a + b\n');
-    const step = await commitAll({ ...made.git, branch, baseCommit: made.baseCommit }, 'aca: step');
+    const step = await commitAll(made.git, 'aca: step');
     expect(step).toBeTruthy();
     await pushRunCommit(storeA, made.git, branch, step!, made.baseCommit);
     expect(storeGit(storeDir, 'rev-parse', `refs/heads/${branch}`).trim()).toBe(step);

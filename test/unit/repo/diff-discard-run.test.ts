@@ -134,10 +134,7 @@ describe('diff and discard of a run', () => {
     const workTree = path.join(root, `own-${counter}`);
     const own = await createFreshRunRepository({ gitDir, workTree, branch: `aca/own-${counter}` });
     writeFiles(workTree, { 'main.py': 'print(1)\n' });
-    const head = await commitAll(
-      { ...own.git, branch: `aca/own-${counter}`, baseCommit: own.baseCommit },
-      'aca: attempt 1',
-    );
+    const head = await commitAll(own.git, 'aca: attempt 1');
     expect(await diffRun(own.git, own.baseCommit, head!, { stat: true })).toMatch(/main\.py\s+\| 1 \+/);
 
     expect(await discardRun({ git: own.git, repo: null, branch: `aca/own-${counter}` })).toEqual({

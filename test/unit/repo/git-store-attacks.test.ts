@@ -58,7 +58,7 @@ async function startRun(store: GitStoreLocation, id: string) {
 
 /** commitWork's git part: commit whatever the work tree holds, push the branch's tip. */
 async function commitWork(store: GitStoreLocation, runGit: RunGit, branch: string): Promise<string | null> {
-  const commit = await commitAll({ ...runGit, branch, baseCommit: '' }, 'aca: step');
+  const commit = await commitAll(runGit, 'aca: step');
   await pushRunBranchTip(store, runGit, branch, { timeoutMs: 20_000 });
   return commit;
 }

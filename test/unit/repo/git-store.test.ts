@@ -74,7 +74,7 @@ async function startRun(store: GitStoreLocation, host: Host, id: string) {
     async step(files: Record<string, string | Buffer | null>, prepare?: () => void): Promise<string> {
       write(layout.workTree, files);
       prepare?.();
-      const commit = await commitAll({ ...made.git, branch, baseCommit: made.baseCommit }, 'aca: step');
+      const commit = await commitAll(made.git, 'aca: step');
       if (!commit) throw new Error('nothing committed');
       await pushRunCommit(store, made.git, branch, commit, tip);
       tip = commit;
@@ -215,7 +215,7 @@ describe.each([
     // Host B makes the next step; host A, still at `second`, brings itself to it.
     await bringToCommit(store, { ...layoutB, branch: run.branch, commit: second });
     write(layoutB.workTree, { 'from-b.txt': 'b\n' });
-    const third = await commitAll({ ...brought.git, branch: run.branch, baseCommit: run.base }, 'aca: on b');
+    const third = await commitAll(brought.git, 'aca: on b');
     await pushRunCommit(store, brought.git, run.branch, third!, second);
     const onA = await bringToCommit(store, { ...runLayout(hostA, 'rt'), branch: run.branch, commit: third! });
     expect(onA).toMatchObject({ fetched: true, changed: true });
@@ -238,7 +238,7 @@ describe.each([
     rawGit(otherGit, null, 'push', '--quiet', storeDir, `${theirs}:refs/heads/${run.branch}`);
 
     write(run.git.workTree, { 'a.txt': 'mine again\n' });
-    const next = await commitAll({ ...run.git, branch: run.branch, baseCommit: run.base }, 'aca: next');
+    const next = await commitAll(run.git, 'aca: next');
     const refused = pushRunCommit(store, run.git, run.branch, next!, mine);
     await expect(refused).rejects.toThrow(GitStorePushRejectedError);
     await expect(refused).rejects.toThrow(

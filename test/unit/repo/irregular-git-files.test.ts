@@ -10,7 +10,6 @@ import * as path from 'node:path';
 import {
   git,
   createRunWorktree,
-  worktreeTarget,
   resetWorkTree,
   workTreeIsAt,
   type GitTarget,
@@ -133,7 +132,7 @@ describe("a linked worktree's own files", () => {
     const file = path.join(worktree.gitDir, name);
     plantFifo(file);
     fifoDirs.push(worktree.gitDir);
-    expect(await refusal(git(worktreeTarget(worktree), ['status', '--porcelain']))).toMatchObject({
+    expect(await refusal(git(worktree, ['status', '--porcelain']))).toMatchObject({
       file,
       kind: 'fifo',
     });
@@ -141,26 +140,31 @@ describe("a linked worktree's own files", () => {
 
   test("a huge file planted as the work tree's `.git` is found wrong and replaced, never read", async () => {
     const worktree = await linked();
-    const target = worktreeTarget(worktree) as GitTarget & { workTree: string };
-    expect(await workTreeIsAt(target, worktree.branch, worktree.baseCommit, true)).toBe(true);
+    expect(await workTreeIsAt(worktree, worktree.branch, worktree.baseCommit, true)).toBe(true);
     const pointer = path.join(worktree.workTree, '.git');
     fs.rmSync(pointer);
     fs.closeSync(fs.openSync(pointer, 'w'));
     // Sparse: gigabytes to a reader, nothing on the disk.
     fs.truncateSync(pointer, 3 * 1024 ** 3);
-    expect(await workTreeIsAt(target, worktree.branch, worktree.baseCommit, true)).toBe(false);
-    await resetWorkTree(target, worktree.branch, worktree.baseCommit, { linked: true, removeIgnored: true });
+    expect(await workTreeIsAt(worktree, worktree.branch, worktree.baseCommit, true)).toBe(false);
+    await resetWorkTree(worktree, worktree.branch, worktree.baseCommit, {
+      linked: true,
+      removeIgnored: true,
+    });
     expect(fs.readFileSync(pointer, 'utf8')).toBe(`gitdir: ${worktree.gitDir}\n`);
-    expect(await workTreeIsAt(target, worktree.branch, worktree.baseCommit, true)).toBe(true);
+    expect(await workTreeIsAt(worktree, worktree.branch, worktree.baseCommit, true)).toBe(true);
   });
 
   test("a FIFO planted as the work tree's `.git` is found wrong without being opened", async () => {
     const worktree = await linked();
-    const target = worktreeTarget(worktree) as GitTarget & { workTree: string };
     plantFifo(path.join(worktree.workTree, '.git'));
     fifoDirs.push(worktree.workTree);
     expect(
-      await within(20_000, 'workTreeIsAt', workTreeIsAt(target, worktree.branch, worktree.baseCommit, true)),
+      await within(
+        20_000,
+        'workTreeIsAt',
+        workTreeIsAt(worktree, worktree.branch, worktree.baseCommit, true),
+      ),
     ).toBe(false);
   });
 });

@@ -56,10 +56,7 @@ describe('a run without --repo', () => {
     expect((await createFreshRunRepository(options)).baseCommit).toBe(made.baseCommit);
 
     fs.writeFileSync(path.join(options.workTree, 'a.py'), 'x = 1\ny = 2\n');
-    const head = await commitAll(
-      { ...made.git, branch: options.branch, baseCommit: made.baseCommit },
-      'aca: attempt 1',
-    );
+    const head = await commitAll(made.git, 'aca: attempt 1');
     expect(head).toMatch(/^[0-9a-f]{40}$/);
     expect(await changedFilesBetween(made.git, made.baseCommit, head!)).toEqual([
       { path: 'a.py', status: 'added', added: 2, removed: 0 },
@@ -78,10 +75,7 @@ describe('a linked run', () => {
     const commitFiles = async (files: Record<string, string>, message: string) => {
       for (const [name, text] of Object.entries(files))
         fs.writeFileSync(path.join(root, 'earlier', name), text);
-      return (await commitAll(
-        { ...earlier.git, branch: 'aca/earlier', baseCommit: earlier.baseCommit },
-        message,
-      ))!;
+      return (await commitAll(earlier.git, message))!;
     };
     const first = await commitFiles({ 'a.py': 'x = 1\n' }, 'aca: attempt 1');
     await commitFiles({ 'a.py': 'x = 2\n', 'b.py': 'y = 1\n' }, 'aca: attempt 2');
@@ -102,9 +96,7 @@ describe('a linked run', () => {
       expect(fs.readdirSync(options.workTree).sort()).toEqual(files);
       if (files.length) expect(fs.readFileSync(path.join(options.workTree, 'a.py'), 'utf8')).toBe('x = 1\n');
       // Nothing left to commit: the index and the files are the start commit's.
-      expect(
-        await commitAll({ ...made.git, branch: options.branch, baseCommit: made.baseCommit }, 'none'),
-      ).toBeNull();
+      expect(await commitAll(made.git, 'none')).toBeNull();
       // A retry finds it made, on the same base.
       expect((await createFreshRunRepository(options)).baseCommit).toBe(earlier.baseCommit);
     }
