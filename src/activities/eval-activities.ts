@@ -17,11 +17,14 @@ import type { RunGit, RunInput } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
+import { sandboxLimitsOf } from './test-activities';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface EvalActivityDeps {
   sandboxMode: SandboxMode;
   limitMaximums?: LimitMaximums;
+  /** This host's task queues: its tests queue takes the evaluations. */
+  host: { queues(): { tests: string } };
 }
 
 export interface EvalRunInputRequest {
@@ -41,6 +44,12 @@ export interface EvalRunOutcome {
   headCommit: string | null;
   /** The run could not be run at all (its start or its workflow failed). */
   error: string | null;
+  /** How the run ended (`SUCCESS`, `FAILED`…); null when it did not run. */
+  state: string | null;
+  /** Why it FAILED (`environment`, `max_iterations`…), with its message when it has one. */
+  reason: string | null;
+  message: string | null;
+  iterations: number;
   costUsd: number;
   tokens: { prompt: number; completion: number };
 }
@@ -74,12 +83,21 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         model: template.model,
         options: { ...template.options, maxCostUsd: request.maxCostUsd },
         repo: { path: stored.repoPath, baseCommit: stored.baseCommit },
-        testCommand: null,
-        setupCommand: null,
+        testCommand: stored.spec?.testCommand ?? null,
+        setupCommand: stored.spec?.setupCommand ?? null,
         setupNetwork: false,
         link: null,
         failureMemory: false,
+        ...(stored.spec && Object.keys(stored.spec.env).length > 0 ? { testEnv: stored.spec.env } : {}),
       };
+    },
+
+    /**
+     * The tests queue of the host whose worker takes this step: the evaluation's test run goes
+     * there, as every test run does, and waits for one of the host's ACA_TEST_SLOTS.
+     */
+    async evalTestsQueue(): Promise<string> {
+      return deps.host.queues().tests;
     },
 
     /**
@@ -98,15 +116,21 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         instance_id: instanceId,
         model_name_or_path: stored.prediction?.model_name_or_path ?? request.modelName,
         run: run?.workflowId ?? null,
+        runState: run?.state ?? null,
+        runReason: run?.reason ?? null,
+        iterations: run?.iterations ?? 0,
+        costUsd: run?.costUsd ?? 0,
+        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
         tests: null,
         testCommand: null,
         testOutcome: null,
         outputTail: null,
         durationMs: 0,
       };
-      if (run?.error) {
-        writeResult(outDir, { ...base, status: 'error', reason: run.error, model_patch: '' });
-        return { id: instanceId, status: 'error', reason: run.error };
+      const runError = run ? runErrorOf(run) : null;
+      if (runError) {
+        writeResult(outDir, { ...base, status: 'error', reason: runError, model_patch: '' });
+        return { id: instanceId, status: 'error', reason: runError };
       }
       const patch = await patchOf(request, stored);
       if (patch === null) {
@@ -124,8 +148,9 @@ export function createEvalActivities(deps: EvalActivityDeps) {
           baseCommit: stored.baseCommit,
           language: stored.language,
           modelPatch: patch,
+          spec: stored.spec,
           sandboxMode: deps.sandboxMode,
-          ...(deps.limitMaximums ? { limitMaximums: deps.limitMaximums } : {}),
+          limitsOf: (project) => sandboxLimitsOf(project, deps.limitMaximums),
           ...sandboxHeartbeat(),
           signal: ctx.cancellationSignal,
         }),
@@ -135,15 +160,56 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
-    /** predictions.jsonl and report.json of the batch as it stands. */
-    async writeEvalOutputs(request: {
+    /**
+     * predictions.jsonl and report.json of the batch as it stands, from the results of its
+     * instances (`ids`: every instance the report counts, in order); the report without its rows.
+     */
+    async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
+      return writeBatchOutputs(request.outDir, request.ids);
+    },
+
+    /** The result of an instance that ended without one (its evaluation failed): an error with why. */
+    async recordEvalError(request: {
       outDir: string;
-      submitted: string[];
-      report: EvalReport;
+      instanceId: string;
+      reason: string;
+      modelName: string;
+      run: EvalRunOutcome | null;
     }): Promise<void> {
-      writeBatchOutputs(request.outDir, request.submitted, request.report);
+      const { outDir, instanceId, run } = request;
+      if (readResult(outDir, instanceId)) return;
+      writeResult(outDir, {
+        instance_id: instanceId,
+        status: 'error',
+        reason: request.reason,
+        model_name_or_path: request.modelName,
+        model_patch: '',
+        run: run?.workflowId ?? null,
+        runState: run?.state ?? null,
+        runReason: run?.reason ?? null,
+        iterations: run?.iterations ?? 0,
+        costUsd: run?.costUsd ?? 0,
+        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
+        tests: null,
+        testCommand: null,
+        testOutcome: null,
+        outputTail: null,
+        durationMs: 0,
+      });
     },
   };
+}
+
+/**
+ * Why an instance whose run could not start, or ended for a reason that is not the model's (its
+ * environment, an error), is an error instance; null for a run whose patch is to be evaluated.
+ */
+export function runErrorOf(run: EvalRunOutcome): string | null {
+  if (run.error) return run.error;
+  if (run.reason === 'environment' || run.reason === 'error') {
+    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${run.message ? `: ${run.message.split('\n')[0]!.slice(0, 300)}` : ''}`;
+  }
+  return null;
 }
 
 async function patchOf(

@@ -15,6 +15,7 @@ import type { HostQueues } from '../shared/host-queues';
 import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
+import type { TestEnv } from '../shared/test-env';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
 import {
@@ -59,6 +60,8 @@ export interface PrepareRunInput {
   start?: RunStart | null;
   /** Limits given on the command line (`--memory`, `--wall-time`): over `.aca.json`'s. */
   limits?: ProjectLimits;
+  /** The repository's own variables for its setup command and tests (RunInput.testEnv). */
+  testEnv?: TestEnv;
   /**
    * The prepareWorkspace step, done here when nothing has to happen on the run's host in between
    * (no setup command, no baseline: a run without `--repo`) and the run cannot move (no git store):
@@ -233,7 +236,12 @@ export async function prepareRunRepository(
     branch: made.branch,
     baseCommit: made.baseCommit,
     startCommit: made.startCommit,
-    testSetup: { command, dependencies, limits: { ...config.limits, ...input.limits } },
+    testSetup: {
+      command,
+      dependencies,
+      limits: { ...config.limits, ...input.limits },
+      ...(input.testEnv ? { env: input.testEnv } : {}),
+    },
     setupCommand: input.setupCommand ?? config.setupCommand,
   };
 }

@@ -260,6 +260,7 @@ export function createTestActivities(deps: TestActivityDeps) {
       command: { kind: 'command', command: input.command, source: 'option', label: input.command },
       dependencies: input.setup.dependencies,
       limits: limitsOf(input.setup.limits),
+      ...(input.setup.env ? { env: input.setup.env } : {}),
       network: input.network,
       ...sandboxHeartbeat(),
       signal: ctx.cancellationSignal,
@@ -300,6 +301,7 @@ export function createTestActivities(deps: TestActivityDeps) {
             command: input.setup.command,
             dependencies: input.setup.dependencies,
             limits: limitsOf(input.setup.limits),
+            ...(input.setup.env ? { env: input.setup.env } : {}),
           }
         : {}),
       ...sandboxHeartbeat(),

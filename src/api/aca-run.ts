@@ -23,7 +23,6 @@ import {
   reviewRisks,
   discardRun,
   deleteStoreBranch,
-  gitDirWithCommit,
   discardedAt,
   markDiscarded,
   wasApplied,
@@ -36,6 +35,7 @@ import { codingAgentWorkflow } from '../workflows';
 import { extendUpdate, feedbackUpdate, pauseSignal, resumeSignal, stateQuery } from '../workflows/signals';
 import { missingWorker } from '../temporal/task-queue-pollers';
 import { readRunResult } from '../shared/run-failure';
+import { runCommitsHere } from './run-commits-here';
 import { endedWithoutResult, snapshotWithoutResult } from './run-without-result';
 
 /** The workflow type of every aca run, taken from the workflow function. */
@@ -241,13 +241,13 @@ export class AcaRun {
     return diffRunBytes(git, base, head, options);
   }
 
-  private async commitsToDiff(): ReturnType<AcaRun['commitsHere']> {
+  private async commitsToDiff(): ReturnType<typeof runCommitsHere> {
     const snapshot = await this.state();
     const discarded = this.discardedAt();
     if (discarded) {
       throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
     }
-    return this.commitsHere(snapshot, 'reading-copy');
+    return runCommitsHere(this.client.config, this.id, snapshot, 'reading-copy');
   }
 
   /**
@@ -262,7 +262,7 @@ export class AcaRun {
     if (discarded) {
       throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
     }
-    const { git, base, head } = await this.commitsHere(snapshot, 'reading-copy');
+    const { git, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'reading-copy');
     return reviewRisks({ gitDir: git.commonDir }, base, head);
   }
 
@@ -280,7 +280,7 @@ export class AcaRun {
         `run ${this.id} was not started with --repo, so there is no repository to apply it to; its files are in ${snapshot.workspace}`,
       );
     }
-    const { git, base, head } = await this.commitsHere(snapshot, 'repository');
+    const { git, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'repository');
     return applyRun({
       repoDir: snapshot.repo,
       commonDir: git.commonDir,
@@ -336,43 +336,6 @@ export class AcaRun {
       );
     }
     return this.state();
-  }
-
-  private commits(snapshot: RunResult): {
-    git: NonNullable<RunSnapshot['git']>;
-    base: string;
-    head: string;
-  } {
-    const git = snapshot.git;
-    if (git === null || !snapshot.baseCommit) {
-      throw new RunStateError(this.id, `run ${this.id} has no commits yet (its workspace is not prepared)`);
-    }
-    return { git, base: snapshot.baseCommit, head: snapshot.headCommit ?? snapshot.baseCommit };
-  }
-
-  /**
-   * The run's commits where this machine can read them: the run's git directory, or, when the
-   * last steps ran on another host, a copy fetched from the git store.
-   */
-  private async commitsHere(
-    snapshot: RunResult,
-    into: 'repository' | 'reading-copy',
-  ): Promise<{ git: NonNullable<RunSnapshot['git']>; base: string; head: string }> {
-    const commits = this.commits(snapshot);
-    const { config } = this.client;
-    const here = await gitDirWithCommit(
-      config.gitStore,
-      config.home,
-      {
-        workflowId: this.id,
-        branch: snapshot.branch,
-        git: commits.git,
-        repo: snapshot.repo,
-        commit: commits.head,
-      },
-      into,
-    );
-    return here ? { ...commits, git: here } : commits;
   }
 
   /** The task's first line: the workflow's static summary, which a run that continued as new has on its first execution. */

@@ -13,7 +13,8 @@ import { passRateText } from '../shared/pass-rate';
 import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
 import { gitDirWithCommit, isValidBranchName, runBranch } from '../repo';
-import { costBudget, type ValidRunRequest } from './run-request';
+import { costBudget } from '../llm/cost-budget';
+import type { ValidRunRequest } from './run-request';
 import { checkTaskSize } from '../shared/task-size';
 
 /** What a linked run needs to know of the run it comes from. */

@@ -2,7 +2,7 @@ import { newRunId } from './run-ids';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AcaConfig } from '../config';
-import { loadPriceTable, priceOf } from '../llm/model-prices';
+import { costBudget } from '../llm/cost-budget';
 import { UserInputError } from '../shared/errors';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../shared/run-types';
 import {
@@ -214,20 +214,6 @@ function requestLimits(request: StartRunRequest, config: AcaConfig): ProjectLimi
   }
   if (memoryMiB === undefined && wallTimeSeconds === undefined) return null;
   return { ...(memoryMiB ? { memoryMiB } : {}), ...(wallTimeSeconds ? { wallTimeSeconds } : {}) };
-}
-
-/** `--max-cost`: a positive number of dollars, for a model whose price is known. */
-export function costBudget(value: number | undefined, model: string, config: AcaConfig): number | null {
-  if (value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new UserInputError(`--max-cost must be a positive number of dollars, got ${String(value)}`);
-  }
-  if (!priceOf(loadPriceTable(config.pricesFile), model)) {
-    throw new UserInputError(
-      `--max-cost needs the price of model "${model}", which aca does not know; give it in the JSON file ACA_PRICES names ({"${model}": {"input": N, "output": N}}, dollars per million tokens)`,
-    );
-  }
-  return value;
 }
 
 function commandOption(value: string | undefined, name: string): string | null {

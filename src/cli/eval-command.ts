@@ -3,6 +3,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { AcaClient } from '../api/aca-client';
 import type { AcaConfig } from '../config';
 import type { EvalRequest } from '../eval/prepare-batch';
+import { readBatchReport } from '../eval/batch-store';
 import { RunNotFoundError, UserInputError } from '../shared/errors';
 import {
   EVAL_WORKFLOW_TYPE,
@@ -16,6 +17,8 @@ import { pauseSignal, resumeSignal } from '../workflows/signals';
 import { positiveInteger } from '../shared/option-numbers';
 import { EXIT, type CliIO } from './cli-context';
 
+const OUT_DIR_MEMO = 'acaEvalOut';
+
 export interface EvalFlags {
   repos?: string;
   model?: string;
@@ -27,6 +30,7 @@ export interface EvalFlags {
   id?: string;
   out?: string;
   predictions?: string;
+  specs?: string;
   detach?: boolean;
   json?: boolean;
 }
@@ -60,6 +64,7 @@ export function evalRequest(file: string | undefined, flags: EvalFlags): EvalReq
     ...(flags.id !== undefined ? { id: flags.id } : {}),
     ...(flags.out !== undefined ? { outDir: flags.out } : {}),
     ...(flags.predictions !== undefined ? { predictions: flags.predictions } : {}),
+    ...(flags.specs !== undefined ? { specs: flags.specs } : {}),
   };
 }
 
@@ -79,6 +84,8 @@ export async function evalCommand(
       taskQueue: config.taskQueue,
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      // Where report.json is, for `aca eval report`.
+      memo: { [OUT_DIR_MEMO]: input.outDir },
       staticSummary: `aca eval: ${input.ids.length} instances (${input.source === 'agent' ? input.run.model : input.source})`,
     });
   } catch (err) {
@@ -99,7 +106,7 @@ export async function evalCommand(
     io.err(printableLine(`Web UI: ${aca.webUrl(workflowId)}`));
   }
   const report = await followBatch(aca, workflowId, io);
-  printReport(report, workflowId, flags.json === true, io, input.outDir);
+  printReport(readBatchReport(input.outDir) ?? report, workflowId, flags.json === true, io, input.outDir);
   return EXIT.success;
 }
 
@@ -125,7 +132,7 @@ async function followBatch(aca: AcaClient, batchId: string, io: CliIO): Promise<
 
 export function progressLine(p: EvalProgress): string {
   return printableLine(
-    `${p.batchId}: done ${p.done}/${p.total} · running ${p.running} · resolved ${p.resolved} · errors ${p.errors} · $${p.costUsd.toFixed(4)}${p.paused ? ' · PAUSED' : ''}${p.stopped ? ` · stopped (${p.stopped})` : ''}`,
+    `${p.batchId}: done ${p.done}/${p.total} · running ${p.running} · resolved ${p.resolved} · unresolved ${p.unresolved} · empty ${p.emptyPatch} · errors ${p.errors} · $${p.costUsd.toFixed(4)}${p.paused ? ' · PAUSED' : ''}${p.stopped ? ` · stopped (${p.stopped})` : ''}`,
   );
 }
 
@@ -149,7 +156,8 @@ async function batchHandle(aca: AcaClient, batchId: string) {
     const description = await handle.describe();
     if (description.type !== EVAL_WORKFLOW_TYPE)
       throw new RunNotFoundError(batchId, `${batchId} is not an aca eval batch`);
-    return { handle, status: description.status.name };
+    const outDir = description.memo?.[OUT_DIR_MEMO];
+    return { handle, status: description.status.name, outDir: typeof outDir === 'string' ? outDir : null };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(batchId, `no batch ${batchId}`);
     throw err;
@@ -197,9 +205,10 @@ export async function evalReportCommand(
   flags: { json?: boolean },
   io: CliIO,
 ) {
-  const { handle } = await batchHandle(aca, batchId);
+  const { handle, outDir } = await batchHandle(aca, batchId);
   const report = (await handle.result()) as EvalReport;
-  printReport(report, batchId, flags.json === true, io);
+  // report.json has each instance's row too; the workflow's result only the counts and lists.
+  printReport((outDir ? readBatchReport(outDir) : null) ?? report, batchId, flags.json === true, io);
   return EXIT.success;
 }
 

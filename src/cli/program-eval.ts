@@ -25,6 +25,10 @@ export function addEvalCommands(program: Command, ctx: ProgramContext): void {
       '--predictions <file|gold|empty>',
       "evaluate given patches without the agent: a predictions file, each instance's own patch (gold) or none (empty)",
     )
+    .option(
+      '--specs <file>',
+      "JSON object keyed by owner/name: each repository's testCommand, setupCommand and env",
+    )
     .option('--model <name>', 'model name (ACA_MODEL)')
     .option('--concurrency <n>', 'instances in flight at once (4)')
     .option('--max-iterations <n>', "attempts of each instance's run (15)")

@@ -1,11 +1,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { EvalReport, InstanceStatus } from '../shared/eval-types';
+import {
+  buildEvalReport,
+  type EvalReport,
+  type InstanceOutcome,
+  type InstanceRow,
+  type InstanceStatus,
+} from '../shared/eval-types';
 import { safeKey } from '../shared/safe-key';
 import type { Language } from '../shared/types';
 import { instanceSchema, type EvalInstance } from './instances';
 import type { Evaluation } from './evaluate-instance';
+import type { RepoSpec } from './specs';
 
 /**
  * A batch's folder (`--out`): predictions.jsonl and report.json at its top, and under `batch/`
@@ -19,6 +26,8 @@ export interface StoredInstance {
   language: Language;
   /** `--predictions FILE`: the patch given for this instance (null: none given, an empty patch). */
   prediction: { model_name_or_path: string; model_patch: string } | null;
+  /** `--specs`: what the instance's repository needs for its tests; null: nothing given. */
+  spec: RepoSpec | null;
 }
 
 export interface InstanceResult extends Omit<Evaluation, 'status' | 'reason'> {
@@ -29,6 +38,12 @@ export interface InstanceResult extends Omit<Evaluation, 'status' | 'reason'> {
   model_patch: string;
   /** The child run that made the patch (agent batches). */
   run: string | null;
+  /** How that run ended, why, after how many attempts and at what cost (0 and null without a run). */
+  runState: string | null;
+  runReason: string | null;
+  iterations: number;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
 }
 
 const storedSchema = z.object({
@@ -37,6 +52,14 @@ const storedSchema = z.object({
   baseCommit: z.string(),
   language: z.enum(['python', 'typescript', 'javascript']),
   prediction: z.object({ model_name_or_path: z.string(), model_patch: z.string() }).nullable(),
+  spec: z
+    .object({
+      testCommand: z.string().nullable(),
+      setupCommand: z.string().nullable(),
+      env: z.record(z.string(), z.string()),
+    })
+    .nullable()
+    .default(null),
 });
 
 export function instanceFile(outDir: string, id: string): string {
@@ -74,17 +97,58 @@ export function readResult(outDir: string, id: string): InstanceResult | null {
  * predictions.jsonl (one line per submitted instance, SWE-bench's three fields) and report.json,
  * both replaced whole, so a reader never sees half of either.
  */
-export function writeBatchOutputs(outDir: string, submitted: string[], report: EvalReport): void {
-  const lines = submitted.map((id) => {
+export function writeBatchOutputs(outDir: string, ids: string[]): EvalReport {
+  const lines: string[] = [];
+  const instances: InstanceRow[] = [];
+  const outcomes: InstanceOutcome[] = [];
+  for (const id of ids) {
     const result = readResult(outDir, id);
-    return JSON.stringify({
-      instance_id: id,
-      model_name_or_path: result?.model_name_or_path ?? '',
-      model_patch: result?.model_patch ?? '',
+    // An instance without a result was not submitted (never started, or given no prediction).
+    if (!result) continue;
+    outcomes.push({
+      id,
+      status: result.status,
+      reason: result.reason,
+      costUsd: result.costUsd ?? 0,
+      tokens: result.tokens ?? { prompt: 0, completion: 0 },
     });
-  });
+    lines.push(
+      JSON.stringify({
+        instance_id: id,
+        model_name_or_path: result?.model_name_or_path ?? '',
+        model_patch: result?.model_patch ?? '',
+      }),
+    );
+    instances.push(instanceRow(result));
+  }
+  const report = buildEvalReport(ids, outcomes);
   writeAtomically(path.join(outDir, 'predictions.jsonl'), lines.map((l) => `${l}\n`).join(''));
-  writeAtomically(path.join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeAtomically(path.join(outDir, 'report.json'), `${JSON.stringify({ ...report, instances }, null, 2)}\n`);
+  return report;
+}
+
+/** report.json's row of an instance, from its result. */
+export function instanceRow(result: InstanceResult): InstanceRow {
+  return {
+    instance_id: result.instance_id,
+    state: result.runState ?? null,
+    reason: result.reason,
+    iterations: result.iterations ?? 0,
+    cost_usd: result.costUsd ?? 0,
+    resolved: result.status === 'resolved',
+    failed_tests: result.tests
+      ? [...result.tests.FAIL_TO_PASS.failure, ...result.tests.PASS_TO_PASS.failure]
+      : [],
+  };
+}
+
+/** report.json as written at the batch's last step, or null before. */
+export function readBatchReport(outDir: string): EvalReport | null {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outDir, 'report.json'), 'utf8')) as EvalReport;
+  } catch {
+    return null;
+  }
 }
 
 function writeAtomically(file: string, text: string): void {

@@ -10,15 +10,14 @@ import {
   writeBaseTestHelpers,
   type GitTarget,
 } from '../repo';
-import { detectTestCommand, runTestSuite, type BaseTests } from '../sandbox';
+import { detectTestCommand, runTestSuite, type BaseTests, type SandboxLimits } from '../sandbox';
 import { readPytestCommand } from './pytest-command';
-import type { LimitMaximums } from '../shared/limit-maximums';
 import type { InstanceStatus } from '../shared/eval-types';
-import type { TestCommandSpec } from '../shared/test-command';
+import type { ProjectLimits, TestCommandSpec } from '../shared/test-command';
 import type { Language, SandboxMode, TestRunReport } from '../shared/types';
-import { sandboxLimitsOf } from '../activities/test-activities';
 import { patchFiles, type EvalInstance } from './instances';
 import { judgeIds, pytestNodeId, shellQuote, type TestVerdict } from './test-ids';
+import type { RepoSpec } from './specs';
 
 export interface EvaluationInput {
   instance: EvalInstance;
@@ -27,8 +26,11 @@ export interface EvaluationInput {
   baseCommit: string;
   language: Language;
   modelPatch: string;
+  /** `--specs`: the repository's setup command, variables and test command (without a `test_cmd`). */
+  spec?: RepoSpec | null;
   sandboxMode: SandboxMode;
-  limitMaximums?: LimitMaximums;
+  /** The sandbox's limits for the base commit's `.aca.json` limits, held to the worker's maximums. */
+  limitsOf: (project: ProjectLimits | undefined) => Partial<SandboxLimits>;
   heartbeat?: () => void;
   heartbeatEveryMs?: number;
   signal?: AbortSignal;
@@ -106,13 +108,48 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
     // the verdict process judges these, loading only their own conftest.py files and configuration.
     const trusted = await trustedTree(input, dir);
     if (typeof trusted === 'string') return ended('error', `the test patch does not apply: ${trusted}`);
-    const verdict = verdictCommandFor(instance, trusted.tree, input.language, testFiles);
+    const spec = input.spec ?? null;
+    const env = spec && Object.keys(spec.env).length > 0 ? { env: spec.env } : {};
+    const limits = input.limitsOf(config.limits);
+    const sandboxed = {
+      ...(input.heartbeat ? { heartbeat: input.heartbeat } : {}),
+      ...(input.heartbeatEveryMs ? { heartbeatEveryMs: input.heartbeatEveryMs } : {}),
+      ...(input.signal ? { signal: input.signal } : {}),
+    };
+    if (spec?.setupCommand) {
+      // As a run's setup command: in the sandbox, in the tree, without the network.
+      const setup = await runTestSuite({
+        workspace: tree,
+        language: input.language,
+        mode: input.sandboxMode,
+        command: { kind: 'command', command: spec.setupCommand, source: 'option', label: spec.setupCommand },
+        limits,
+        ...env,
+        ...sandboxed,
+      });
+      if (setup.outcome !== 'completed' || setup.failed > 0 || setup.errors > 0) {
+        const tail = setup.output.trimEnd().split('\n').slice(-5).join(' | ').slice(-500);
+        return ended(
+          'error',
+          `the setup command failed (${setup.outcome}${setup.message ? `: ${setup.message.slice(0, 200)}` : ''})${tail ? `: ${tail}` : ''}`,
+          {
+            testCommand: spec.setupCommand,
+            testOutcome: setup.outcome,
+            outputTail: setup.output.slice(-4000),
+          },
+        );
+      }
+    }
+    const verdict =
+      spec?.testCommand && !instance.test_cmd
+        ? null
+        : verdictCommandFor(instance, trusted.tree, input.language, testFiles);
     const { command, testPaths } = verdict
       ? {
           command: { kind: 'pytest', command: null, source: 'option', label: verdict.label } as const,
           testPaths: verdict.files,
         }
-      : testCommandFor(instance, tree, input.language, testFiles);
+      : testCommandFor(instance.test_cmd ?? spec?.testCommand ?? null, tree, input.language, testFiles);
     // Every trusted test file is known to the verdict (a test class may inherit another file's),
     // the command's are run.
     const baseTests: BaseTests | undefined = verdict
@@ -144,15 +181,14 @@ export async function evaluateInstance(input: EvaluationInput): Promise<Evaluati
       language: input.language,
       mode: input.sandboxMode,
       command,
-      limits: sandboxLimitsOf(config.limits, input.limitMaximums),
+      limits,
       ...(testPaths.length ? { testPaths } : {}),
       ...(baseTests ? { baseTests } : {}),
-      ...(input.heartbeat ? { heartbeat: input.heartbeat } : {}),
-      ...(input.heartbeatEveryMs ? { heartbeatEveryMs: input.heartbeatEveryMs } : {}),
-      ...(input.signal ? { signal: input.signal } : {}),
+      ...env,
+      ...sandboxed,
     });
     const cases =
-      command.kind === 'command' && instance.test_cmd && PYTEST.test(instance.test_cmd)
+      command.kind === 'command' && PYTEST.test(command.label)
         ? report.cases.map((c) => ({ ...c, name: pytestNodeId(c.name, tree) }))
         : report.cases;
     const tests = {
@@ -260,25 +296,24 @@ async function applyPatch(
 }
 
 /**
- * The instance's `test_cmd` (run with bash, with a JUnit report asked of pytest), else the
- * repository's detected runner on the test files the test patch touches.
+ * The instance's `test_cmd`, else its repository's `testCommand` of `--specs` (run with bash, with
+ * a JUnit report asked of pytest), else the repository's detected runner on the test files the
+ * test patch touches.
  */
 function testCommandFor(
-  instance: EvalInstance,
+  given: string | null,
   tree: string,
   language: Language,
   testFiles: string[],
 ): { command: TestCommandSpec; testPaths: string[] } {
-  if (instance.test_cmd) {
-    const line = PYTEST.test(instance.test_cmd)
-      ? `${instance.test_cmd} --junitxml="$ACA_JUNIT_XML" -o junit_family=xunit1`
-      : instance.test_cmd;
+  if (given) {
+    const line = PYTEST.test(given) ? `${given} --junitxml="$ACA_JUNIT_XML" -o junit_family=xunit1` : given;
     return {
       command: {
         kind: 'command',
         command: `bash -c ${shellQuote(line)}`,
         source: 'option',
-        label: instance.test_cmd,
+        label: given,
       },
       testPaths: [],
     };

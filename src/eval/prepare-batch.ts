@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AcaConfig } from '../config';
-import { costBudget } from '../api/run-request';
+import { costBudget } from '../llm/cost-budget';
 import { git, repositoryLanguage, isValidBranchName, runBranch } from '../repo';
 import { UserInputError } from '../shared/errors';
 import { evalChildId, type EvalBatchInput, type EvalSource } from '../shared/eval-types';
@@ -12,6 +12,7 @@ import type { Language } from '../shared/types';
 import { writeStoredInstances, type StoredInstance } from './batch-store';
 import { readInstances, selectInstances, type EvalInstance } from './instances';
 import { readPredictions } from './predictions';
+import { readSpecs, type RepoSpec } from './specs';
 import { evalRepositoryCopy, findRepoSource } from './repositories';
 
 export interface EvalRequest {
@@ -27,6 +28,8 @@ export interface EvalRequest {
   outDir?: string;
   /** `gold`, `empty` or a predictions file; absent: the agent makes the patches. */
   predictions?: string;
+  /** `--specs FILE`: each repository's test command, setup command and variables (specs.ts). */
+  specs?: string;
 }
 
 export const DEFAULT_EVAL_CONCURRENCY = 4;
@@ -64,9 +67,10 @@ export async function prepareEvalBatch(
         ? request.predictions
         : 'file';
   const predictions = source === 'file' ? readPredictions(request.predictions!) : null;
+  const specs = request.specs === undefined ? new Map<string, RepoSpec>() : readSpecs(request.specs);
   const model = request.model ?? config.model;
   const maxCostUsd = costBudget(request.maxCostUsd, model, config);
-  const stored = await storedInstances(instances, request.reposDir, config.home, predictions);
+  const stored = await storedInstances(instances, request.reposDir, config.home, predictions, specs);
   writeStoredInstances(outDir, stored);
   const maxIterations = request.maxIterations ?? DEFAULT_RUN_OPTIONS.maxIterations;
   // Given predictions: an instance without one is not submitted, as in SWE-bench.
@@ -100,6 +104,7 @@ async function storedInstances(
   reposDir: string,
   home: string,
   predictions: Map<string, { model_name_or_path: string; model_patch: string }> | null,
+  specs: Map<string, RepoSpec>,
 ): Promise<StoredInstance[]> {
   const byRepo = new Map<string, EvalInstance[]>();
   for (const instance of instances)
@@ -135,6 +140,7 @@ async function storedInstances(
         baseCommit,
         language,
         prediction: predictions?.get(instance.instance_id) ?? null,
+        spec: specs.get(instance.repo) ?? null,
       });
     }
   }

@@ -66,3 +66,4 @@ export { parseJunitReport } from './verdicts/junit-cases';
 export { readVerdictStream } from './verdicts/pytest-verdict-stream';
 export { projectRoot } from './workspace/project-root';
 export { SHIPPED_FILES, shippedFile, shippedFilePath, type ShippedFile } from './shipped-files';
+export { withRepositoryEnv } from './launch/repository-env';

@@ -1,4 +1,5 @@
 import type { DependencyFolder, TestCommandSpec } from '../shared/test-command';
+import type { TestEnv } from '../shared/test-env';
 import type { Language, SandboxMode } from '../shared/types';
 import type { SandboxLimits } from './launch/limits';
 import type { AcceptanceFiles } from './verdicts/acceptance';
@@ -41,4 +42,6 @@ export interface RunTestsOptions {
    * the workspace, their commands first on PATH. Without a sandbox they are used where they are.
    */
   dependencies?: DependencyFolder[];
+  /** The repository's own variables (see launch/repository-env.ts); absent: none. */
+  env?: TestEnv;
 }

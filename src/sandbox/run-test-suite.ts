@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pythonPathFolders } from '../shared/test-env';
 import { LANGUAGES, type TestRunReport } from '../shared/types';
 import { checkSandboxAvailable, bwrapTools } from './launch/availability';
 import { runBare, runSandboxed } from './launch/launch-run';
@@ -196,7 +197,14 @@ async function runOnce(opts: RunTestsOptions, forced?: TestRunner): Promise<Test
         acceptanceTests,
         covered: mode === 'bwrap' ? originals : undefined,
         originals: originals.sourceDir,
-        verdict: verdictSpec({ key, acceptance, acceptanceTests, base, basePresent }),
+        verdict: verdictSpec({
+          key,
+          acceptance,
+          acceptanceTests,
+          base,
+          basePresent,
+          pythonPath: pythonPathFolders(opts.env),
+        }),
       },
       async () => {
         const expected = await expectations();

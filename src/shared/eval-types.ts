@@ -47,14 +47,56 @@ export interface InstanceOutcome {
   tokens: { prompt: number; completion: number };
 }
 
-/** What the batch carries into its next execution at continue-as-new. */
+/** How many instances ended in each status, and what their runs cost. */
+export interface EvalCounts {
+  done: number;
+  resolved: number;
+  unresolved: number;
+  emptyPatch: number;
+  errors: number;
+  costUsd: number;
+  tokens: { prompt: number; completion: number };
+}
+
+/**
+ * What the batch carries into its next execution at continue-as-new: where it is and its counts,
+ * never the instances' outcomes (those are in the batch's results, see batch-store.ts), so its
+ * size does not grow with the number of instances.
+ */
 export interface EvalCarried {
   next: number;
-  outcomes: InstanceOutcome[];
+  counts: EvalCounts;
   paused: boolean;
   /** Set when the budget or a cancellation stopped new instances. */
   stopped: 'budget' | 'cancelled' | null;
   executions: number;
+}
+
+export const NO_COUNTS: EvalCounts = {
+  done: 0,
+  resolved: 0,
+  unresolved: 0,
+  emptyPatch: 0,
+  errors: 0,
+  costUsd: 0,
+  tokens: { prompt: 0, completion: 0 },
+};
+
+/** The counts with one more instance ended. */
+export function countOutcome(counts: EvalCounts, outcome: InstanceOutcome): EvalCounts {
+  const key = (
+    { resolved: 'resolved', unresolved: 'unresolved', empty_patch: 'emptyPatch', error: 'errors' } as const
+  )[outcome.status];
+  return {
+    ...counts,
+    done: counts.done + 1,
+    [key]: counts[key] + 1,
+    costUsd: counts.costUsd + outcome.costUsd,
+    tokens: {
+      prompt: counts.tokens.prompt + outcome.tokens.prompt,
+      completion: counts.tokens.completion + outcome.tokens.completion,
+    },
+  };
 }
 
 export interface EvalProgress {
@@ -91,6 +133,22 @@ export interface EvalReport {
   error_ids: string[];
   cost_usd: number;
   tokens: TokenUsage;
+  /** Per instance submitted, in report.json (the batch's workflow result leaves it out). */
+  instances?: InstanceRow[];
+}
+
+/** One instance in report.json: how its run ended and how its tests fared. */
+export interface InstanceRow {
+  instance_id: string;
+  /** How the agent's run ended (`SUCCESS`, `FAILED`, `CANCELLED`…); null without a run. */
+  state: string | null;
+  /** Why the instance is not resolved (the run's reason for an error instance); null when resolved. */
+  reason: string | null;
+  iterations: number;
+  cost_usd: number;
+  resolved: boolean;
+  /** The FAIL_TO_PASS and PASS_TO_PASS tests that did not pass. */
+  failed_tests: string[];
 }
 
 /** The report of a batch from its instances and the outcomes of those that were submitted. */

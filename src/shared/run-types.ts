@@ -3,6 +3,7 @@
  * module shared by the workflow, the activities and the command line.
  */
 import type { TargetResult } from './targets';
+import type { TestEnv } from './test-env';
 import type { DependencyFolder, ProjectLimits, TestCommandSpec } from './test-command';
 import type {
   AgentRole,
@@ -71,6 +72,8 @@ export interface RunInput {
   failureMemory?: boolean;
   /** Sandbox limits given for this run (`--memory`, `--wall-time`), over `.aca.json`'s. */
   limits?: ProjectLimits;
+  /** The repository's own variables for its setup command and tests (`aca eval --specs`); see test-env.ts. */
+  testEnv?: TestEnv;
 }
 
 /** What a linked run takes over from the run it came from. */
@@ -153,6 +156,8 @@ export interface RunTestSetup {
   command: TestCommandSpec;
   dependencies: DependencyFolder[];
   limits: ProjectLimits;
+  /** The repository's own variables (RunInput.testEnv); absent: none. */
+  env?: TestEnv;
 }
 
 export interface RunCost {

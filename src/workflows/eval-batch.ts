@@ -1,4 +1,6 @@
+import { TimeoutType } from '@temporalio/common';
 import {
+  ActivityFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -12,13 +14,15 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { EvalRunOutcome } from '../activities/eval-activities';
 import {
-  buildEvalReport,
+  countOutcome,
   evalChildId,
+  NO_COUNTS,
   type EvalBatchInput,
   type EvalCarried,
   type EvalProgress,
@@ -39,12 +43,23 @@ const steps = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 });
-/** An evaluation runs a test command in the sandbox: minutes, heartbeating while it runs. */
-const evaluation = proxyActivities<Activities>({
-  startToCloseTimeout: '45m',
-  heartbeatTimeout: '1m',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
-});
+/**
+ * An evaluation runs a test command in the sandbox: minutes, heartbeating while it runs, on a
+ * host's tests queue like every test run, so that the host's ACA_TEST_SLOTS bounds it. A host
+ * whose queue nobody polls for EVAL_START_TIMEOUT is gone: another host is asked for.
+ */
+function evaluationOn(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    scheduleToStartTimeout: EVAL_START_TIMEOUT,
+    startToCloseTimeout: '45m',
+    heartbeatTimeout: '1m',
+    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
+  });
+}
+const EVAL_START_TIMEOUT = '10m';
+/** Hosts an evaluation is offered to before it counts as an error. */
+const EVAL_HOSTS_TRIED = 3;
 
 const NO_TOKENS = { prompt: 0, completion: 0 };
 
@@ -58,33 +73,31 @@ const NO_TOKENS = { prompt: 0, completion: 0 };
 export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCarried): Promise<EvalReport> {
   const state: EvalCarried = carried ?? {
     next: 0,
-    outcomes: [],
+    counts: NO_COUNTS,
     paused: false,
     stopped: null,
     executions: 0,
   };
   const running = new Set<string>();
+  /** The instances of this execution that ended (each counted once). */
+  const endedHere = new Set<string>();
   const perExecution = input.instancesPerExecution ?? DEFAULT_INSTANCES_PER_EXECUTION;
   let ended = false;
 
-  const spent = () => state.outcomes.reduce((sum, o) => sum + o.costUsd, 0);
+  const spent = () => state.counts.costUsd;
   const progress = (): EvalProgress => {
-    const count = (status: InstanceOutcome['status']) =>
-      state.outcomes.filter((o) => o.status === status).length;
+    const { done, resolved, unresolved, emptyPatch, errors, costUsd, tokens } = state.counts;
     return {
       batchId: input.batchId,
       total: (input.reportIds ?? input.ids).length,
-      done: state.outcomes.length,
+      done,
       running: running.size,
-      resolved: count('resolved'),
-      unresolved: count('unresolved'),
-      emptyPatch: count('empty_patch'),
-      errors: count('error'),
-      costUsd: spent(),
-      tokens: {
-        prompt: state.outcomes.reduce((sum, o) => sum + o.tokens.prompt, 0),
-        completion: state.outcomes.reduce((sum, o) => sum + o.tokens.completion, 0),
-      },
+      resolved,
+      unresolved,
+      emptyPatch,
+      errors,
+      costUsd,
+      tokens,
       paused: state.paused,
       stopped: state.stopped,
       ended,
@@ -123,11 +136,10 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     if (input.source === 'agent') run = await runAgent(input, id, childId, spent(), () => state);
     let judged: Pick<InstanceOutcome, 'status' | 'reason'>;
     try {
-      judged = await evaluation.evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
-        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
-      ]);
+      judged = await evaluate(input, id, run);
     } catch (err) {
       judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
+      await recordError(input, id, judged.reason!, run);
     }
     const outcome: InstanceOutcome = {
       id,
@@ -135,7 +147,8 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       costUsd: run?.costUsd ?? 0,
       tokens: run?.tokens ?? NO_TOKENS,
     };
-    state.outcomes.push(outcome);
+    state.counts = countOutcome(state.counts, outcome);
+    endedHere.add(id);
     countInstance(input.batchId, outcome);
     log.info('instance evaluated', { instance: id, status: outcome.status });
   };
@@ -158,16 +171,19 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       // An instance's run and evaluation are not cancelled with the batch: a cancelled batch
       // cancels its runs itself and still records each one's end.
       void CancellationScope.nonCancellable(() => runInstance(id))
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
           // Not expected (each step catches its own failure), but an instance must end recorded.
-          if (!state.outcomes.some((o) => o.id === id)) {
-            state.outcomes.push({
+          if (!endedHere.has(id)) {
+            const reason = describeFailure(err);
+            await recordError(input, id, reason, null);
+            state.counts = countOutcome(state.counts, {
               id,
               status: 'error',
-              reason: describeFailure(err),
+              reason,
               costUsd: 0,
               tokens: NO_TOKENS,
             });
+            endedHere.add(id);
           }
         })
         .finally(() => {
@@ -194,9 +210,9 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     });
   }
   return CancellationScope.nonCancellable(async () => {
-    const report = buildEvalReport(input.reportIds ?? input.ids, state.outcomes);
-    await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
-      { outDir: input.outDir, submitted: report.submitted_ids, report },
+    // Built from the batch's results, where every instance's outcome is kept.
+    const report = await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
+      { outDir: input.outDir, ids: input.reportIds ?? input.ids },
     ]);
     if (state.next < input.ids.length && state.stopped === null) {
       await condition(allHandlersFinished);
@@ -206,6 +222,50 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     publish();
     return report;
   });
+}
+
+/** The instance's evaluation on the tests queue of a host a worker of the shared queue names. */
+async function evaluate(
+  input: EvalBatchInput,
+  id: string,
+  run: EvalRunOutcome | null,
+): Promise<Pick<InstanceOutcome, 'status' | 'reason'>> {
+  for (let tried = 1; ; tried += 1) {
+    const queue = await steps.evalTestsQueue.executeWithOptions({ summary: `eval · host for ${id}` }, []);
+    try {
+      return await evaluationOn(queue).evaluateEvalInstance.executeWithOptions({ summary: `eval · ${id}` }, [
+        { outDir: input.outDir, instanceId: id, source: input.source, modelName: input.modelName, run },
+      ]);
+    } catch (err) {
+      if (!isStartTimeout(err) || tried >= EVAL_HOSTS_TRIED) throw err;
+      log.warn('no worker took the evaluation: another host is asked', { instance: id, queue });
+    }
+  }
+}
+
+/** A step that no worker of the host's queue started in time. */
+function isStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
+}
+
+/** An instance that ended without a result of its evaluation gets one saying why, for the report. */
+async function recordError(
+  input: EvalBatchInput,
+  id: string,
+  reason: string,
+  run: EvalRunOutcome | null,
+): Promise<void> {
+  await steps.recordEvalError
+    .executeWithOptions({ summary: `eval · error ${id}` }, [
+      { outDir: input.outDir, instanceId: id, reason, modelName: input.modelName, run },
+    ])
+    .catch((err: unknown) =>
+      log.warn('the error of an instance could not be recorded', { instance: id, err }),
+    );
 }
 
 /** The instance's child run, started only while the batch is not paused; its end as the batch needs it. */
@@ -222,6 +282,10 @@ async function runAgent(
     baseCommit: null,
     headCommit: null,
     error,
+    state: null,
+    reason: null,
+    message: null,
+    iterations: 0,
     costUsd: 0,
     tokens: NO_TOKENS,
   });
@@ -253,6 +317,10 @@ async function runAgent(
       baseCommit: result.baseCommit,
       headCommit: result.headCommit,
       error: state().stopped === 'cancelled' ? 'the batch was cancelled' : null,
+      state: result.ended?.status ?? result.state,
+      reason: result.reason,
+      message: result.error ?? result.ended?.reason ?? null,
+      iterations: result.iterations,
       costUsd: result.cost?.usd ?? 0,
       tokens: { prompt: result.tokens.prompt, completion: result.tokens.completion },
     };

@@ -52,6 +52,7 @@ async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
         testCommand: input.testCommand,
         setupCommand: input.setupCommand,
         ...(input.limits ? { limits: input.limits } : {}),
+        ...(input.testEnv ? { testEnv: input.testEnv } : {}),
         start: link
           ? {
               commit: link.startCommit,

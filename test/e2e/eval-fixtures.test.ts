@@ -29,6 +29,7 @@ const REPORT_KEYS = [
   'error_ids',
   'cost_usd',
   'tokens',
+  'instances',
 ];
 
 function readJson<T>(file: string): T {
@@ -93,6 +94,17 @@ describe('aca eval on generated repositories', () => {
     expect(report.resolved_ids.sort()).toEqual(['acme__calc-add', 'acme__calc-neg', 'acme__tsutil-sum']);
     expect(report.unresolved_ids).toEqual(['acme__slow-answer']);
     expect(resultOf(out, 'acme__slow-answer').reason).toMatch(/timed out/);
+    // Given patches: no run, so no state or attempts; the tests that did not pass are named.
+    expect(report.instances!.map((row) => row.instance_id).sort()).toEqual([
+      'acme__calc-add',
+      'acme__calc-neg',
+      'acme__slow-answer',
+      'acme__tsutil-sum',
+    ]);
+    const slow = report.instances!.find((row) => row.instance_id === 'acme__slow-answer')!;
+    expect(slow).toMatchObject({ state: null, iterations: 0, resolved: false });
+    expect(slow.reason).toMatch(/timed out/);
+    expect(slow.failed_tests.length).toBeGreaterThan(0);
     expect(report).toMatchObject({
       total_instances: 4,
       submitted_instances: 4,

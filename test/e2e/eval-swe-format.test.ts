@@ -163,6 +163,66 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
     expect(report.unresolved_ids.sort()).toEqual(instances.map((i) => i.instance_id).sort());
   });
 
+  test('itsdangerous with --specs: every run reaches the Planner; a broken environment is an error instance, never an empty patch', async () => {
+    // Its src layout needs PYTHONPATH=src for the agent's runs too (the instances' test_cmd says so
+    // only to the evaluation). A copy of one instance under another repository name, whose setup
+    // command fails on purpose, stands for a repository whose environment cannot be made.
+    const ours = instances.filter((i) => i.repo === 'pallets/itsdangerous');
+    expect(ours).toHaveLength(4);
+    const broken = { ...ours[0]!, instance_id: 'broken__itsdangerous-1', repo: 'broken/itsdangerous' };
+    const file = path.join(scratch, 'itsdangerous.jsonl');
+    fs.writeFileSync(file, [...ours, broken].map((i) => JSON.stringify(i)).join('\n'));
+    const repos = path.join(scratch, 'specs-repos');
+    fs.mkdirSync(repos);
+    const bundle = path.join(REPOS, 'pallets__itsdangerous.bundle');
+    fs.symlinkSync(bundle, path.join(repos, 'pallets__itsdangerous.bundle'));
+    fs.symlinkSync(bundle, path.join(repos, 'broken__itsdangerous.bundle'));
+    const specs = path.join(scratch, 'specs.json');
+    fs.writeFileSync(
+      specs,
+      JSON.stringify({
+        'pallets/itsdangerous': { env: { PYTHONPATH: 'src' } },
+        'broken/itsdangerous': { setupCommand: 'echo broken on purpose; exit 3' },
+      }),
+    );
+    const ids = ours.map((i) => i.instance_id).sort();
+    const common = ['eval', file, '--repos', repos, '--specs', specs, '--concurrency', '3', '--json'];
+
+    const gold = await runCli([...common, '--predictions', 'gold', '--id', 'swe-specs-gold'], h.cliEnv());
+    expect(gold.code).toBe(0);
+    const goldReport = JSON.parse(gold.stdout) as EvalReport;
+    expect(goldReport.resolved_ids.sort()).toEqual(ids);
+    expect(goldReport.error_ids).toEqual([broken.instance_id]);
+    expect(goldReport.empty_patch_ids).toEqual([]);
+
+    const agent = await runCli(
+      [...common, '--model', 'scripted', '--max-iterations', '1', '--id', 'swe-specs-agent'],
+      h.cliEnv(),
+      900_000,
+    );
+    expect(agent.code).toBe(0);
+    const report = JSON.parse(agent.stdout) as EvalReport;
+    expect(report.resolved_ids.sort()).toEqual(ids);
+    expect(report.error_ids).toEqual([broken.instance_id]);
+    expect(report.empty_patch_ids).toEqual([]);
+    const rows = new Map(report.instances!.map((row) => [row.instance_id, row]));
+    expect([...rows.keys()].sort()).toEqual([...ids, broken.instance_id].sort());
+    for (const id of ids) {
+      // Past its baseline: a Planner and a Coder's attempt; at one attempt, its own suite decides SUCCESS or FAILED.
+      expect(rows.get(id)).toMatchObject({ reason: null, resolved: true, failed_tests: [] });
+      expect(['SUCCESS', 'FAILED']).toContain(rows.get(id)!.state);
+      expect(rows.get(id)!.iterations).toBeGreaterThanOrEqual(1);
+    }
+    expect(rows.get(broken.instance_id)).toMatchObject({ state: 'FAILED', resolved: false, iterations: 0 });
+    expect(rows.get(broken.instance_id)!.reason).toMatch(/\(error\).*setup command .*failed/);
+    // Each run of the four reached the Planner: a model request holds its problem statement.
+    for (const instance of ours) {
+      expect(h.llm.requests.some((r) => r.agent === 'planner' && r.scenario === instance.instance_id)).toBe(
+        true,
+      );
+    }
+  }, 900_000);
+
   test('the agent writing the gold patch resolves an instance of each layout; no request holds a patch, a test patch or the test lists', async () => {
     // One instance of each repository layout and test command: toolz's package tests and its
     // sandbox folder, itsdangerous's src layout (PYTHONPATH=src) and its older single module.

@@ -279,6 +279,8 @@ const stubActivities = {
   evalRunInput: notCalled('evalRunInput'),
   evaluateEvalInstance: notCalled('evaluateEvalInstance'),
   writeEvalOutputs: notCalled('writeEvalOutputs'),
+  recordEvalError: notCalled('recordEvalError'),
+  evalTestsQueue: notCalled('evalTestsQueue'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {

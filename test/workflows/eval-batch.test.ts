@@ -7,9 +7,16 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/eval-activities';
-import type { EvalBatchInput, EvalProgress, EvalReport } from '../../src/shared/eval-types';
+import {
+  buildEvalReport,
+  type EvalBatchInput,
+  type EvalProgress,
+  type EvalReport,
+  type InstanceOutcome,
+} from '../../src/shared/eval-types';
 import { DEFAULT_RUN_OPTIONS, type RunInput } from '../../src/shared/run-types';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
 import { evalProgressQuery } from '../../src/workflows/eval-batch';
@@ -22,10 +29,17 @@ import { evalBatchWorkflow, pausedQuery, releaseSignal } from './eval-stub-workf
 const noop = (): void => undefined;
 const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
 const TASK_QUEUE = `eval-stubs-${process.pid}`;
+/** Two hosts' tests queues: one with a slot for every evaluation, one with a single slot. */
+const WIDE_TESTS = `${TASK_QUEUE}-tests-wide`;
+const ONE_SLOT_TESTS = `${TASK_QUEUE}-tests-one`;
+let testsQueue = WIDE_TESTS;
+const evaluatedOn = new Set<string>();
 
 let inFlight = 0;
 let maxInFlight = 0;
 const evaluated: string[] = [];
+/** Each instance's outcome as the batch's results keep it (batch-store.ts on disk in aca). */
+const results = new Map<string, InstanceOutcome>();
 const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stubActivities = {
@@ -45,27 +59,41 @@ const stubActivities = {
       failureMemory: false,
     };
   },
+  async evalTestsQueue(): Promise<string> {
+    return testsQueue;
+  },
   async evaluateEvalInstance(request: EvaluateRequest) {
+    evaluatedOn.add(Context.current().info.taskQueue);
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
     await sleepMs(150);
     inFlight -= 1;
     evaluated.push(request.instanceId);
-    if (request.run?.error)
-      return { id: request.instanceId, status: 'error' as const, reason: request.run.error };
-    return {
-      id: request.instanceId,
-      status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
-      reason: null,
-    };
+    const judged = request.run?.error
+      ? { id: request.instanceId, status: 'error' as const, reason: request.run.error }
+      : {
+          id: request.instanceId,
+          status: request.instanceId.includes('bad') ? ('unresolved' as const) : ('resolved' as const),
+          reason: null,
+        };
+    results.set(`${request.outDir}/${request.instanceId}`, {
+      ...judged,
+      costUsd: request.run?.costUsd ?? 0,
+      tokens: request.run?.tokens ?? { prompt: 0, completion: 0 },
+    });
+    return judged;
   },
-  async writeEvalOutputs(): Promise<void> {},
+  async writeEvalOutputs(request: { outDir: string; ids: string[] }): Promise<EvalReport> {
+    const outcomes = request.ids.flatMap((id) => results.get(`${request.outDir}/${id}`) ?? []);
+    return buildEvalReport(request.ids, outcomes);
+  },
+  async recordEvalError(): Promise<void> {},
 };
 
 function batchInput(batchId: string, ids: string[], more: Partial<EvalBatchInput> = {}): EvalBatchInput {
   return {
     batchId,
-    outDir: '/nonexistent/out',
+    outDir: `/nonexistent/${batchId}`,
     ids,
     source: 'gold',
     modelName: 'gold',
@@ -105,7 +133,8 @@ describe('the eval batch workflow with stub activities', () => {
   let connection: NativeConnection;
   let client: Client;
   let worker: Worker;
-  let running: Promise<void>;
+  let testWorkers: Worker[] = [];
+  let running: Promise<unknown>;
   let counter = 0;
   const id = (name: string) => `${name}-${process.pid}-${(counter += 1)}`;
 
@@ -126,9 +155,24 @@ describe('the eval batch workflow with stub activities', () => {
       }),
       activities: stubActivities,
     });
-    running = worker.run();
+    testWorkers = await Promise.all(
+      [
+        [WIDE_TESTS, 100],
+        [ONE_SLOT_TESTS, 1],
+      ].map(([taskQueue, slots]) =>
+        Worker.create({
+          connection,
+          namespace: temporal.namespace,
+          taskQueue: taskQueue as string,
+          activities: stubActivities,
+          maxConcurrentActivityTaskExecutions: slots as number,
+        }),
+      ),
+    );
+    running = Promise.all([worker.run(), ...testWorkers.map((w) => w.run())]);
   });
   afterAll(async () => {
+    for (const w of testWorkers) w.shutdown();
     worker?.shutdown();
     await running;
     await client?.connection.close();
@@ -138,6 +182,23 @@ describe('the eval batch workflow with stub activities', () => {
     inFlight = 0;
     maxInFlight = 0;
     evaluated.length = 0;
+    testsQueue = WIDE_TESTS;
+    evaluatedOn.clear();
+  });
+
+  test("evaluations run on a host's tests queue, as many at once as its test slots", async () => {
+    testsQueue = ONE_SLOT_TESTS;
+    const ids = ['s1', 's2', 's3', 's4'];
+    const batchId = id('batch-slots');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ids, { concurrency: 4 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(report.resolved_ids).toEqual(ids);
+    expect([...evaluatedOn]).toEqual([ONE_SLOT_TESTS]);
+    expect(maxInFlight).toBe(1);
   });
 
   test('at most --concurrency in flight; continue-as-new every few instances; each instance evaluated once', async () => {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { HOST_TOOL_ENV } from '../../shared/executables';
 import type { DependencyFolder } from '../../shared/test-command';
 import type { RunTestsOptions } from '../run-options';
+import { withRepositoryEnv } from './repository-env';
 import { contextFor, type RunOutcome, type RunSpec } from '../run-spec';
 import {
   endLease,
@@ -59,7 +60,8 @@ export async function runSandboxed(
       uid,
       SANDBOX_PATHS.workspace,
     );
-    const { argv, env } = runner.command(ctx);
+    const { argv, env: runnerEnv } = runner.command(ctx);
+    const env = withRepositoryEnv(runnerEnv, opts.env, ctx.paths.workspace);
     const { command, args } = bwrapCommand({
       tools,
       workspace,
@@ -120,7 +122,8 @@ export async function runBare(input: LaunchInput): Promise<RunOutcome> {
     // Without a sandbox nothing covers the copies: the verdict process reads the originals.
     const originals = input.originals ?? opts.acceptance?.sourceDir ?? workspace;
     const ctx = contextFor(input, paths, limits, hostDependencies(dependencies), undefined, originals);
-    const { argv, env } = runner.command(ctx);
+    const { argv, env: runnerEnv } = runner.command(ctx);
+    const env = withRepositoryEnv(runnerEnv, opts.env, ctx.paths.workspace);
     const sweepTag = `ACA_SANDBOX_RUN=${runId}`;
     const wrapped = withRlimits(argv, limits, {
       limitProcesses: false,

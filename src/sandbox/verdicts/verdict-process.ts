@@ -36,6 +36,8 @@ export function verdictSpec(input: {
   acceptanceTests: string[];
   base: BaseTests | undefined;
   basePresent: string[];
+  /** The repository's `PYTHONPATH` folders, imported from after the base tests' own. */
+  pythonPath?: string[];
 }): VerdictSpec {
   const { key, acceptance, acceptanceTests, base, basePresent } = input;
   const baseConfig = acceptance?.baseConfig ?? base?.config;
@@ -45,7 +47,7 @@ export function verdictSpec(input: {
     modules: basePresent.filter((file) => base?.run && !base.run.includes(file)),
     repository: basePresent,
     support: (acceptance?.files ?? []).filter((f) => path.posix.basename(f) === 'conftest.py'),
-    importPaths: base?.importPaths ?? [],
+    importPaths: [...new Set([...(base?.importPaths ?? []), ...(input.pythonPath ?? [])])],
     helpers: {
       sourceDir: base?.sourceDir ?? '',
       files: base ? baseHelpers(base, acceptance?.files ?? []) : [],

@@ -4,7 +4,13 @@ import * as path from 'node:path';
 import { patchFiles, readInstances, selectInstances } from '../../../src/eval/instances';
 import { readPredictions } from '../../../src/eval/predictions';
 import { judgeIds, pytestNodeId } from '../../../src/eval/test-ids';
-import { buildEvalReport, type InstanceOutcome } from '../../../src/shared/eval-types';
+import {
+  buildEvalReport,
+  countOutcome,
+  NO_COUNTS,
+  type EvalCarried,
+  type InstanceOutcome,
+} from '../../../src/shared/eval-types';
 import { UserInputError } from '../../../src/shared/errors';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-eval-units-'));
@@ -151,5 +157,40 @@ describe('the report', () => {
       cost_usd: 2.5,
       tokens: { prompt: 50, completion: 5 },
     });
+  });
+});
+
+describe('what a batch carries from one execution to the next', () => {
+  test('its size does not grow with the number of instances (50,000, SWE-smith’s size)', () => {
+    const carried = (instances: number): EvalCarried => {
+      let counts = NO_COUNTS;
+      for (let i = 0; i < instances; i += 1) {
+        counts = countOutcome(counts, {
+          id: `owner__repository.0123abcd.combine_file__${i.toString(36).padStart(8, '0')}`,
+          status: (['resolved', 'unresolved', 'empty_patch', 'error'] as const)[i % 4]!,
+          reason: i % 4 === 0 ? null : 'failing: tests/test_x.py::TestY::test_z and 3 more',
+          costUsd: 0.0123,
+          tokens: { prompt: 12_345, completion: 678 },
+        });
+      }
+      return {
+        next: instances,
+        counts,
+        paused: false,
+        stopped: null,
+        executions: Math.ceil(instances / 100),
+      };
+    };
+    const small = JSON.stringify(carried(100)).length;
+    const large = carried(50_000);
+    expect(large.counts).toMatchObject({
+      done: 50_000,
+      resolved: 12_500,
+      errors: 12_500,
+      emptyPatch: 12_500,
+    });
+    // Only the digits of the counts grow: a few bytes, where each outcome carried was ~430.
+    expect(JSON.stringify(large).length).toBeLessThan(small + 64);
+    expect(JSON.stringify(large).length).toBeLessThan(512);
   });
 });

@@ -10,15 +10,21 @@
 # other (so neither a module nor an installed entry point by the name `aca_results` can stand in for
 # it), and only then puts the working folder first on `sys.path`, as `-m` does, for the project's
 # tests to import its modules. What the workspace supplies from then on is imported after the plugin
-# has bound what it uses, like a conftest.py. Written for any Python 3: no newer syntax.
+# has bound what it uses, like a conftest.py. The repository's own `PYTHONPATH` folders (a `src/`
+# layout) are in the workspace too: they are held back with it and go right after it. Written for
+# any Python 3: no newer syntax.
 
 import sys
+import os
 
 if sys.path and sys.path[0] == "":
     del sys.path[0]
 
+_workspace = os.getcwd()
+_held = [p for p in sys.path if p == _workspace or p.startswith(_workspace + os.sep)]
+sys.path[:] = [p for p in sys.path if p not in _held]
+
 import importlib
-import os
 
 import pytest
 import _pytest.config
@@ -31,7 +37,7 @@ for name in _pytest.config.default_plugins:
 
 import aca_results
 
-sys.path.insert(0, os.getcwd())
+sys.path[0:0] = [_workspace] + [p for p in _held if p != _workspace]
 try:
     code = pytest.main(sys.argv[1:], plugins=[aca_results])
     sys.stdout.flush()
