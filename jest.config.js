@@ -19,6 +19,9 @@ module.exports = {
   // Suites that must have the machine to themselves run first, alone; see
   // helpers/serial-first-runner.ts.
   maxWorkers: 2,
+  // test.concurrent cases of one suite (test/sandbox/jest-forgery.test.ts, each case a sandboxed
+  // verdict run) two at a time: a third would only queue for the two cores.
+  maxConcurrency: 2,
   runner: [
     '<rootDir>/test/helpers/serial-first-runner.ts',
     {

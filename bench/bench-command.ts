@@ -24,7 +24,9 @@ import { EDIT_BENCH_MODEL_OPTIONS, editReport, runEditBench } from './edit-bench
 import { concurrencyReport, concurrencySvg, DEFAULT_LEVELS, runConcurrencyBench } from './concurrency-bench';
 import { historyReport, historySvg, HISTORY_CASES, runHistoryBench } from './history-bench';
 import { humanEvalReport, runHumanEvalBench, type HumanEvalOptions } from './humaneval-bench';
-import { overheadReport, runOverheadBench } from './overhead-bench';
+import { DEFAULT_OVERHEAD_DELAYS, runOverheadBench } from './overhead-bench';
+import { overheadReport } from './overhead-report';
+import { resolveCommit } from './other-build';
 import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
 import { gitReport, runGitBench } from './git-bench';
@@ -79,8 +81,13 @@ function integerList(value: string | boolean | undefined, name: string, fallback
 interface BenchPlan {
   parts: Part[];
   outDir: string;
+  /** The model step delay of concurrency and store: the first of --delay-ms, else 500. */
   delayMs: number;
+  /** The overhead part's delays: --delay-ms, else 3000 and 500. */
+  overheadDelays: number[];
   overheadRuns: number;
+  /** The full commit --against names, or null. */
+  against: string | null;
   levels: number[];
   /** The memory part's numbers of runs at once: --levels, else 50,100,200. */
   memoryLevels: number[];
@@ -144,6 +151,21 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
       `--temporal-db ${temporalDbFile} exists; name a new file (it is deleted when the benchmark ends)`,
     );
   }
+  const delays =
+    flags.delayMs === undefined
+      ? null
+      : [
+          ...new Set(
+            String(flags.delayMs)
+              .split(',')
+              .map((d) => nonNegativeInteger(d.trim(), 'delay-ms', 0)),
+          ),
+        ];
+  if (flags.against !== undefined && !parts.includes('overhead'))
+    throw new UserInputError(
+      '--against applies to the overhead part: npm run bench -- overhead --against <commit>',
+    );
+  const against = flags.against === undefined ? null : resolveCommit(String(flags.against));
   const dataset = path.resolve(flags.dataset ?? defaultDatasetPath());
   if (parts.includes('humaneval') && !fs.existsSync(dataset)) {
     throw new UserInputError(`HumanEval dataset ${dataset} does not exist; give one with --dataset FILE`);
@@ -151,7 +173,9 @@ export function parseBenchArgs(positionals: string[], flags: BenchFlags): BenchP
   return {
     parts,
     outDir: path.resolve(flags.out ?? defaultResultsDir()),
-    delayMs: nonNegativeInteger(flags.delayMs, 'delay-ms', 500),
+    delayMs: delays?.[0] ?? 500,
+    overheadDelays: delays ?? DEFAULT_OVERHEAD_DELAYS,
+    against,
     overheadRuns: positiveInteger(flags.runs, 'runs') ?? 3,
     levels: integerList(flags.levels, 'levels', DEFAULT_LEVELS),
     memoryLevels: integerList(flags.levels, 'levels', DEFAULT_MEMORY_LEVELS),
@@ -219,7 +243,12 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
           case 'overhead': {
             const r = await runOverheadBench(
               await getStack(),
-              { delayMs: plan.delayMs, runs: plan.overheadRuns },
+              {
+                delays: plan.overheadDelays,
+                runs: plan.overheadRuns,
+                against: plan.against,
+                keep: plan.keep,
+              },
               progress,
             );
             overheadReport(r, io);

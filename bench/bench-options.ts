@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 /** The options of `npm run bench`, as commander hands them to benchCommand (values unparsed). */
 export interface BenchFlags {
   delayMs?: string;
+  against?: string;
   runs?: string;
   levels?: string;
   reps?: string;
@@ -26,7 +27,9 @@ export interface BenchFlags {
 
 const PARTS_HELP = `
 Parts:
-  overhead     demo scenario, scripted model answering after d ms: wall / (calls x d + test time); goal <= 1.10
+  overhead     demo scenario, scripted model answering after d ms (3000 and 500): wall / (calls x d + test time),
+               orchestration ms per model step, history events per run; goal <= 1.03 at d = 3000;
+               --against <commit> runs that commit's build beside this one, runs interleaved
   concurrency  1, 10, 50, 200 demo runs at once on one worker; goal: 50 runs <= 3x the wall time of 1
   sandbox      the same pytest suite bare and in bubblewrap (medians); goal <= 1.10
   search       search_files against git grep on a generated repository of 20,000 files; goal <= 1.20
@@ -47,7 +50,14 @@ Parts:
 
 export function addBenchOptions(command: Command): Command {
   return command
-    .option('--delay-ms <n>', 'scripted model delay for overhead and concurrency (500)')
+    .option(
+      '--delay-ms <n,...>',
+      'scripted model delay d: overhead measures each (3000,500); concurrency and store use the first (500)',
+    )
+    .option(
+      '--against <commit>',
+      "overhead: also measure this commit's build, exported under ~/.cache/aca/bench-builds, its runs interleaved with this build's",
+    )
     .option('--runs <n>', 'measured overhead runs, median reported (3)')
     .option('--levels <a,b,...>', 'concurrency levels (1,10,50,200; eval: 1,8,32; memory: 50,100,200)')
     .option('--reps <n>', 'sandbox and search repetitions each side (9); repo (5); store (3)')

@@ -115,7 +115,6 @@ export function createAcaActivities(
     gitAuthor: config.gitAuthor,
     gitStore: pushedGitStore(config),
     host: hostRunsOf(config),
-    localStores: config.databaseUrl === null,
     hostStartTimeoutMs: config.hostStartTimeoutMs,
     ...(config.heartbeatTimeoutMs ? { heartbeatTimeoutMs: config.heartbeatTimeoutMs } : {}),
     prices: loadPriceTable(config.pricesFile),

@@ -30,15 +30,9 @@ import { ConversationNotFoundError } from '../store/conversation-store';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
-import { hasAtMostEntries, type HostRuns } from '../repo';
+import type { HostRuns } from '../repo';
 import type { RunPlace } from '../shared/run-types';
-import {
-  afterPendingCommit,
-  asCommitFailure,
-  atRecordedCommit,
-  warnInActivity,
-  type PendingCommit,
-} from './host-steps';
+import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
 
 /** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
@@ -71,11 +65,6 @@ export interface AgentActivityDeps {
    */
   host?: HostRuns;
   /**
-   * Conversations and reports are kept on this machine (no DATABASE_URL): a file tool call with
-   * them and the work tree on this worker's disk is certain to take milliseconds (see toolCallHere).
-   */
-  localStores?: boolean;
-  /**
    * Token budgets of the repository map in each turn's first message (the Planner's, the others');
    * `false` leaves the map out.
    */
@@ -102,14 +91,14 @@ export interface OpenTurnStepInput {
   open: TurnOpening;
   /** The run's work tree as recorded, which the repository map reads. */
   place: RunPlace;
-  /** What the turn before left uncommitted, committed first (see afterPendingCommit). */
-  commitFirst?: PendingCommit;
 }
 
-/** An opened turn: the commit this step made of the turn before's work (null: none). */
+/** An opened turn. */
 export interface OpenedTurn {
-  commit: string | null;
-  /** The conversation opened: under this execution's reference (see AgentStepInput.openedAs). */
+  /**
+   * The conversation opened: under the reference of the execution that ran the step, an earlier
+   * one's after a Reset (see AgentStepInput.openedAs).
+   */
   ref: string;
 }
 
@@ -129,24 +118,6 @@ export interface ToolCallInput {
   /** As in AgentStepInput: the conversation an earlier execution opened for the turn. */
   openedAs?: string;
 }
-
-/**
- * A file tool call taken where the workflow runs (see toolCallHere), or why it was not: the
- * workflow then sends it to the host's queue.
- */
-export type ToolCallHere = { here: true; outcome: ToolCallOutcome } | { here: false; why: string };
-
-/** A turn opened where the workflow runs (see openTurnHere), or why it was not. */
-export type OpenedTurnHere = { here: true; outcome: OpenedTurn } | { here: false; why: string };
-
-/**
- * The most entries (files and folders, tracked or not) of a work tree whose turn opens where the
- * workflow runs. The opening's repository map and pending commit read the whole tree at about a
- * millisecond a file, up to the map's budget (a few hundred ms): a tree this small opens in tens
- * of ms, and a larger one (a big repository, or one a test run flooded) on the host's queue, where
- * a step may take that long without holding a workflow task.
- */
-export const MAX_ENTRIES_OPENED_HERE = 100;
 
 const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
@@ -200,110 +171,58 @@ function hostOf(deps: AgentActivityDeps): HostRuns {
 }
 
 export function createAgentActivities(deps: AgentActivityDeps) {
-  /**
-   * The call itself, in `workspace`, on either path: a turn an earlier execution opened is taken
-   * over first, and the outcome names the copy then written.
-   */
-  const runToolCall = async (input: ToolCallInput, site: ToolCallSite): Promise<ToolCallOutcome> => {
-    if (input.openedAs) {
-      await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
-    }
-    const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
-      Promise.resolve(site),
-    );
-    return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
-  };
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
     const { place } = input;
     const host = hostOf(deps);
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       atRecordedCommit(host, place, async (runGit) => {
+        const site: ToolCallSite = {
+          workspace: runGit.workTree,
+          // With a store, each change is committed and pushed at once: another host that adopts
+          // the run mid-turn finds every file the turn's answers say it wrote.
+          ...(host.usesStore
+            ? {
+                commitChange: (path: string, toolName: string) =>
+                  host.commit(place, {
+                    message: `aca: ${turn}: ${toolName} ${path}`,
+                    step: `${input.ref}/${input.toolCallId}`,
+                    execution: input.execution ?? '',
+                    paths: [path],
+                    warn: warnInActivity,
+                  }),
+              }
+            : {}),
+        };
         try {
-          return await runToolCall(input, {
-            workspace: runGit.workTree,
-            // With a store, each change is committed and pushed at once: another host that
-            // adopts the run mid-turn finds every file the turn's answers say it wrote.
-            ...(host.usesStore
-              ? {
-                  commitChange: (path: string, toolName: string) =>
-                    host.commit(place, {
-                      message: `aca: ${turn}: ${toolName} ${path}`,
-                      step: `${input.ref}/${input.toolCallId}`,
-                      execution: input.execution ?? '',
-                      paths: [path],
-                      warn: warnInActivity,
-                    }),
-                }
-              : {}),
-          });
+          // A turn an earlier execution opened is taken over first; the outcome names the copy.
+          if (input.openedAs) {
+            await takeUpConversation(deps.store, input.ref, input.openedAs, { call: input.toolCallId });
+          }
+          const outcome = await executeTurnToolCall(deps.store, input.ref, input.toolCallId, () =>
+            Promise.resolve(site),
+          );
+          return input.openedAs ? { ...outcome, ref: input.ref } : outcome;
         } catch (err) {
           throw asMissingConversation(asCommitFailure(err));
         }
       }),
     );
   };
-  /** Why a file tool call cannot be taken on this worker as a local activity; null: it can. */
-  const notHere = (place: RunPlace): string | null => {
-    const host = deps.host;
-    if (!host) return 'this worker keeps no runs';
-    if (!deps.localStores) return 'conversations are kept in a database';
-    if (host.usesStore) return 'each change is pushed to the git store';
-    if (host.disk() !== place.disk) return "the run's files are on another host";
-    if (!host.isAtRecordedCommit(place)) return 'the branch is not known to be at the recorded commit';
-    return null;
-  };
   const sources = turnSources(deps);
-  /** Why a turn cannot be opened as a local activity: as for a tool call, and a small tree. */
-  const openingNotHere = (input: OpenTurnStepInput): string | null => {
-    const why = notHere(input.place);
-    if (why !== null) return why;
-    if (input.open.recallLessons) return 'recalling lessons may wait seconds on the failure memory';
-    if (!hasAtMostEntries(input.place.git.workTree, MAX_ENTRIES_OPENED_HERE)) return 'the work tree is large';
-    return null;
-  };
-  const openTurnOnHost = async (input: OpenTurnStepInput): Promise<OpenedTurn> => {
-    const opened = await afterPendingCommit(hostOf(deps), input.place, input.commitFirst, (runGit) =>
-      openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources),
-    );
-    return { commit: opened.commit, ref: input.open.ref };
-  };
   return {
-    /**
-     * A file tool call as a local activity of the worker running the workflow task, when that
-     * worker has the run's files at the recorded commit and nothing of the call leaves this
-     * machine (no git store to push to, no database): milliseconds of local disk work, without
-     * the round trip through the host's queue. Anything else is answered `here: false` at once
-     * and goes to the host's queue, where slow work has its own timeouts and heartbeats.
-     */
-    async toolCallHere(input: ToolCallInput): Promise<ToolCallHere> {
-      const why = notHere(input.place);
-      if (why !== null) return { here: false, why };
-      try {
-        return { here: true, outcome: await runToolCall(input, { workspace: input.place.git.workTree }) };
-      } catch (err) {
-        throw asMissingConversation(err);
-      }
-    },
-
-    /**
-     * A turn opened (and the turn before's work committed) as a local activity, on the terms of
-     * toolCallHere, for a small work tree and an opening that recalls no lessons; else answered
-     * `here: false` at once, and the workflow sends it to the host's queue (openTurn).
-     */
-    async openTurnHere(input: OpenTurnStepInput): Promise<OpenedTurnHere> {
-      const why = openingNotHere(input);
-      if (why !== null) return { here: false, why };
-      try {
-        return { here: true, outcome: await openTurnOnHost(input) };
-      } catch (err) {
-        throw asMissingConversation(err);
-      }
-    },
-
     /** Runs on the run's host: the repository map reads its work tree. */
     async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
-      return withHeartbeats(HEARTBEAT_EVERY_MS, () => openTurnOnHost(input));
+      return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
+        atRecordedCommit(hostOf(deps), input.place, async (runGit) => {
+          try {
+            await openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources);
+          } catch (err) {
+            throw asMissingConversation(err);
+          }
+          return { ref: input.open.ref };
+        }),
+      );
     },
 
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {

@@ -6,7 +6,6 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkTreeTooLargeError, type CommitRequest, type HostRuns } from '../repo';
 import type { RunGit, RunPlace } from '../shared/run-types';
-import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
@@ -23,36 +22,6 @@ export async function atRecordedCommit<T>(
     throw asStoreFailure(err);
   }
   return work(runGit);
-}
-
-/**
- * What the turn before a host step left uncommitted: that step commits it before its own work, so
- * closing a turn costs no round trip of its own.
- */
-export interface PendingCommit {
-  message: string;
-  /** Names the commit step, unique within the execution (see HostRuns.commit). */
-  step: string;
-  /** The workflow execution the step belongs to. */
-  execution: string;
-}
-
-/**
- * Runs `work` at the recorded commit after committing `pending` on top of it (when given). The
- * commit is made before the work tree is brought anywhere: a retry of the step must find the
- * commit its first try made. Returns the new commit (null: nothing to commit) with the result.
- */
-export async function afterPendingCommit<T>(
-  host: HostRuns,
-  place: RunPlace,
-  pending: PendingCommit | undefined,
-  work: (git: RunGit, place: RunPlace) => Promise<T>,
-): Promise<{ result: T; commit: string | null }> {
-  // A push to a slow store can take seconds: the beats keep a long-queued step from timing out.
-  const commit = pending ? await withHeartbeats(5_000, () => commitStep(host, place, pending)) : null;
-  const at = commit ? { ...place, commit } : place;
-  const result = await atRecordedCommit(host, at, (git) => work(git, at));
-  return { result, commit };
 }
 
 /** Commits what the step changed on the run's branch (and pushes it, with a store); null: nothing changed. */

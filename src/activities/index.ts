@@ -1,6 +1,4 @@
-import { openTurn } from '../agents/agent-turn';
-import type { OpenTurnInput } from '../agents/turn-context';
-import { createAgentActivities, turnSources, type AgentActivityDeps } from './agent-activities';
+import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
 import { createEvalActivities, type EvalActivityDeps } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
@@ -15,15 +13,12 @@ export type ActivityDeps = Omit<AgentActivityDeps, 'recallLessons'> &
 
 /** Builds every activity the worker registers, closed over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
-  const agentDeps = { ...deps, recallLessons: createLessonRecall(deps) };
-  const sources = turnSources(agentDeps);
-  const openTurnHere = (input: OpenTurnInput) => openTurn(deps.store, input, sources);
   return {
-    ...createAgentActivities(agentDeps),
-    ...createTestActivities({ ...deps, openTurn: openTurnHere }),
+    ...createAgentActivities({ ...deps, recallLessons: createLessonRecall(deps) }),
+    ...createTestActivities(deps),
     ...createMemoryActivities(deps),
-    ...createRepoActivities({ ...deps, openTurn: openTurnHere }),
-    ...createWorkspaceActivities({ ...deps, openTurn: openTurnHere }),
+    ...createRepoActivities(deps),
+    ...createWorkspaceActivities(deps),
     ...createEvalActivities(deps),
   };
 }

@@ -74,9 +74,10 @@ function findLessons(memory: FailureMemory, query: RecallInput): Promise<Lesson[
 export const RECALL_WAIT_MS = 8_000;
 
 /**
- * Lessons for the Planner, looked up inside its first model step: one server round trip fewer
- * than a separate activity at the start of every run. Lessons help but are not needed, so an
- * outage is retried only until `waitMs` has passed, and then the run plans without them.
+ * Lessons for the Planner, looked up as its turn opens: they become part of its first message,
+ * stored with the conversation, so a retried step never looks them up again. Lessons help but are
+ * not needed, so an outage is retried only until `waitMs` has passed, and then the run plans
+ * without them.
  */
 export function createLessonRecall(
   deps: Pick<MemoryActivityDeps, 'memory'>,

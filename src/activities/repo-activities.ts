@@ -18,13 +18,6 @@ import type { Language, SandboxMode } from '../shared/types';
 import type { TestEnv } from '../shared/test-env';
 import { withHeartbeats } from './heartbeats';
 import { asStoreFailure } from './store-failures';
-import {
-  checkTestsFolder,
-  prepareWorkspaceAt,
-  type PreparedWorkspace,
-  type PrepareWorkspaceInput,
-  type WorkspaceActivityDeps,
-} from './workspace-activities';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface RepoActivityDeps {
@@ -39,10 +32,6 @@ export interface RepoActivityDeps {
   hostStartTimeoutMs?: number;
   /** How long a run's step may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
-  /** Conversations and reports are files under this worker's ACA_HOME (no DATABASE_URL). */
-  localStores?: boolean;
-  /** Opens the Planner's turn when prepareRun also prepares the workspace (see workspaceStep). */
-  openTurn?: WorkspaceActivityDeps['openTurn'];
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -62,12 +51,6 @@ export interface PrepareRunInput {
   limits?: ProjectLimits;
   /** The repository's own variables for its setup command and tests (RunInput.testEnv). */
   testEnv?: TestEnv;
-  /**
-   * The prepareWorkspace step, done here when nothing has to happen on the run's host in between
-   * (no setup command, no baseline: a run without `--repo`) and the run cannot move (no git store):
-   * the run saves a round trip through its host's queue. Otherwise the workflow sends it there.
-   */
-  workspaceStep?: Omit<PrepareWorkspaceInput, 'place'>;
 }
 
 export interface PreparedRun {
@@ -86,15 +69,6 @@ export interface PreparedRun {
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
-  /**
-   * Whether the run's file tool calls and turn openings are offered to the worker running the
-   * workflow task (see toolCallHere, openTurnHere): nothing of such a step leaves the preparing
-   * host (no git store, no DATABASE_URL). Absent: never offered, so a step is not asked twice
-   * where it could never be taken.
-   */
-  localSteps?: boolean;
-  /** The workspaceStep's result, when this step did it. */
-  workspace?: PreparedWorkspace;
 }
 
 export interface AdoptedRun {
@@ -111,30 +85,11 @@ export function createRepoActivities(deps: RepoActivityDeps) {
     /** Runs on the shared queue: the worker that takes it is the host where the run's files will be. */
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
       return withHeartbeats(5_000, async () => {
-        const { workspaceStep } = input;
-        const doesWorkspace =
-          workspaceStep && !input.repo && input.setupCommand === null && deps.gitStore === null;
-        // Bad input fails the step before it makes anything the run's ending would have to undo.
-        if (doesWorkspace && workspaceStep.testsDir) await checkTestsFolder(workspaceStep.testsDir);
         const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host);
-        const workspace = doesWorkspace
-          ? await prepareWorkspaceAt(deps, {
-              ...workspaceStep,
-              place: {
-                workflowId: input.workflowId,
-                branch: prepared.branch,
-                commit: prepared.startCommit,
-                git: prepared.git,
-                disk: prepared.queues.disk,
-              },
-            })
-          : null;
         return {
           ...prepared,
           ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),
           ...(deps.heartbeatTimeoutMs ? { heartbeatTimeoutMs: deps.heartbeatTimeoutMs } : {}),
-          ...(deps.localStores && deps.gitStore === null ? { localSteps: true } : {}),
-          ...(workspace ? { workspace } : {}),
         };
       });
     },

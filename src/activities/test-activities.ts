@@ -15,12 +15,11 @@ import { DEFAULT_LIMIT_MAXIMUMS, type LimitMaximums } from '../shared/limit-maxi
 import { clampProjectLimits, type HostRuns } from '../repo';
 import { baselineDiagnosis, limitHit } from './environment-diagnosis';
 import { judgeAgainstBaseline } from './baseline-verdict';
-import { attemptPassed, judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
-import type { OpenTurnInput } from '../agents/turn-context';
+import { judgeTargets, unknownTargets, type TargetResult } from '../shared/targets';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { reportRef, type ReportStore } from '../store/report-store';
 import type { RunPlace } from '../shared/run-types';
-import { afterPendingCommit, atRecordedCommit, commitStep, type PendingCommit } from './host-steps';
+import { atRecordedCommit, commitStep } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface TestActivityDeps {
@@ -30,8 +29,6 @@ export interface TestActivityDeps {
   sandboxMode: SandboxMode;
   /** The most any run's limits may be here (ACA_MAX_*), whatever `.aca.json` or the run's input asks. */
   limitMaximums?: LimitMaximums;
-  /** Opens an agent's turn (see openIfFailed); without it, runTests opens none. */
-  openTurn?: (input: OpenTurnInput) => Promise<unknown>;
 }
 
 export interface RunTestsInput {
@@ -59,13 +56,6 @@ export interface RunTestsInput {
    * process judges and loads (activities/trusted-tests.ts).
    */
   baseCommit?: string | null;
-  /** What the turn before left uncommitted, committed first: the tests run on that commit. */
-  commitFirst?: PendingCommit;
-  /**
-   * The Reflector's turn, opened here when the attempt failed (see attemptPassed), with the
-   * report's ref, regressions and targets added to its context: a round trip less.
-   */
-  openIfFailed?: Omit<OpenTurnInput, 'workspace'>;
 }
 
 export interface CheckTargetsInput {
@@ -123,10 +113,6 @@ export interface TestRunSummary {
   failingTests?: string[];
   /** Why this run tested nothing about the code (a limit, a missing runner, a crash), with the command and output's tail. */
   cannotRun?: string;
-  /** The commit this step made of the turn before's work (see commitFirst); null: none. */
-  commit?: string | null;
-  /** The conversation of openIfFailed, opened (see OpenedTurn.ref). */
-  openedRef?: string;
 }
 
 /**
@@ -195,59 +181,39 @@ export function createTestActivities(deps: TestActivityDeps) {
       });
     },
 
-    /** Runs on the host's test queue, whose slots are the test runs this host takes at once. */
+    /**
+     * Runs on the host's test queue, whose slots are the test runs this host takes at once. The
+     * acceptance originals are restored and the base commit's test configuration written in the
+     * same step as the run: a verdict is honest only over files the run's code had no turn to touch.
+     */
     async runTests(input: RunTestsInput): Promise<TestRunSummary> {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok)
         throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
-      const tested = await afterPendingCommit(
-        deps.host,
-        input.place,
-        input.commitFirst,
-        async (runGit, at) => {
-          const sourceDir =
-            input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
-              ? await deps.host.acceptanceOriginals(at, input.acceptanceCommit, input.protectedPaths)
-              : (input.testsDir ?? null);
-          // The repository's own pytest configuration and tests as the base commit has them, for
-          // the verdict process to load and judge instead of what the run may have written since.
-          const trusted = await prepareTrustedTests({
-            language: input.language,
-            commonDir: runGit.commonDir,
-            baseCommit: input.baseCommit ?? null,
-            acceptanceCommit: input.acceptanceCommit ?? null,
-            hasAcceptance: sourceDir !== null,
-            ...(input.protectedPaths ? { protectedPaths: input.protectedPaths } : {}),
-            ...(input.targets ? { targets: input.targets } : {}),
-          });
-          try {
-            const summary = await testsIn(
-              runGit.workTree,
-              { ...input, testsDir: sourceDir },
-              sandboxWarning,
-              trusted,
-            );
-            if (!input.openIfFailed || !deps.openTurn || attemptPassed(summary)) return summary;
-            const { openIfFailed } = input;
-            await deps.openTurn({
-              ...openIfFailed,
-              context: {
-                ...openIfFailed.context,
-                testReportRef: summary.reportRef,
-                regressions: summary.regressions,
-                ...(summary.targets?.length ? { targets: summary.targets } : {}),
-              },
-              workspace: runGit.workTree,
-            });
-            return { ...summary, openedRef: openIfFailed.ref };
-          } finally {
-            trusted.dispose();
-          }
-        },
-      );
-      return input.commitFirst ? { ...tested.result, commit: tested.commit } : tested.result;
+      return atRecordedCommit(deps.host, input.place, async (runGit) => {
+        const sourceDir =
+          input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
+            ? await deps.host.acceptanceOriginals(input.place, input.acceptanceCommit, input.protectedPaths)
+            : (input.testsDir ?? null);
+        // The repository's own pytest configuration and tests as the base commit has them, for
+        // the verdict process to load and judge instead of what the run may have written since.
+        const trusted = await prepareTrustedTests({
+          language: input.language,
+          commonDir: runGit.commonDir,
+          baseCommit: input.baseCommit ?? null,
+          acceptanceCommit: input.acceptanceCommit ?? null,
+          hasAcceptance: sourceDir !== null,
+          ...(input.protectedPaths ? { protectedPaths: input.protectedPaths } : {}),
+          ...(input.targets ? { targets: input.targets } : {}),
+        });
+        try {
+          return await testsIn(runGit.workTree, { ...input, testsDir: sourceDir }, sandboxWarning, trusted);
+        } finally {
+          trusted.dispose();
+        }
+      });
     },
   };
 

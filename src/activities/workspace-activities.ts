@@ -9,10 +9,8 @@ import { isRoot, releaseWorkspace } from '../sandbox';
 import type { ChangedFile, RunPlace } from '../shared/run-types';
 import type { SandboxMode } from '../shared/types';
 import { withHeartbeats } from './heartbeats';
-import { afterPendingCommit, atRecordedCommit, commitStep, type PendingCommit } from './host-steps';
+import { atRecordedCommit, commitStep } from './host-steps';
 import { FAILURE_TYPES } from '../shared/failure-types';
-import type { OpenTurnInput } from '../agents/turn-context';
-import type { TurnOpening } from './agent-activities';
 
 export interface PrepareWorkspaceInput {
   testsDir: string | null;
@@ -21,33 +19,32 @@ export interface PrepareWorkspaceInput {
   commitMessage: string;
   /** The workflow execution the step belongs to (see HostRuns.commit). */
   execution: string;
-  /**
-   * The run's first turn (the Planner's), opened here once the tests are committed: it saves the
-   * run a step on its host. Its protected paths are the ones this step finds.
-   */
-  openAfter?: TurnOpening;
 }
 
 export interface PreparedWorkspace {
   protectedPaths: string[];
   /** The commit of the acceptance tests; null: none given. */
   commit: string | null;
-  /** The conversation of openAfter, opened (see OpenedTurn.ref). */
-  openedRef?: string;
 }
 
 export interface WorkspaceActivityDeps {
   host: HostRuns;
   sandboxMode: SandboxMode;
-  /** Opens a turn's conversation (see openTurn in agents/agent-turn.ts); absent: openAfter is ignored. */
-  openTurn?: (input: OpenTurnInput) => Promise<unknown>;
+}
+
+export interface CommitTurnInput {
+  /** The run's work tree as recorded: the turn's changes are committed on top of its commit. */
+  place: RunPlace;
+  message: string;
+  /** Names the commit step, unique within the execution (see HostRuns.commit). */
+  step: string;
+  /** The workflow execution the step belongs to. */
+  execution: string;
 }
 
 export interface CloseRunInput {
   /** The run's work tree as recorded. */
   place: RunPlace;
-  /** What the last turn left uncommitted (a run stopped after it), committed first. */
-  commitFirst?: PendingCommit;
   /** The branch's base: the changes listed are those from it to the run's last commit. */
   baseCommit: string | null;
   /** List the work tree's files too (a run without `--repo`, whose every file is its own). */
@@ -55,8 +52,6 @@ export interface CloseRunInput {
 }
 
 export interface ClosedRun {
-  /** The commit this step made (see commitFirst); null: none. */
-  commit: string | null;
   files: string[] | null;
   changedFiles: ChangedFile[];
 }
@@ -69,21 +64,51 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
      * read-only, and commits them. Returns those paths so no agent may write them.
      */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PreparedWorkspace> {
-      return withHeartbeats(5_000, () => prepareWorkspaceAt(deps, input));
+      const { place } = input;
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, place, async (runGit) => {
+          const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
+          const commit =
+            protectedPaths.length === 0
+              ? null
+              : await commitStep(deps.host, place, {
+                  message: input.commitMessage,
+                  step: 'acceptance tests',
+                  execution: input.execution,
+                });
+          return { protectedPaths, commit };
+        }),
+      );
     },
 
     /**
-     * The run's last step on its host: commits what is left, lists what the run changed (and its
-     * files), and gives the files back from the sandbox user a root worker lent them to for the
-     * run's life (see workspace-ownership.ts).
+     * Commits what an agent's turn changed on the run's branch (and pushes it, with a store): the
+     * new commit, or null when the turn changed nothing. The work tree is not brought to the
+     * recorded commit first: a retry must find the commit its first try made.
+     */
+    async commitTurn(input: CommitTurnInput): Promise<string | null> {
+      // A push to a slow store can take seconds: the beats keep the step from timing out.
+      return withHeartbeats(5_000, () =>
+        commitStep(deps.host, input.place, {
+          message: input.message,
+          step: input.step,
+          execution: input.execution,
+        }),
+      );
+    },
+
+    /**
+     * The run's last step on its host: lists what the run changed (and its files), and gives the
+     * files back from the sandbox user a root worker lent them to for the run's life (see
+     * workspace-ownership.ts). Both end the run's use of its work tree.
      */
     async closeRun(input: CloseRunInput): Promise<ClosedRun> {
       // A large tree takes seconds to list and give back: the beats keep the step from timing out.
-      const closed = await withHeartbeats(5_000, () =>
-        afterPendingCommit(deps.host, input.place, input.commitFirst, async (runGit, at) => {
+      return withHeartbeats(5_000, () =>
+        atRecordedCommit(deps.host, input.place, async (runGit) => {
           const [files, changedFiles] = await Promise.all([
             input.listFiles ? listRunFiles({ workspace: runGit.workTree }) : null,
-            input.baseCommit ? changedFilesBetween(runGit, input.baseCommit, at.commit) : [],
+            input.baseCommit ? changedFilesBetween(runGit, input.baseCommit, input.place.commit) : [],
           ]);
           if (deps.sandboxMode === 'bwrap' && isRoot() && existsSync(runGit.workTree)) {
             await releaseWorkspace(runGit.workTree);
@@ -91,38 +116,8 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
           return { files, changedFiles };
         }),
       );
-      return { commit: closed.commit, ...closed.result };
     },
   };
-}
-
-/**
- * The prepareWorkspace step's work, also done by prepareRun for a run that needs nothing on its
- * host in between (see PrepareRunInput.workspaceStep).
- */
-export async function prepareWorkspaceAt(
-  deps: Pick<WorkspaceActivityDeps, 'host' | 'openTurn'>,
-  input: PrepareWorkspaceInput,
-): Promise<PreparedWorkspace> {
-  const { place, openAfter } = input;
-  return atRecordedCommit(deps.host, place, async (runGit) => {
-    const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
-    const commit =
-      protectedPaths.length === 0
-        ? null
-        : await commitStep(deps.host, place, {
-            message: input.commitMessage,
-            step: 'acceptance tests',
-            execution: input.execution,
-          });
-    if (!openAfter || !deps.openTurn) return { protectedPaths, commit };
-    await deps.openTurn({
-      ...openAfter,
-      context: { ...openAfter.context, protectedPaths },
-      workspace: runGit.workTree,
-    });
-    return { protectedPaths, commit, openedRef: openAfter.ref };
-  });
 }
 
 async function copyAcceptanceTests(
@@ -145,7 +140,7 @@ async function copyAcceptanceTests(
 }
 
 /** A `--tests` folder this worker cannot read fails the run at once: retrying will not make it. */
-export async function checkTestsFolder(testsDir: string): Promise<void> {
+async function checkTestsFolder(testsDir: string): Promise<void> {
   let stat;
   try {
     stat = await fs.stat(testsDir);

@@ -11,9 +11,6 @@ const short = (text: string): string => {
   return line.length > MAX_FIELD ? `${line.slice(0, MAX_FIELD - 1)}…` : line;
 };
 
-/** Local activities that may answer `here: false`, the step then going to the host's queue. */
-const OFFERED_HERE: ReadonlySet<string> = new Set(['toolCallHere', 'openTurnHere']);
-
 /** What one completed step of the run amounts to, in a few words. */
 function describeOutcome(type: string, result: unknown): string {
   if (type === 'agentStep') {
@@ -46,6 +43,8 @@ function describeOutcome(type: string, result: unknown): string {
       ? counts
       : `${counts} (${r.outcome})${r.message ? `: ${short(r.message)}` : ''}`;
   }
+  if (type === 'commitTurn')
+    return typeof result === 'string' ? `commit ${result.slice(0, 12)}` : 'nothing changed';
   const tool = result as { ok?: boolean; error?: string } | undefined;
   if (tool && typeof tool === 'object' && 'ok' in tool)
     return tool.ok ? 'ok' : `refused: ${short(tool.error ?? '')}`;
@@ -97,23 +96,6 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
       const step = scheduled.get(String(failed.scheduledEventId));
       lines.push(
         `${time}  ${step?.summary || step?.type || 'activity'}: failed: ${short(failed.failure?.message ?? '')}`,
-      );
-      continue;
-    }
-    const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') {
-      const details = decode(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
-      const type = details?.activity_type ?? '?';
-      let result = decode(marker.details?.result?.payloads?.[0]);
-      const failure = marker.failure?.message;
-      if (OFFERED_HERE.has(type) && !failure) {
-        const taken = result as { here?: boolean; outcome?: unknown } | undefined;
-        // Not taken here: the same step went to the host's queue, whose line follows.
-        if (taken?.here === false) continue;
-        if (taken?.here === true) result = taken.outcome;
-      }
-      lines.push(
-        `${time}  ${summary || type}: ${failure ? `failed: ${short(failure)}` : describeOutcome(type, result)}`,
       );
       continue;
     }

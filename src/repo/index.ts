@@ -40,7 +40,7 @@ export {
   runBranch,
 } from './worktree/run-repository';
 export { WorkTreeTooLargeError } from './worktree/commit-size';
-export { hasAtMostEntries } from './worktree/small-tree';
+export { walkSmallTree } from './worktree/small-tree';
 export { diffRun, diffRunBytes } from './review/diff-run';
 export { applyMessage, applyRun, type ApplyRunResult } from './review/apply-run';
 export { ApplyConflictError, ApplyNeedsConsentError, UncommittedChangesError } from './review/apply-errors';

@@ -1,4 +1,4 @@
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { HostQueues } from '../shared/host-queues';
 import type { RunOptions } from '../shared/run-types';
@@ -121,22 +121,5 @@ export function hostActivities(
   };
 }
 
-/**
- * Host steps certain to take milliseconds, as local activities of the worker running the workflow
- * task (see RunContext.hereIfHost): a worker without the run's files answers at once that it has
- * not, and the step goes to the host's queue. Their retries are the host queue's own.
- */
-export function localHostActivities() {
-  return proxyLocalActivities<Activities>({
-    startToCloseTimeout: '1m',
-    retry: {
-      ...defaultRetry,
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: [FAILURE_TYPES.badRunInput, FAILURE_TYPES.conversationMissing],
-    },
-  });
-}
-
 export type RunActivities = ReturnType<typeof runActivities>;
-export type LocalHostActivities = ReturnType<typeof localHostActivities>;
 export type HostActivities = ReturnType<typeof hostActivities>;

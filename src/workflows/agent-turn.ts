@@ -6,12 +6,6 @@ import type { RunContext } from './run-context';
 /** A turn that called its finishing tool, or one that ended without it. */
 export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: string };
 
-/**
- * Tool calls always sent to the host's queue: a search may scan a large tree for seconds (its own
- * limit is ten), too long to hold a workflow task for.
- */
-const HOST_QUEUE_ONLY: ReadonlySet<string> = new Set(['search_files']);
-
 /** Baseline failures the Planner's first message names; the rest are counted. */
 const MAX_BASELINE_FAILURES_TOLD = 30;
 
@@ -39,24 +33,13 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
   const maxSteps = input.options.maxStepsPerTurn;
   let idleSteps = 0;
   await run.whenNotPaused();
+  const opened = await run.onHost((host) =>
+    host.files.openTurn.executeWithOptions({ summary: openingSummary(request) }, [
+      { open: opening, place: run.place()! },
+    ]),
+  );
   // The conversation as opened: this execution's, or after a Reset maybe an earlier one's.
-  let openedAs = ref;
-  if (run.work.openedTurn?.key === request.turnKey) {
-    // The step before opened it (see RunWork.openedTurn).
-    openedAs = run.work.openedTurn.ref;
-    run.work.openedTurn = null;
-  } else {
-    const summary = openingSummary(request);
-    const args = { open: opening, place: run.place()!, ...run.commitFirst() };
-    // Recalling lessons may wait seconds on the failure memory: never offered where the workflow runs.
-    const opened = await run.hereElseOnHost(
-      !opening.recallLessons,
-      (local) => local.openTurnHere.executeWithOptions({ summary }, [args]),
-      (host) => host.files.openTurn.executeWithOptions({ summary }, [args]),
-    );
-    run.committed(opened.commit);
-    openedAs = opened.ref;
-  }
+  let openedAs = opened.ref;
   // Until a step of this execution has taken the conversation over (a Reset), each one is told
   // where it was; the step that did says so, and a second Reset then takes over from it.
   const takenOver = () => (openedAs === ref ? {} : { openedAs });
@@ -78,17 +61,10 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();
       const summary = `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}`;
-      const args = {
-        ref,
-        toolCallId: call.id,
-        place: run.place()!,
-        execution: run.execution,
-        ...takenOver(),
-      };
-      const outcome = await run.hereElseOnHost(
-        !HOST_QUEUE_ONLY.has(call.name),
-        (local) => local.toolCallHere.executeWithOptions({ summary }, [args]),
-        (host) => host.files[call.name].executeWithOptions({ summary }, [args]),
+      const outcome = await run.onHost((host) =>
+        host.files[call.name].executeWithOptions({ summary }, [
+          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver() },
+        ]),
       );
       if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);
@@ -107,14 +83,14 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
 }
 
 /** What the Web UI shows for the opening of a turn. */
-export function openingSummary(request: TurnRequest): string {
+function openingSummary(request: TurnRequest): string {
   return request.recallLessons
     ? `${request.role} · recall similar failures, open the turn`
     : `${request.role} · open the turn`;
 }
 
 /** What opens a turn: its conversation's ref, the model, and the context its first message is made of. */
-export function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
+function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
   const { input } = run;
   const link = input.link ?? null;
   return {

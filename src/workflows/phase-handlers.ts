@@ -1,6 +1,5 @@
 import { ApplicationFailure, condition, log } from '@temporalio/workflow';
 import type { RememberAttemptInput } from '../activities/memory-activities';
-import type { PrepareWorkspaceInput } from '../activities/workspace-activities';
 import {
   attemptPassed,
   describeTargets,
@@ -11,10 +10,12 @@ import {
 } from '../shared/targets';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import type { Plan, TurnFinish } from '../shared/types';
-import { openingSummary, runAgentTurn, turnOpening, type TurnRequest, type TurnResult } from './agent-turn';
-import { RunStopped, type RunContext } from './run-context';
+import { runAgentTurn, type TurnRequest, type TurnResult } from './agent-turn';
+import type { RunContext } from './run-context';
+import { prepareRunPhase } from './run-init';
 import type { RunEnding } from './run-ending';
 import type { RunPhase, WorkingPhase } from './state-machine';
+import { commitTurn } from './turn-commit';
 import { countIterationStarted } from './visibility';
 
 /** What a phase decides: the next phase, or how the run ends. */
@@ -22,163 +23,15 @@ export type PhaseOutcome = { next: RunPhase } | { end: RunEnding };
 
 /** One handler per phase of the state table; the workflow makes the move each one decides. */
 export const PHASE_HANDLERS: Record<WorkingPhase, (run: RunContext) => Promise<PhaseOutcome>> = {
-  INIT: prepareWorkspace,
+  INIT: async (run) => {
+    await prepareRunPhase(run);
+    return { next: 'PLANNING' };
+  },
   PLANNING: plan,
   CODING: code,
   TESTING: test,
   REFLECTING: reflect,
 };
-
-/**
- * The run's branch and work tree, its setup command, the baseline (the tests on the base commit,
- * for `--repo` runs) and then the user's acceptance tests, committed on the branch.
- */
-async function prepareWorkspace(run: RunContext): Promise<PhaseOutcome> {
-  const { input, record, work } = run;
-  const link = input.link ?? null;
-  // The Planner's turn opens in the same step as the acceptance tests, when the run is to plan.
-  const planner = takesOverPlan(run) ? null : plannerTurn(run);
-  // Nothing runs on the host between preparing the run and its workspace: one step may do both.
-  const workspaceInPrepare = !input.repo && !input.setupCommand;
-  const repository = input.repo ? `git · worktree of ${input.repo.path}` : 'git · repository of the run';
-  const prepared = await run.activities.repository.prepareRun.executeWithOptions(
-    { summary: workspaceInPrepare ? `${repository}; ${workspaceSummary(planner)}` : repository },
-    [
-      {
-        workflowId: run.workflowId,
-        ...(input.workspace ? { workspace: input.workspace } : {}),
-        language: input.language,
-        repo: input.repo,
-        testCommand: input.testCommand,
-        setupCommand: input.setupCommand,
-        ...(input.limits ? { limits: input.limits } : {}),
-        ...(input.testEnv ? { testEnv: input.testEnv } : {}),
-        start: link
-          ? {
-              commit: link.startCommit,
-              baseCommit: link.baseCommit,
-              parentGit: link.parentGit,
-              parentRun: link.parentRun,
-            }
-          : null,
-        ...(workspaceInPrepare ? { workspaceStep: workspaceStep(run, planner) } : {}),
-      },
-    ],
-  );
-  record.git = prepared.git;
-  record.branch = prepared.branch;
-  record.baseCommit = prepared.baseCommit;
-  record.headCommit = prepared.startCommit;
-  record.testCommand = prepared.testSetup.command.label;
-  record.workspace = prepared.git.workTree;
-  work.testSetup = prepared.testSetup;
-  work.host = prepared.queues;
-  work.preparedOn = prepared.queues.disk;
-  work.movable = prepared.movable;
-  work.localSteps = prepared.localSteps === true;
-  if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
-  if (prepared.heartbeatTimeoutMs) work.heartbeatTimeoutMs = prepared.heartbeatTimeoutMs;
-  work.setupCommand = prepared.setupCommand;
-  run.publish();
-  if (prepared.setupCommand) await runSetupCommand(run, prepared.setupCommand);
-  if (link?.baseline) {
-    // Same base commit as the run it came from: the same baseline.
-    record.baseline = link.baseline.summary;
-    work.baselineRef = link.baseline.ref;
-  } else if (input.repo) {
-    await run.whenNotPaused();
-    const baseline = await run.onHost(
-      (host) =>
-        host.testing.runTests.executeWithOptions(
-          { summary: `tester · baseline: ${prepared.testSetup.command.label}` },
-          [
-            {
-              runKey: run.runKey,
-              attempt: 0,
-              language: input.language,
-              setup: prepared.testSetup,
-              place: run.place()!,
-              baseCommit: prepared.baseCommit,
-              ...targetsOf(run),
-            },
-          ],
-        ),
-      'tests',
-    );
-    if (baseline.cannotRun) {
-      // Agents cannot change the machine the tests run on: nothing to plan, nothing to learn.
-      throw new RunStopped('environment', baseline.cannotRun);
-    }
-    record.baseline = { passed: baseline.passed, failed: baseline.failed + baseline.errors };
-    work.baselineRef = baseline.reportRef;
-    record.failingTests = baseline.failingTests ?? [];
-    if (baseline.targets) record.targets = baseline.targets;
-    run.publish();
-    const unknown = baseline.outcome === 'completed' ? (baseline.unknownTargets ?? []) : [];
-    if (unknown.length > 0) {
-      // Bad input found before any model call: a target no test of the base commit belongs to.
-      record.unknownTargets = unknown;
-      throw new RunStopped(
-        'error',
-        `no such test: ${unknown.join(', ')} (a target must name a test or test file that exists at the base commit; ${baseline.passed + baseline.failed + baseline.errors} tests ran there)`,
-      );
-    }
-  }
-  const acceptance =
-    prepared.workspace ??
-    (await run.onHost((host) =>
-      host.files.prepareWorkspace.executeWithOptions({ summary: workspaceSummary(planner) }, [
-        { ...workspaceStep(run, planner), place: run.place()! },
-      ]),
-    ));
-  work.protectedPaths = acceptance.protectedPaths;
-  run.recordCommit(acceptance.commit);
-  if (work.protectedPaths.length > 0) work.acceptanceCommit = record.headCommit;
-  if (planner && acceptance.openedRef) work.openedTurn = { key: planner.turnKey, ref: acceptance.openedRef };
-  return { next: 'PLANNING' };
-}
-
-/** The acceptance tests' step: copied and committed, then the Planner's turn opened (when it plans). */
-function workspaceStep(run: RunContext, planner: TurnRequest | null): Omit<PrepareWorkspaceInput, 'place'> {
-  return {
-    testsDir: run.input.testsDir,
-    commitMessage: 'aca: acceptance tests given with --tests',
-    execution: run.execution,
-    ...(planner ? { openAfter: turnOpening(run, planner) } : {}),
-  };
-}
-
-function workspaceSummary(planner: TurnRequest | null): string {
-  return planner ? `prepare workspace · ${openingSummary(planner)}` : 'prepare workspace';
-}
-
-async function runSetupCommand(run: RunContext, command: string): Promise<void> {
-  const { input, work } = run;
-  await run.whenNotPaused();
-  const setup = await run.onHost(
-    (host) =>
-      host.testing.runSetup.executeWithOptions({ summary: `setup · ${command.slice(0, 80)}` }, [
-        {
-          language: input.language,
-          command,
-          setup: work.testSetup!,
-          network: input.setupNetwork,
-          place: run.place()!,
-          commitMessage: 'aca: setup command output',
-          execution: run.execution,
-        },
-      ]),
-    'tests',
-  );
-  if (!setup.ok) {
-    throw new RunStopped(
-      'error',
-      `the setup command "${command}" failed (${setup.outcome}${setup.message ? `: ${setup.message}` : ''}); last output:\n${setup.outputTail}`,
-    );
-  }
-  run.recordCommit(setup.commit);
-  work.setUp = true;
-}
 
 /**
  * A retry or a fork goes on with the plan it took over, without a Planner's turn. Before the
@@ -290,7 +143,7 @@ async function code(run: RunContext): Promise<PhaseOutcome> {
   });
   const finish = finishedWith(run, coded, 'finish');
   if (finish) work.lastCoderSummary = finish.summary.trim().slice(0, 500) || null;
-  run.commitLater(commitMessage(iteration, 'coder', finish?.summary));
+  await commitTurn(run, 'coder', `coder-${iteration}`, finish?.summary);
   return { next: 'TESTING' };
 }
 
@@ -299,14 +152,15 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
   const iteration = record.iterations;
   if (work.testsNeeded) {
     work.testPass += 1;
+    const turnKey = `tester-${work.testPass}`;
     const tested = await runAgentTurn(run, {
       role: 'tester',
-      turnKey: `tester-${work.testPass}`,
+      turnKey,
       context: { testPass: work.testPass, analysis: record.lastAnalysis },
     });
     const finish = finishedWith(run, tested, 'finish');
     work.testsNeeded = false;
-    run.commitLater(commitMessage(iteration, 'tester', finish?.summary));
+    await commitTurn(run, 'tester', turnKey, finish?.summary);
   }
   await run.whenNotPaused();
   const report = await run.onHost(
@@ -323,15 +177,11 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
           place: run.place()!,
           acceptanceCommit: run.acceptanceCommitHere(),
           ...(input.repo && record.baseCommit ? { baseCommit: record.baseCommit } : {}),
-          ...targetsOf(run),
-          ...run.commitFirst(),
-          openIfFailed: turnOpening(run, reflectorTurn(run)),
+          ...run.targetsToJudge(),
         },
       ]),
     'tests',
   );
-  run.committed(report.commit);
-  if (report.openedRef) run.work.openedTurn = { key: reflectorTurn(run).turnKey, ref: report.openedRef };
   record.regressions = report.regressions;
   record.failingTests = report.failingTests ?? [];
   if (report.targets) record.targets = report.targets;
@@ -368,7 +218,8 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
       FAILURE_TYPES.runStateBroken,
     );
   const reflected = await runAgentTurn(run, {
-    ...reflectorTurn(run),
+    role: 'reflector',
+    turnKey: `reflector-${record.iterations}`,
     context: {
       testReportRef: failed.reportRef,
       regressions: record.regressions,
@@ -400,14 +251,6 @@ async function reflect(run: RunContext): Promise<PhaseOutcome> {
 }
 
 /**
- * The Reflector's turn of this attempt. A failed test run opens it, adding to the context what
- * the report says (its ref, the regressions, the targets' outcomes), as reflect() passes them.
- */
-function reflectorTurn(run: RunContext): TurnRequest {
-  return { role: 'reflector', turnKey: `reflector-${run.record.iterations}`, context: {} };
-}
-
-/**
  * `--on-limit ask`: the run waits, on a durable timer, for `aca extend`. True when it was given
  * more attempts; false (end FAILED `max_iterations`) when not asked to wait or the timer fired.
  */
@@ -431,12 +274,6 @@ async function waitAtLimit(run: RunContext): Promise<boolean> {
   return true;
 }
 
-/** The run's targets for a test run to judge, when it has any. */
-function targetsOf(run: RunContext): { targets: string[] } | Record<string, never> {
-  const ids = run.targetIds();
-  return ids.length ? { targets: ids } : {};
-}
-
 /** The finishing call a turn ended with, if it ended with the expected one; else the error is shown. */
 function finishedWith<T extends TurnFinish['tool']>(
   run: RunContext,
@@ -454,15 +291,4 @@ function isFinish<T extends TurnFinish['tool']>(
   tool: T,
 ): finish is Extract<TurnFinish, { tool: T }> {
   return finish.tool === tool;
-}
-
-/** `aca: attempt 2, coder: <the turn's summary>`: one line, as git log shows it. */
-function commitMessage(iteration: number, role: 'coder' | 'tester', summary: string | undefined): string {
-  const line =
-    (summary ?? '')
-      .split('\n')
-      .find((l) => l.trim())
-      ?.trim() ?? '';
-  const text = line ? line.slice(0, 120) : `${role} turn without a summary`;
-  return `aca: attempt ${iteration}, ${role}: ${text}`;
 }

@@ -43,7 +43,6 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
                   baseCommit: run.record.baseCommit,
                   // A repository's own files are not news: a --repo run lists what it changed.
                   listFiles: !run.input.repo,
-                  ...run.commitFirst(),
                 },
               ],
             ),
@@ -52,7 +51,6 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
       run.memory.drained(),
     ]);
     if (closed) {
-      run.committed(closed.commit);
       run.record.changedFiles = closed.changedFiles;
       run.record.files =
         closed.files ?? closed.changedFiles.filter((f) => f.status !== 'deleted').map((f) => f.path);

@@ -48,6 +48,10 @@ describe('npm run bench', () => {
     [['sandbox', '--reps', '0'], /^bench: --reps must be a whole number of at least 1, got "0"$/],
     [['sandbox', '--frobnicate'], /^bench: unknown option '--frobnicate'$/],
     [['overhead', '--live'], /^bench: --live applies to the humaneval part only/],
+    [['overhead', '--delay-ms', '3000,soon'], /^bench: --delay-ms must be a whole number, got "soon"$/],
+    [['overhead', '--against', 'no-such-commit'], /^bench: --against no-such-commit: no such commit in /],
+    [['overhead', '--against', '--strict'], /^bench: --against --strict: not a commit$/],
+    [['sandbox', '--against', 'HEAD'], /^bench: --against applies to the overhead part/],
   ])('%j exits 2 with one line and writes nothing', async (args, message) => {
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-bench-args-'));
     try {

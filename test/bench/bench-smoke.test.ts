@@ -3,6 +3,7 @@
  * Temporal server. Asserts that the harness works and writes its results, never
  * how fast anything was (the CI machine's timings mean nothing).
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,6 +18,7 @@ import type { SandboxBenchResult } from '../../bench/sandbox-bench';
 import type { SearchBenchResult } from '../../bench/search-bench';
 import type { StoreBenchResult } from '../../bench/store-bench';
 import type { EvalBenchResult } from '../../bench/eval-bench';
+import { programLookup } from '../../src/config';
 import { workflowBundleFile } from '../helpers/agent-harness';
 import { getTestTemporal } from '../helpers/temporal-env';
 
@@ -49,6 +51,8 @@ const FALLBACK_PROBLEMS = [
   },
 ];
 
+const ROOT = path.resolve(__dirname, '..', '..');
+
 const readJson = <T>(dir: string, name: string): T =>
   JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as T;
 
@@ -58,6 +62,11 @@ describe('npm run bench (smoke: every part, tiny)', () => {
   const stderr: string[] = [];
   let code: number;
   const bundleBefore = process.env.ACA_WORKFLOW_BUNDLE;
+  // The overhead part measures this checkout's HEAD beside the working tree, from HEAD's tree
+  // exported into the cache: removed afterwards unless it was there before.
+  const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  const headTree = path.join(programLookup().cacheHome, 'aca', 'bench-builds', head);
+  const headTreeBefore = fs.existsSync(headTree);
 
   beforeAll(async () => {
     getTestTemporal(); // fails clearly when the global setup provided no server
@@ -99,6 +108,8 @@ describe('npm run bench (smoke: every part, tiny)', () => {
         // floor(3 x 0.4) = 1 problem gets a wrong first attempt, a reflection and the fix.
         '--wrong-fraction',
         '0.4',
+        '--against',
+        'HEAD',
         '--out',
         outDir,
       ],
@@ -110,6 +121,7 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     if (bundleBefore === undefined) delete process.env.ACA_WORKFLOW_BUNDLE;
     else process.env.ACA_WORKFLOW_BUNDLE = bundleBefore;
     fs.rmSync(outDir, { recursive: true, force: true });
+    if (!headTreeBefore) fs.rmSync(headTree, { recursive: true, force: true });
   });
 
   test('every part ran and the command succeeded', () => {
@@ -119,21 +131,32 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(stdout.join('\n')).toContain('== Summary ==');
   });
 
-  test('overhead: a finite ratio from a real measurement', () => {
+  test('overhead: a finite ratio and cost per model step from a real measurement', () => {
     const r = readJson<OverheadResult>(outDir, 'overhead.json');
-    expect(r.delayMs).toBe(10);
-    expect(r.runs).toHaveLength(1);
-    const run = r.runs[0];
+    expect(r.delays).toEqual([10]);
+    expect(r.builds).toHaveLength(2);
+    const [at] = r.builds[0].byDelay;
+    expect(at.delayMs).toBe(10);
+    expect(at.runs).toHaveLength(1);
+    const run = at.runs[0];
     expect(run.modelCalls).toBeGreaterThan(0);
     expect(run.testRuns).toBe(2);
     expect(run.testMs).toBeGreaterThan(0);
-    for (const v of [run.wallMs, run.floorMs, run.ratio, r.medianRatio])
+    expect(run.floorMs).toBeCloseTo(run.modelCalls * 10 + run.testMs, 0);
+    for (const v of [run.wallMs, run.floorMs, run.ratio, at.medianRatio, at.overheadPerModelStepMs])
       expect(Number.isFinite(v)).toBe(true);
-    expect(typeof r.goal.met).toBe('boolean');
-    for (const v of Object.values(r.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
+    // One run: its figures are the medians, and the cost per step is the time above the floor per call.
+    expect(at.medianRatio).toBe(run.ratio);
+    expect(at.overheadPerModelStepMs).toBeCloseTo((run.wallMs - run.floorMs) / run.modelCalls, 0);
+    expect(at.medianHistoryEvents).toBe(run.historyEvents);
+    // The goal is read at a 3 s model step, which this run did not measure.
+    expect(r.goal.met).toBeNull();
+    expect(r.goal.description).toMatch(/at d = 3000 ms: not measured/);
+    for (const v of Object.values(at.medianOverhead)) expect(Number.isFinite(v)).toBe(true);
     // Workflow tasks and history per model step, read from the run's history.
     expect(run.workflowTasks).toBeGreaterThan(run.modelCalls);
     expect(run.workflowTasksPerStep).toBeCloseTo(run.workflowTasks / run.modelCalls, 1);
+    expect(run.historyEvents).toBeGreaterThan(run.workflowTasks);
     expect(run.historyBytes).toBeGreaterThan(0);
     expect(run.historyBytesPerStep).toBe(Math.round(run.historyBytes / run.modelCalls));
     expect(run.activityMs.agentStep).toBeGreaterThan(0);
@@ -148,6 +171,26 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(r.roundTrips.perActivityMs).toBeGreaterThan(0);
     expect(r.roundTrips.workflowTaskMs).toBeGreaterThan(0);
     expect(r.roundTrips.workflowTaskMs).toBeLessThan(r.roundTrips.perActivityMs);
+    expect(stdout.join('\n')).toMatch(/Side by side/);
+  });
+
+  test('overhead --against HEAD: the same figures for HEAD, built from its own exported tree', () => {
+    const r = readJson<OverheadResult>(outDir, 'overhead.json');
+    expect(r.builds.map((b) => b.commit)).toEqual([head, head]);
+    expect(r.builds[1].label).toBe(head.slice(0, 7));
+    expect(r.order).toMatch(/ABBA/);
+    const [at] = r.builds[1].byDelay;
+    expect(at.delayMs).toBe(10);
+    const [run] = at.runs;
+    expect(run.testRuns).toBe(2);
+    expect(run.historyEvents).toBeGreaterThan(run.workflowTasks);
+    expect(Number.isFinite(at.overheadPerModelStepMs)).toBe(true);
+    expect(run.workflowId).not.toBe(r.builds[0].byDelay[0].runs[0].workflowId);
+    expect(fs.readFileSync(path.join(headTree, '.aca-bench-build'), 'utf8').trim()).toBe(head);
+    // Its worker bundled HEAD's workflow code, not the test run's bundle of the working tree.
+    const bundling = `bundling the workflow code (${path.join(headTree, 'src', 'workflows', 'index.ts')})`;
+    expect(stderr.some((l) => l.includes(bundling))).toBe(true);
+    expect(stdout.join('\n')).toMatch(/at 10 ms: ratio [\d.]+ against [\d.]+; /);
   });
 
   test('concurrency: one level per requested size, a chart', () => {

@@ -223,12 +223,15 @@ describe('aca commands on a live run', () => {
       return index;
     };
     const order = [
-      at(/prepare workspace · planner · recall similar failures, open the turn: done$/),
+      at(/prepare workspace: done$/),
+      at(/planner · recall similar failures, open the turn: done$/),
       at(/planner · model step 1: asks for list_files \. \(\d+\+\d+ tokens, \$0\.\d{4}\)$/),
       at(/planner · list_files \.: ok$/),
       at(/planner · model step 2: plan: /),
       at(/coder · create_file fizzbuzz\.py: ok$/),
+      at(/git · commit coder turn of attempt 1: commit [0-9a-f]{12}$/),
       at(/tester · create_file tests\/test_fizzbuzz\.py: ok$/),
+      at(/git · commit tester turn of attempt 1: commit [0-9a-f]{12}$/),
       at(/tester · run tests \(attempt 1\): 4 passed, 1 failed, 0 errors$/),
       at(/reflector · model step 2: analysis: root cause: fizzbuzz checks n % 3 before n % 15/),
       at(/tester · run tests \(attempt 2\): 5 passed, 0 failed, 0 errors/),

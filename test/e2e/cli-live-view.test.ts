@@ -71,7 +71,7 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
     const unreachable = `model endpoint unreachable at http://127.0.0.1:${port}/v1`;
     // Seen from the server: the third attempt of the Planner's step, some seconds in (more than ten
     // polls of the live view: the client's abort listeners used to pile up on one signal, and Node
-    // warned about them), then a moment for the live view to catch up.
+    // warned about them), then the live view catching up with the attempt before it.
     await until(
       async () => {
         const described = await h.client.workflow
@@ -83,15 +83,14 @@ describe('the live view of `aca run` and `aca watch` says what the run is doing'
       90_000,
       'the third attempt of the step',
     );
-    await new Promise((r) => setTimeout(r, 2000));
+    const retryLine = new RegExp(
+      `^ {2}planner · model step 1 · attempt 2 of 8, last error: ${escape(unreachable)}: Connection error\\.$`,
+      'm',
+    );
+    await until(() => retryLine.test(cli.output()), 30_000, "the live view's line of the second attempt");
     const out = cli.output();
     expect(out).toMatch(/^PLANNING\s+iteration 0\/15/m);
-    expect(out).toMatch(
-      new RegExp(
-        `^ {2}planner · model step 1 · attempt 2 of 8, last error: ${escape(unreachable)}: Connection error\\.$`,
-        'm',
-      ),
-    );
+    expect(out).toMatch(retryLine);
     expect(out).not.toMatch(/Warning|\(node:\d+\)/);
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(4);

@@ -19,6 +19,7 @@ import { ScriptedLlmServer } from '../../src/llm/scripted-server';
 import { RunNotFoundError, RunStateError, TaskTooLargeError, UserInputError } from '../../src/shared/errors';
 import { MAX_TASK_BYTES } from '../../src/shared/task-size';
 import type { RunResult } from '../../src/shared/run-types';
+import { packedTarball } from '../helpers/packed-package';
 import { getTestTemporal } from '../helpers/temporal-env';
 import { until } from '../helpers/until';
 
@@ -28,18 +29,11 @@ const FIZZBUZZ = loadBuiltinScenario('demo-fizzbuzz').task!;
 
 /** A project folder with the packed aca installed and every other dependency linked from here. */
 async function installPacked(project: string): Promise<void> {
-  const packs = path.join(project, 'packs');
-  fs.mkdirSync(packs, { recursive: true });
-  // dist/ is built by the test command before the suite runs.
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', packs, '--json'], {
-    cwd: ROOT,
-    timeout: 120_000,
-  });
-  const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
+  const tarball = await packedTarball();
   const modules = path.join(project, 'node_modules');
   const installed = path.join(modules, 'aca-agent');
   fs.mkdirSync(installed, { recursive: true });
-  await run('tar', ['-xzf', path.join(packs, filename), '-C', installed, '--strip-components=1']);
+  await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
   for (const name of fs.readdirSync(path.join(ROOT, 'node_modules'))) {
     if (name === '.bin' || name === 'aca-agent' || name.startsWith('.')) continue;
     fs.symlinkSync(path.join(ROOT, 'node_modules', name), path.join(modules, name));

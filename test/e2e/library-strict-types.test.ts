@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { packedTarball } from '../helpers/packed-package';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -28,22 +29,13 @@ void main();
 describe('the library under a strict type check', () => {
   let dir: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-strict-'));
     // The package as it is published (package.json's files), its dependencies the checkout's.
-    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    }).trim();
+    const packed = await packedTarball();
     const into = path.join(dir, 'node_modules', 'aca');
     fs.mkdirSync(into, { recursive: true });
-    execFileSync('tar', [
-      '-xzf',
-      path.join(dir, packed.split('\n').pop()!),
-      '-C',
-      into,
-      '--strip-components=1',
-    ]);
+    execFileSync('tar', ['-xzf', packed, '-C', into, '--strip-components=1']);
     fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(into, 'node_modules'));
     fs.symlinkSync(
       fs.realpathSync(path.join(ROOT, 'node_modules', '@types')),

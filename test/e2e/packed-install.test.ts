@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { loadScenarios } from '../../src/llm/scenario';
 import type { RunResult } from '../../src/shared/run-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
+import { packedTarball } from '../helpers/packed-package';
 import { makeRepo, removeFixtureRepos } from '../helpers/repo-fixtures';
 import { demoRunArgs, type CliOutcome } from '../helpers/run-cli';
 
@@ -120,17 +121,8 @@ describe('the packed package installed outside the checkout', () => {
 
   beforeAll(async () => {
     fs.mkdirSync(tools);
-    const packs = path.join(place, 'packs');
-    fs.mkdirSync(packs);
     const started = Date.now();
-    // dist/ is built by the test command before the suites run.
-    const { stdout } = await execute(
-      'npm',
-      ['pack', '--ignore-scripts', '--pack-destination', packs, '--json'],
-      { cwd: ROOT, timeout: 120_000 },
-    );
-    const [{ filename }] = JSON.parse(stdout) as Array<{ filename: string }>;
-    writeUserProject(tools, path.join(packs, filename));
+    writeUserProject(tools, await packedTarball());
     try {
       await execute(
         'npm',

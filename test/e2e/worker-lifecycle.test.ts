@@ -14,7 +14,7 @@ import { LOCK_FILE } from '../../src/memory/data-dir-lock';
 import type { RunResult } from '../../src/shared/run-types';
 import { getFreePort, isTemporalReachable, startDevServerOnFreePorts } from '../../src/temporal/dev-server';
 import { findTemporalCli } from '../../src/temporal/temporal-cli';
-import { createHarness, type Harness } from '../helpers/agent-harness';
+import { createHarness, workflowBundleFile, type Harness } from '../helpers/agent-harness';
 import { ACA_BIN, runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
@@ -107,11 +107,12 @@ describe('aca worker as a process', () => {
       dbFile: path.join(home, 'temporal.db'),
       headless: true,
     });
+    let started: WorkerProcess | undefined;
     try {
       const worker = await spawnWorker(
         workerEnv({ ACA_HOME: path.join(home, 'aca'), TEMPORAL_ADDRESS: server.address }),
       );
-      workers.push(worker);
+      started = worker;
       await server.stop();
       await until(() => /retried \d+ times/.test(worker.output()), 60_000, "the worker's retry warning");
       const retries = worker
@@ -121,6 +122,9 @@ describe('aca worker as a process', () => {
       for (const line of retries) expect(line).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z WARN  /);
       expect(worker.output()).not.toContain('\x1b');
     } finally {
+      // The worker writes under the folder (its embedded database) until it is gone: removing the
+      // folder under a live worker raced its writes (ENOTEMPTY).
+      await started?.kill();
       await server.stop();
       fs.rmSync(home, { recursive: true, force: true });
     }
@@ -168,8 +172,11 @@ describe('aca up', () => {
     const port = await getFreePort();
     const uiPort = await getFreePort();
     const llm = await new ScriptedLlmServer().start();
+    // The run's prebuilt workflow bundle: that a worker bundles its own code is the healthy-start case's.
+    const bundle = await workflowBundleFile();
     const env = {
       ...process.env,
+      ...(bundle ? { ACA_WORKFLOW_BUNDLE: bundle } : {}),
       ACA_HOME: home,
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
       ACA_UI_URL: `http://127.0.0.1:${uiPort}`,

@@ -1,7 +1,7 @@
 /** The retry policy of each family of activities, as the workflow code asks for them (through the workflow fake). */
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_RUN_OPTIONS } from '../../src/shared/run-types';
-import { hostActivities, localHostActivities, runActivities } from '../../src/workflows/activity-options';
+import { hostActivities, runActivities } from '../../src/workflows/activity-options';
 import { fake, resetWorkflowFake } from './workflow-fake';
 
 export const backoff = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' };
@@ -14,10 +14,7 @@ export function policies(heartbeatTimeoutMs?: number) {
   resetWorkflowFake({});
   hostActivities(queues, undefined, heartbeatTimeoutMs);
   const [files, ping, testing] = fake.proxies;
-  resetWorkflowFake({});
-  localHostActivities();
-  const [local] = fake.localProxies;
-  return { agents, memoryWrites, reports, repository, files, ping, testing, local };
+  return { agents, memoryWrites, reports, repository, files, ping, testing };
 }
 
 /** Whether Temporal would retry this failure under this policy. */

@@ -7,13 +7,7 @@ import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agen
 import type { OpenTurnInput } from '../../src/agents/agent-turn';
 import type { PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
 import type { RunTestsInput, TestRunSummary } from '../../src/activities/test-activities';
-import type { PendingCommit } from '../../src/activities/host-steps';
-import type {
-  ClosedRun,
-  CloseRunInput,
-  PreparedWorkspace,
-  PrepareWorkspaceInput,
-} from '../../src/activities/workspace-activities';
+import type { ClosedRun, CloseRunInput, CommitTurnInput } from '../../src/activities/workspace-activities';
 import { readRunResult } from '../../src/shared/run-failure';
 import {
   DEFAULT_RUN_OPTIONS,
@@ -22,7 +16,6 @@ import {
   type RunResult,
 } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
-import { attemptPassed } from '../../src/shared/targets';
 import { resetWorkflowFake } from './workflow-fake';
 
 export type StepAnswer = Partial<AgentStepOutcome>;
@@ -35,13 +28,6 @@ export interface FakeRunScript {
   /** Overrides of single activities. */
   activities?: Record<string, (...args: never[]) => unknown>;
   prepared?: Partial<PreparedRun>;
-  /** The worker running the workflow has the run's files: toolCallHere and openTurnHere take each step. */
-  toolsHere?: boolean;
-  /**
-   * prepareRun does the workspaceStep it is given, as a worker without a git store does; else it
-   * leaves it to the host's queue, as with a store (and as a stub may).
-   */
-  workspaceInPrepare?: boolean;
 }
 
 export interface FakeRunLog {
@@ -99,18 +85,8 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
     return 0;
   };
   const tool = async () => ({ ok: true, commit: null });
-  const prepareWorkspace = async (
-    input: Omit<PrepareWorkspaceInput, 'place'>,
-  ): Promise<PreparedWorkspace> => {
-    if (!input.openAfter) return { protectedPaths: [], commit: null };
-    log.opens.set(input.openAfter.ref.split('/').pop()!, input.openAfter);
-    return { protectedPaths: [], commit: null, openedRef: input.openAfter.ref };
-  };
   resetWorkflowFake({
     prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
-      ...(input.workspaceStep && script.workspaceInPrepare
-        ? { workspace: await prepareWorkspace(input.workspaceStep) }
-        : {}),
       git: { gitDir: '/g', commonDir: '/g', workTree: input.workspace ?? '/w' },
       branch: `aca/${input.workflowId}`,
       baseCommit: 'base',
@@ -123,22 +99,14 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
       setupCommand: input.setupCommand,
       queues: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       movable: false,
-      // Offered where the workflow runs only when the test says the files are there.
-      localSteps: script.toolsHere === true,
       ...script.prepared,
     }),
-    prepareWorkspace,
-    openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
+    prepareWorkspace: async () => ({ protectedPaths: [], commit: null }),
+    openTurn: async (input: { open: OpenTurnInput }) => {
       log.opens.set(input.open.ref.split('/').pop()!, input.open);
-      return { commit: committedBy(input), ref: input.open.ref };
+      return { ref: input.open.ref };
     },
-    // As the real one: taken where the run's files are, unless the opening recalls lessons.
-    openTurnHere: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
-      if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
-      if (input.open.recallLessons) return { here: false, why: 'recalling lessons may take seconds' };
-      log.opens.set(input.open.ref.split('/').pop()!, input.open);
-      return { here: true, outcome: { commit: committedBy(input), ref: input.open.ref } };
-    },
+    commitTurn: async (input: CommitTurnInput) => committedBy(input),
     async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
       const turnKey = input.ref.split('/').pop()!;
       log.steps.push(`${turnKey}#${input.stepIndex}`);
@@ -156,10 +124,6 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
           : { ...answer, finished: FINISHES[role]! }),
       };
     },
-    toolCallHere: async () =>
-      script.toolsHere
-        ? { here: true, outcome: { ok: true } }
-        : { here: false, why: "the run's files are on another host" },
     create_file: tool,
     read_file: tool,
     edit_file: tool,
@@ -180,25 +144,11 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
         success: failed === 0 && passed > 0,
         regressions: [],
         regressionCount: 0,
-        ...(input.commitFirst ? { commit: committedBy(input) } : {}),
         ...outcome,
       };
-      // As the real step does: a failed attempt opens the Reflector's turn, with the report's findings.
-      const open = input.openIfFailed;
-      if (!open || attemptPassed(summary)) return summary;
-      log.opens.set(open.ref.split('/').pop()!, {
-        ...open,
-        context: {
-          ...open.context,
-          testReportRef: summary.reportRef,
-          regressions: summary.regressions,
-          ...(summary.targets?.length ? { targets: summary.targets } : {}),
-        },
-      });
-      return { ...summary, openedRef: open.ref };
+      return summary;
     },
     closeRun: async (input: CloseRunInput): Promise<ClosedRun> => ({
-      commit: committedBy(input),
       files: input.listFiles ? ['a.py'] : null,
       changedFiles: [{ path: 'a.py', status: 'added', added: 1, removed: 0 }],
     }),
@@ -210,9 +160,9 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
   return log;
 }
 
-/** The commit a fake host step makes of the pending work it was given: `c-<step>`. */
-export function committedBy(input: { commitFirst?: PendingCommit }): string | null {
-  return input.commitFirst ? `c-${input.commitFirst.step}` : null;
+/** The commit a fake commitTurn step makes of a turn's work: `c-<step>`, as `c-coder-1`. */
+export function committedBy(input: { step: string }): string {
+  return `c-${input.step}`;
 }
 
 /** Resolves once the predicate holds, polling the event loop (the fake's workflow runs meanwhile). */

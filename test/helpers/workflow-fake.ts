@@ -43,8 +43,6 @@ export const fake = {
   calls: [] as ActivityCall[],
   /** Every proxyActivities call's options, in order. */
   proxies: [] as Array<Record<string, unknown>>,
-  /** Every proxyLocalActivities call's options, in order. */
-  localProxies: [] as Array<Record<string, unknown>>,
   handlers: new Map<string, Handler>(),
   details: [] as string[],
   searchAttributes: [] as Array<Array<{ key: { name: string }; value: unknown }>>,
@@ -68,7 +66,6 @@ export function resetWorkflowFake(activities: Record<string, Stub>): void {
   fake.activities = activities;
   fake.calls = [];
   fake.proxies = [];
-  fake.localProxies = [];
   fake.handlers = new Map();
   fake.details = [];
   fake.searchAttributes = [];
@@ -149,12 +146,6 @@ export function proxyActivities<T>(options: Record<string, unknown>): T {
   return activityProxy<T>(options.taskQueue as string | undefined);
 }
 
-/** Local activities are called as the others are; their calls name the queue `(local)`. */
-export function proxyLocalActivities<T>(options: Record<string, unknown>): T {
-  fake.localProxies.push(options);
-  return activityProxy<T>(LOCAL_QUEUE);
-}
-
 function activityProxy<T>(taskQueue: string | undefined): T {
   return new Proxy(
     {},
@@ -168,8 +159,6 @@ function activityProxy<T>(taskQueue: string | undefined): T {
     },
   ) as T;
 }
-
-export const LOCAL_QUEUE = '(local)';
 
 function durationMs(d: number | string): number {
   if (typeof d === 'number') return d;

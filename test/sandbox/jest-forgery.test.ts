@@ -7,6 +7,11 @@
  * The `it.skip`, `xit`, `describe.skip`, `.only` and failing `expect`s below are inside template
  * strings: they are the acceptance files under test (what the honest-skip rule must accept), run
  * in the sandbox, never tests of this suite.
+ *
+ * Each case is one or two verdict runs of its own, with nothing shared between cases but the
+ * read-only runner, so the cases run concurrently (two at a time, jest.config.js's
+ * maxConcurrency): a verdict run spends part of its time starting processes and waiting on them,
+ * which the other case's run fills. No case has per-test hooks that concurrency would misplace.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -52,19 +57,22 @@ describe('add', () => {
 });
 `;
 
-  test('a correct solution succeeds, with the skipped and todo tests counted as skipped', async () => {
-    const report = await runWithAcceptance(
-      { 'add.test.ts': ACCEPTANCE },
-      { 'add.ts': 'export const add = (a: number, b: number): number => a + b;\n' },
-    );
-    expect(report.message ?? '').not.toMatch(/tampered/);
-    expect(succeeded(report)).toBe(true);
-    expect(report).toMatchObject({ passed: 1, skipped: 2, failed: 0, errors: 0 });
-    expect(statusOf(report, 'add adds big numbers')).toBe('skipped');
-    expect(statusOf(report, 'add adds strings')).toBe('skipped');
-  });
+  test.concurrent(
+    'a correct solution succeeds, with the skipped and todo tests counted as skipped',
+    async () => {
+      const report = await runWithAcceptance(
+        { 'add.test.ts': ACCEPTANCE },
+        { 'add.ts': 'export const add = (a: number, b: number): number => a + b;\n' },
+      );
+      expect(report.message ?? '').not.toMatch(/tampered/);
+      expect(succeeded(report)).toBe(true);
+      expect(report).toMatchObject({ passed: 1, skipped: 2, failed: 0, errors: 0 });
+      expect(statusOf(report, 'add adds big numbers')).toBe('skipped');
+      expect(statusOf(report, 'add adds strings')).toBe('skipped');
+    },
+  );
 
-  test('a wrong solution fails on the test that runs', async () => {
+  test.concurrent('a wrong solution fails on the test that runs', async () => {
     const report = await runWithAcceptance(
       { 'add.test.ts': ACCEPTANCE },
       { 'add.ts': 'export const add = (a: number, b: number): number => a - b;\n' },
@@ -94,7 +102,7 @@ describe('add', () => {
     return report;
   };
 
-  test('test and it replaced by wrappers that register empty bodies', async () => {
+  test.concurrent('test and it replaced by wrappers that register empty bodies', async () => {
     await forge(`const g = globalThis as any;
 for (const name of ['test', 'it']) {
   const real = g[name];
@@ -106,7 +114,7 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test('expect replaced by a proxy that accepts everything', async () => {
+  test.concurrent('expect replaced by a proxy that accepts everything', async () => {
     await forge(`const g = globalThis as any;
 const chain = new Set(['not', 'resolves', 'rejects']);
 const matchers: any = new Proxy(
@@ -118,13 +126,13 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test('Object.is made to call everything equal', async () => {
+  test.concurrent('Object.is made to call everything equal', async () => {
     await forge(`Object.is = () => true;
 export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test('pass records written to fd 3, then exit 0', async () => {
+  test.concurrent('pass records written to fd 3, then exit 0', async () => {
     await forge(`import * as fs from 'fs';
 const file = require.resolve('./add.test.ts').replace(/[^/]*$/, '') + 'add.test.ts';
 for (const name of ['add adds', 'add adds negatives']) {
@@ -147,8 +155,10 @@ export const add = (a: number, b: number): number => a - b;
   });
 });
 
-test('a skip made by the code under test is not honest: the failing tests skipped through Jest state', async () => {
-  const acceptance = `import { add } from './add';
+test.concurrent(
+  'a skip made by the code under test is not honest: the failing tests skipped through Jest state',
+  async () => {
+    const acceptance = `import { add } from './add';
 
 test('adds zero', () => {
   expect(add(0, 0)).toBe(0);
@@ -160,10 +170,10 @@ test('adds negatives', () => {
   expect(add(-1, -1)).toBe(-2);
 });
 `;
-  const report = await runWithAcceptance(
-    { 'add.test.ts': acceptance },
-    {
-      'add.ts': `const g = globalThis as any;
+    const report = await runWithAcceptance(
+      { 'add.test.ts': acceptance },
+      {
+        'add.ts': `const g = globalThis as any;
 const key = Object.getOwnPropertySymbols(g).find((s) => String(s).includes('JEST_STATE'));
 g.beforeAll(() => {
   const visit = (block: any) => {
@@ -176,12 +186,13 @@ g.beforeAll(() => {
 });
 export const add = (a: number, b: number): number => a - b;
 `,
-    },
-  );
-  expect(succeeded(report)).toBe(false);
-  expect(statusOf(report, 'adds zero')).toBe('passed');
-  expect(statusOf(report, 'adds')).toBe('error');
-});
+      },
+    );
+    expect(succeeded(report)).toBe(false);
+    expect(statusOf(report, 'adds zero')).toBe('passed');
+    expect(statusOf(report, 'adds')).toBe('error');
+  },
+);
 
 describe('legitimate acceptance files in every common form give honest verdicts', () => {
   const CALC_TEST = `import { add, divide, total, stats, delayed, legacy, ParseError } from './calc';
@@ -333,7 +344,7 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
   const acceptance = { 'test/calc.test.ts': CALC_TEST, 'test/focus.test.ts': FOCUS_TEST };
   const withSolution = (addBody: string) => ({ 'test/calc.ts': solution(addBody) });
 
-  test('a correct solution succeeds, every test counted', async () => {
+  test.concurrent('a correct solution succeeds, every test counted', async () => {
     const report = await runWithAcceptance(acceptance, withSolution('a + b'));
     expect(report.message ?? '').not.toMatch(/tampered|must run/);
     expect(succeeded(report)).toBe(true);
@@ -345,7 +356,7 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
     expect(statusOf(report, 'calc async runs concurrently')).toBe('passed');
   });
 
-  test('a wrong solution fails, on the tests that check what it got wrong', async () => {
+  test.concurrent('a wrong solution fails, on the tests that check what it got wrong', async () => {
     const report = await runWithAcceptance(acceptance, withSolution('a - b'));
     expect(report.outcome).toBe('completed');
     expect(succeeded(report)).toBe(false);
@@ -356,8 +367,10 @@ export const delayed = <T>(value: T): Promise<T> => new Promise((resolve) => set
   });
 });
 
-test('test functions of every form, classes and snapshots keep their honest verdicts', async () => {
-  const acceptance = `import { add, Point, later } from './add';
+test.concurrent(
+  'test functions of every form, classes and snapshots keep their honest verdicts',
+  async () => {
+    const acceptance = `import { add, Point, later } from './add';
 
 describe.each([
   [1, 2, 3],
@@ -406,7 +419,7 @@ describe('forms', () => {
   });
 });
 `;
-  const solution = (body: string): string => `export const add = (a: number, b: number): number => ${body};
+    const solution = (body: string): string => `export const add = (a: number, b: number): number => ${body};
 export class Point {
   constructor(
     readonly x: number,
@@ -417,24 +430,25 @@ export class Point {
 }
 export const later = <T>(v: T): Promise<T> => new Promise((r) => setTimeout(() => r(v), 10));
 `;
-  const right = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a + b') });
-  expect(right.message ?? '').not.toMatch(/tampered|must run/);
-  expect(succeeded(right)).toBe(true);
-  expect(right).toMatchObject({ passed: 8, failed: 0, errors: 0 });
+    const right = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a + b') });
+    expect(right.message ?? '').not.toMatch(/tampered|must run/);
+    expect(succeeded(right)).toBe(true);
+    expect(right).toMatchObject({ passed: 8, failed: 0, errors: 0 });
 
-  const wrong = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a - b') });
-  expect(succeeded(wrong)).toBe(false);
-  for (const name of [
-    'add(1, 2) is 3',
-    'add(2, 3) is 5',
-    'forms done callback',
-    'forms an inline snapshot',
-  ]) {
-    expect([name, statusOf(wrong, name)]).toEqual([name, 'failed']);
-  }
-  // add(1, 1) is still not 3: the test marked failing fails, as it should.
-  expect(statusOf(wrong, 'forms a failing test that fails')).toBe('passed');
-});
+    const wrong = await runWithAcceptance({ 'add.test.ts': acceptance }, { 'add.ts': solution('a - b') });
+    expect(succeeded(wrong)).toBe(false);
+    for (const name of [
+      'add(1, 2) is 3',
+      'add(2, 3) is 5',
+      'forms done callback',
+      'forms an inline snapshot',
+    ]) {
+      expect([name, statusOf(wrong, name)]).toEqual([name, 'failed']);
+    }
+    // add(1, 1) is still not 3: the test marked failing fails, as it should.
+    expect(statusOf(wrong, 'forms a failing test that fails')).toBe('passed');
+  },
+);
 
 describe('forged passes through Jest itself, from the solution module', () => {
   const ACCEPTANCE = `import { add } from './add';
@@ -458,7 +472,7 @@ const tests = (block: any): any[] =>
     return report;
   };
 
-  test("each test's function replaced in Jest's state before it runs", async () => {
+  test.concurrent("each test's function replaced in Jest's state before it runs", async () => {
     await forge(`${STATE}
 g.beforeAll(() => {
   for (const t of tests(g[key].rootDescribeBlock)) {
@@ -473,7 +487,7 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test("each failure removed from Jest's state after the test ran", async () => {
+  test.concurrent("each failure removed from Jest's state after the test ran", async () => {
     await forge(`${STATE}
 g.afterEach(() => {
   const t = g[key].currentlyRunningTest;
@@ -483,7 +497,7 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test("every circus event handler wrapped so none hears a test's failure", async () => {
+  test.concurrent("every circus event handler wrapped so none hears a test's failure", async () => {
     await forge(`const handlers: any[] = (globalThis as any)[Symbol.for('EVENT_HANDLERS')];
 for (let i = 0; i < handlers.length; i++) {
   const handler = handlers[i];
@@ -494,8 +508,10 @@ export const add = (a: number, b: number): number => a - b;
 `);
   });
 
-  test("the worker's own Function.prototype.call made to skip each test, from outside the tests' context", async () => {
-    await forge(`const OuterFunction = (require as any).constructor;
+  test.concurrent(
+    "the worker's own Function.prototype.call made to skip each test, from outside the tests' context",
+    async () => {
+      await forge(`const OuterFunction = (require as any).constructor;
 const call = OuterFunction.prototype.call;
 // Jest calls each test's function with a context object of no prototype: such calls return at once.
 OuterFunction.prototype.call = function (this: any, self: any, ...args: any[]) {
@@ -504,9 +520,10 @@ OuterFunction.prototype.call = function (this: any, self: any, ...args: any[]) {
 };
 export const add = (a: number, b: number): number => a - b;
 `);
-  });
+    },
+  );
 
-  test('a result that claims to match whatever it is compared with', async () => {
+  test.concurrent('a result that claims to match whatever it is compared with', async () => {
     await forge(`export const add = (_a: number, _b: number): any => ({ asymmetricMatch: () => true });
 `);
   });
@@ -553,22 +570,25 @@ const real = (require as any).constructor('return process')();
     return report;
   };
 
-  test("a passing result sent with the worker's process.send before the real one", async () => {
+  test.concurrent("a passing result sent with the worker's process.send before the real one", async () => {
     await forge(`if (typeof real.send === 'function') real.send([0, result]);`);
   });
 
-  test("a passing result written as jest-worker's message on the worker's fd 3", async () => {
+  test.concurrent("a passing result written as jest-worker's message on the worker's fd 3", async () => {
     await forge(`if (typeof real.send === 'function') {
   require('fs').writeSync(3, JSON.stringify([0, result]) + '\\n');
 }`);
   });
 
-  test("a passing result announced to the main process's listeners as a message of the worker's", async () => {
-    await forge(`if (typeof real.send === 'function') {
+  test.concurrent(
+    "a passing result announced to the main process's listeners as a message of the worker's",
+    async () => {
+      await forge(`if (typeof real.send === 'function') {
   const test = { path: file, duration: 0, context: { config: { rootDir: '/', id: 'x', displayName: undefined } } };
   real.send([3, ['test-file-success', [test, result]]]);
 }`);
-  });
+    },
+  );
 });
 
 describe('forged passes through what an assertion compares with, from the solution module', () => {
@@ -579,7 +599,7 @@ describe('forged passes through what an assertion compares with, from the soluti
     return report;
   };
 
-  test('a result that matches anything, on the expected side of the assertion', async () => {
+  test.concurrent('a result that matches anything, on the expected side of the assertion', async () => {
     const report = await forge(
       `import { add } from './add';
 
@@ -597,7 +617,7 @@ test('adds negatives', () => {
     );
   });
 
-  test('a class of the solution that calls every value its instance', async () => {
+  test.concurrent('a class of the solution that calls every value its instance', async () => {
     const report = await forge(
       `import { add, Sum } from './add';
 
@@ -619,7 +639,7 @@ export const add = (a: number, b: number): unknown => a - b;
     expect(report.output).toContain('a class that decides for itself what is an instance of it');
   });
 
-  test("node:assert's functions emptied", async () => {
+  test.concurrent("node:assert's functions emptied", async () => {
     await forge(
       `import assert from 'node:assert/strict';
 import { add } from './add';
@@ -656,7 +676,7 @@ test('adds negatives', () => {
 });
 `;
 
-  test("expect's matchers, equality testers or matcher object replaced", async () => {
+  test.concurrent("expect's matchers, equality testers or matcher object replaced", async () => {
     await forge(
       ADD_TEST,
       `const g = globalThis as any;
@@ -675,19 +695,22 @@ export const add = (a: number, b: number): number => a - b;
     );
   });
 
-  test("the test's own imports mocked from the solution (jest.doMock of @jest/globals)", async () => {
-    await forge(
-      ADD_TEST,
-      `const yes: any = new Proxy(() => yes, { get: (_t, k) => (k === 'then' ? undefined : yes), apply: () => yes });
+  test.concurrent(
+    "the test's own imports mocked from the solution (jest.doMock of @jest/globals)",
+    async () => {
+      await forge(
+        ADD_TEST,
+        `const yes: any = new Proxy(() => yes, { get: (_t, k) => (k === 'then' ? undefined : yes), apply: () => yes });
 try {
   jest.doMock('@jest/globals', () => ({ ...jest.requireActual('@jest/globals'), expect: () => yes }));
 } catch {}
 export const add = (a: number, b: number): number => a - b;
 `,
-    );
-  });
+      );
+    },
+  );
 
-  test('Object.prototype and Number.prototype polluted', async () => {
+  test.concurrent('Object.prototype and Number.prototype polluted', async () => {
     await forge(
       ADD_TEST,
       `const P = Object.prototype as any;
@@ -706,17 +729,19 @@ export const add = (a: number, b: number): any => Object(a - b);
   });
 });
 
-test("no debugger opens from the solution module, in Jest's main process or in the worker", async () => {
-  // From a debugger session on either process, code can read the seal's key or rewrite the
-  // verdict. The solution asks for one every way Node offers and notes what it got, in the worker
-  // of the verdict run (the only process with a process.send).
-  const acceptance = `import { add } from './add';
+test.concurrent(
+  "no debugger opens from the solution module, in Jest's main process or in the worker",
+  async () => {
+    // From a debugger session on either process, code can read the seal's key or rewrite the
+    // verdict. The solution asks for one every way Node offers and notes what it got, in the worker
+    // of the verdict run (the only process with a process.send).
+    const acceptance = `import { add } from './add';
 
 test('adds', async () => {
   expect(await add(2, 3)).toBe(5);
 });
 `;
-  const solution = `import * as fs from 'fs';
+    const solution = `import * as fs from 'fs';
 import * as net from 'net';
 const real = (require as any).constructor('return process')();
 const notes: string[] = [];
@@ -752,18 +777,19 @@ export const add = async (a: number, b: number): Promise<number> => {
   return a - b;
 };
 `;
-  const sourceDir = makeWorkspace({ 'add.test.ts': acceptance });
-  const ws = makeWorkspace({ 'add.test.ts': acceptance, 'add.ts': solution });
-  fs.chmodSync(path.join(ws, 'add.test.ts'), 0o444);
-  const report = await runTestSuite({
-    workspace: ws,
-    language: 'typescript',
-    mode: 'bwrap',
-    acceptance: { sourceDir, files: ['add.test.ts'] },
-  });
-  expect(succeeded(report)).toBe(false);
-  expect(JSON.parse(fs.readFileSync(path.join(ws, 'debugger-notes.json'), 'utf8'))).toEqual([]);
-});
+    const sourceDir = makeWorkspace({ 'add.test.ts': acceptance });
+    const ws = makeWorkspace({ 'add.test.ts': acceptance, 'add.ts': solution });
+    fs.chmodSync(path.join(ws, 'add.test.ts'), 0o444);
+    const report = await runTestSuite({
+      workspace: ws,
+      language: 'typescript',
+      mode: 'bwrap',
+      acceptance: { sourceDir, files: ['add.test.ts'] },
+    });
+    expect(succeeded(report)).toBe(false);
+    expect(JSON.parse(fs.readFileSync(path.join(ws, 'debugger-notes.json'), 'utf8'))).toEqual([]);
+  },
+);
 
 describe('the data and helpers given with the acceptance tests', () => {
   const ACCEPTANCE = `import { add } from './add';
@@ -784,7 +810,7 @@ test('adds a list', () => {
   };
   const BROKEN = 'export const add = (a: number, b: number): number => a - b;\n';
 
-  test('a correct solution passes; a wrong one fails', async () => {
+  test.concurrent('a correct solution passes; a wrong one fails', async () => {
     const right = await runWithAcceptance(GIVEN, {
       'add.ts': 'export const add = (a: number, b: number): number => a + b;\n',
     });
@@ -795,7 +821,7 @@ test('adds a list', () => {
     expect(wrong.passed).toBe(0);
   });
 
-  test('the expected values rewritten in the shared JSON module, from the solution', async () => {
+  test.concurrent('the expected values rewritten in the shared JSON module, from the solution', async () => {
     const report = await runWithAcceptance(GIVEN, {
       'add.ts': `try {
   for (const c of require('./cases.json')) c[2] = c[0] - c[1];
@@ -809,7 +835,7 @@ ${BROKEN}`,
     expect(report.passed).toBe(0);
   });
 
-  test('the data and helpers mocked from the solution', async () => {
+  test.concurrent('the data and helpers mocked from the solution', async () => {
     const report = await runWithAcceptance(GIVEN, {
       'add.ts': `jest.doMock('./cases.json', () => [[2, 3, -1], [1, 1, 0]]);
 jest.doMock('./helpers', () => ({ sumOf: (values: number[]) => values.reduce((s, v) => s - v, 0) }));

@@ -77,7 +77,7 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
 
   beforeAll(async () => {
     // One host as `aca demo` has it: conversations and failure memory under its ACA_HOME, not in
-    // the database CI names, so the run's file tool calls are taken where the workflow runs.
+    // the database CI names.
     harness = await createHarness({ env: { DATABASE_URL: undefined } });
     expect(harness.config.databaseUrl).toBeNull();
     await harness.startWorker();
@@ -146,19 +146,19 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
       // The latest analysis is part of the current details.
       expect(text).toContain('Latest analysis');
       expect(text).toContain(plain(result.lastAnalysis?.rootCause ?? 'no analysis'));
-      // Every summary is listed: model steps, test runs and the host's steps as activities with
-      // their outcome; file tool calls and turn openings, which this one-host worker took where
-      // the workflow ran, as local activities (the UI gives those no status).
+      // Every summary is listed: model steps, test runs and the host's steps (file tool calls,
+      // turn openings, turn commits) as activities with their outcome.
       expect(text).toMatch(/Activity coder · model step 1 Completed/);
       expect(text).toMatch(/Activity tester · run tests \(attempt 2\) Completed/);
-      expect(text).toMatch(/Local Activity coder · create_file fizzbuzz\.py/);
-      expect(text).toMatch(/Local Activity planner · list_files \./);
-      expect(text).toMatch(/Local Activity tester · open the turn/);
+      expect(text).toMatch(/Activity coder · create_file fizzbuzz\.py Completed/);
+      expect(text).toMatch(/Activity planner · list_files \. Completed/);
+      expect(text).toMatch(/Activity tester · open the turn Completed/);
+      expect(text).toMatch(/Activity git · commit coder turn of attempt 1 Completed/);
       expect(text).toMatch(
         /Activity git · changed files; give the workspace back from the sandbox user Completed/,
       );
-      // Six file tool calls and three openings (two Coders', the Tester's).
-      expect(text.match(/Local Activity/g)).toHaveLength(9);
+      // No step is a local activity.
+      expect(text).not.toContain('Local Activity');
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run.png'), fullPage: false });
     } finally {
       await page.close();
@@ -292,13 +292,11 @@ describeWithBrowser('the Temporal Web UI shows a finished demo run', ({ chromium
         'runTests • tester · run tests (attempt 1)',
         'rememberOutcome • memory · store attempt 2 and outcome',
       ]);
-      // The steps of the run's host appear like any activity, by type and summary; a file tool
-      // call or an opening taken where the workflow ran is a local activity event with its summary.
+      // The steps of the run's host appear like any activity, by type and summary.
       expect(text).toContain('closeRun • git · changed files; give the workspace back from the sandbox user');
-      expect(text).toContain('Local Activity Activity Type openTurnHere Summary tester · open the turn');
-      expect(text).toContain(
-        'Local Activity Activity Type toolCallHere Summary coder · create_file fizzbuzz.py',
-      );
+      expect(text).toContain('openTurn • tester · open the turn');
+      expect(text).toContain('create_file • coder · create_file fizzbuzz.py');
+      expect(text).toContain('commitTurn • git · commit coder turn of attempt 1');
       expect(text).toContain(`Task Queue ${harness.taskQueue}`);
       await page.screenshot({ path: path.join(ARTIFACTS, 'demo-run-history.png'), fullPage: false });
     } finally {

@@ -81,18 +81,6 @@ describe('the retry policy of each family of activities', () => {
     expect(DEFAULT_HOST_START_TIMEOUT_MS).toBe(60_000);
   });
 
-  test("file tool calls taken where the workflow runs: the host queue's retries, a local activity's time limit", () => {
-    const { local } = policies();
-    expect(local).toEqual({
-      startToCloseTimeout: '1m',
-      retry: {
-        ...backoff,
-        maximumAttempts: 5,
-        nonRetryableErrorTypes: ['BadRunInput', 'ConversationMissing'],
-      },
-    });
-  });
-
   test("a heartbeat timeout of the run's replaces every group's own, and only where there is one", () => {
     const timeouts = Object.entries(policies(4_000)).map(([group, p]) => [group, p?.heartbeatTimeout]);
     expect(Object.fromEntries(timeouts)).toEqual({
@@ -103,7 +91,6 @@ describe('the retry policy of each family of activities', () => {
       files: 4_000,
       ping: undefined,
       testing: 4_000,
-      local: undefined,
     });
   });
 });

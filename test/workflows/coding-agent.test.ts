@@ -11,13 +11,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities';
-import type {
-  AgentStepInput,
-  AgentStepOutcome,
-  ToolCallHere,
-  OpenedTurnHere,
-  ToolCallInput,
-} from '../../src/activities/agent-activities';
+import type { AgentStepInput, AgentStepOutcome } from '../../src/activities/agent-activities';
 import type { OpenTurnInput } from '../../src/agents/agent-turn';
 import type {
   CheckTargetsInput,
@@ -27,8 +21,7 @@ import type {
 } from '../../src/activities/test-activities';
 import type { TargetResult } from '../../src/shared/targets';
 import type { PrepareRunInput, PreparedRun } from '../../src/activities/repo-activities';
-import type { PendingCommit } from '../../src/activities/host-steps';
-import type { CloseRunInput } from '../../src/activities/workspace-activities';
+import type { CloseRunInput, CommitTurnInput } from '../../src/activities/workspace-activities';
 import {
   DEFAULT_RUN_OPTIONS,
   type RunInput,
@@ -67,17 +60,13 @@ interface RunScript {
   checkTargets?: (input: CheckTargetsInput) => { targets: TargetResult[]; unknown: string[] };
   /** The run's first host's task queues (default: the stub worker's queue) and whether it can move. */
   host?: { queue: string; movable: boolean };
-  /** The worker running the workflow has the run's files: tool calls and openings are taken there (toolCallHere, openTurnHere). */
-  toolsHere?: boolean;
 }
 
 interface RunLog {
   /** Each model step's input; a turn's first step also carries the turn's opening, logged with it. */
   steps: Array<{ turnKey: string; stepIndex: number; input: AgentStepInput & { open?: OpenTurnInput } }>;
-  /** Tool calls run on the host's queue, by tool; those taken where the workflow runs, as `here:<call id>`. */
+  /** Tool calls run on the host's queue, by tool. */
   tools: string[];
-  /** Every call toolCallHere was asked to take, and every turn openTurnHere was asked to open (`open <turn>`), taken or not. */
-  askedHere: string[];
   testRuns: number[];
   /** The targets each test run was asked to judge, by attempt (0: the baseline). */
   testTargets: Array<string[] | undefined>;
@@ -99,7 +88,6 @@ function logOf(workflowId: string): RunLog {
     log = {
       steps: [],
       tools: [],
-      askedHere: [],
       testRuns: [],
       testTargets: [],
       checkedTargets: [],
@@ -155,10 +143,6 @@ const memoryStub = (kind: string) => async (input: unknown) => {
   return 0;
 };
 
-/** The commit a stub host step makes of the pending work it was given. */
-const commitOf = (input: { commitFirst?: PendingCommit }) =>
-  input.commitFirst ? `commit of ${input.commitFirst.message}` : null;
-
 const stubActivities = {
   prepareWorkspace: async () => ({ protectedPaths: [] }),
   prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
@@ -182,7 +166,6 @@ const stubActivities = {
       tests: current().script.host?.queue ?? TASK_QUEUE,
     },
     movable: current().script.host?.movable ?? false,
-    ...(current().script.host?.movable ? {} : { localSteps: true }),
   }),
   async adoptRun(input: { place: RunPlace }) {
     current().log.adoptions.push(input.place);
@@ -193,22 +176,12 @@ const stubActivities = {
     };
   },
   hostAlive: async () => 'stub',
-  openTurn: async (input: { open: OpenTurnInput; commitFirst?: PendingCommit }) => {
+  openTurn: async (input: { open: OpenTurnInput }) => {
     opens.set(input.open.ref, input.open);
-    return { commit: commitOf(input), ref: input.open.ref };
+    return { ref: input.open.ref };
   },
-  async openTurnHere(input: { open: OpenTurnInput; commitFirst?: PendingCommit }): Promise<OpenedTurnHere> {
-    const { script, log } = current();
-    const turnKey = input.open.ref.split('/').pop()!;
-    log.askedHere.push(`open ${turnKey}`);
-    if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
-    if (input.open.recallLessons) return { here: false, why: 'recalling lessons may take seconds' };
-    log.tools.push(`here:open ${turnKey}`);
-    opens.set(input.open.ref, input.open);
-    return { here: true, outcome: { commit: commitOf(input), ref: input.open.ref } };
-  },
+  commitTurn: async (input: CommitTurnInput) => `commit of ${input.message}`,
   closeRun: async (input: CloseRunInput) => ({
-    commit: commitOf(input),
     files: input.listFiles ? ['a.py'] : null,
     changedFiles: [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
   }),
@@ -227,13 +200,6 @@ const stubActivities = {
     return decision(
       'finished' in answer || 'toolCalls' in answer ? answer : { ...answer, finished: FINISHES[role] },
     );
-  },
-  async toolCallHere(input: ToolCallInput): Promise<ToolCallHere> {
-    const { script, log } = current();
-    log.askedHere.push(input.toolCallId);
-    if (!script.toolsHere) return { here: false, why: "the run's files are on another host" };
-    log.tools.push(`here:${input.toolCallId}`);
-    return { here: true, outcome: { ok: true } };
   },
   list_files: toolStub('list_files'),
   read_file: toolStub('read_file'),
@@ -268,7 +234,6 @@ const stubActivities = {
       success: failed === 0 && passed > 0,
       regressions: [],
       regressionCount: 0,
-      ...(input.commitFirst ? { commit: commitOf(input) } : {}),
       ...outcome,
     };
   },
@@ -447,7 +412,7 @@ describe('the run state machine with stub activities', () => {
     expect(result.tokens).toEqual({ prompt: 40, completion: 20, cached: 0, reasoning: 0 });
   });
 
-  test("tool calls and turn openings are local activities where the workflow's worker has the run's files, else the host queue's", async () => {
+  test("tool calls, turn openings and turn commits are activities of the host's queue, one job each", async () => {
     const calls = (turnKey: string, stepIndex: number): StepAnswer =>
       turnKey === 'coder-1' && stepIndex === 0
         ? {
@@ -457,48 +422,38 @@ describe('the run state machine with stub activities', () => {
             ],
           }
         : {};
-    const scheduledTypes = async (handle: WorkflowHandle) =>
-      ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
-        e.activityTaskScheduledEventAttributes
-          ? [e.activityTaskScheduledEventAttributes.activityType!.name]
-          : [],
-      );
-    const markers = async (handle: WorkflowHandle) =>
-      ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes).length;
-
-    const local = await started({ step: calls, toolsHere: true });
-    expect(await readRunResult(local)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
-    expect(logOf(local.workflowId).tools).toEqual([
-      'here:open coder-1',
-      'here:c1',
-      'here:c2',
-      'here:open tester-1',
-    ]);
-    for (const type of ['create_file', 'read_file']) {
-      expect(await scheduledTypes(local)).not.toContain(type);
+    for (const host of [undefined, { queue: TASK_QUEUE, movable: true }]) {
+      const handle = await started({ step: calls, ...(host ? { host } : {}) });
+      expect(await readRunResult(handle)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
+      expect(logOf(handle.workflowId).tools).toEqual(['create_file', 'read_file']);
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.markerRecordedEventAttributes)).toEqual([]);
+      expect(
+        events.flatMap((e) =>
+          e.activityTaskScheduledEventAttributes
+            ? [e.activityTaskScheduledEventAttributes.activityType!.name]
+            : [],
+        ),
+      ).toEqual([
+        'prepareRun',
+        'prepareWorkspace',
+        'openTurn',
+        'agentStep',
+        'rememberRun',
+        'openTurn',
+        'agentStep',
+        'create_file',
+        'read_file',
+        'agentStep',
+        'commitTurn',
+        'openTurn',
+        'agentStep',
+        'commitTurn',
+        'runTests',
+        'closeRun',
+        'rememberOutcome',
+      ]);
     }
-    // Only the Planner's opening, which recalls lessons, went to the host's queue, never asked here.
-    expect(logOf(local.workflowId).askedHere).not.toContain('open planner');
-    expect((await scheduledTypes(local)).filter((t) => t === 'openTurn')).toHaveLength(1);
-    expect(await markers(local)).toBe(4);
-
-    // Refused (another host has the files): the same calls and openings go to the host's queue.
-    const elsewhere = await started({ step: calls });
-    expect(await readRunResult(elsewhere)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
-    expect(logOf(elsewhere.workflowId).askedHere).toEqual(['open coder-1', 'c1', 'c2', 'open tester-1']);
-    expect(logOf(elsewhere.workflowId).tools).toEqual(['create_file', 'read_file']);
-    expect((await scheduledTypes(elsewhere)).filter((t) => t === 'openTurn')).toHaveLength(3);
-
-    // A run that can move (a git store) pushes each change: never asked locally.
-    const movable = await started({
-      step: calls,
-      toolsHere: true,
-      host: { queue: TASK_QUEUE, movable: true },
-    });
-    expect(await readRunResult(movable)).toMatchObject({ state: 'SUCCESS', iterations: 1 });
-    expect(logOf(movable.workflowId).askedHere).toEqual([]);
-    expect(logOf(movable.workflowId).tools).toEqual(['create_file', 'read_file']);
-    expect(await markers(movable)).toBe(0);
   });
 
   test('without failure memory (--no-failure-memory, every run of aca eval): no lessons asked for, nothing stored', async () => {
@@ -803,10 +758,18 @@ describe('the run state machine with stub activities', () => {
       // After the held model call, the Tester's turn still had to run once resumed.
       if (where === 'a model call') expect(log.steps.length).toBeGreaterThan(stepsWhilePaused);
       // One move into the pause and one out, into the phase the run had reached underneath it
-      // (the held model call ended the Coder's turn: TESTING): nothing recorded twice.
+      // (after the held model call, the Coder's turn still has its commit step to take: CODING):
+      // nothing recorded twice.
       expect(moves(result)).toEqual(
         where === 'a model call'
-          ? ['INIT>PLANNING', 'PLANNING>CODING', 'CODING>PAUSED', 'PAUSED>TESTING', 'TESTING>SUCCESS']
+          ? [
+              'INIT>PLANNING',
+              'PLANNING>CODING',
+              'CODING>PAUSED',
+              'PAUSED>CODING',
+              'CODING>TESTING',
+              'TESTING>SUCCESS',
+            ]
           : [
               'INIT>PLANNING',
               'PLANNING>CODING',
@@ -1219,9 +1182,6 @@ describe('the run state machine with stub activities', () => {
         movable: false,
         acceptanceCommit: null,
         setupCommand: null,
-        commitSteps: 0,
-        pendingCommit: null,
-        openedTurn: null,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {

@@ -13,6 +13,7 @@ import type { AgentState, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow } from '../../src/workflows/coding-agent';
 import { isEndState, RunStateMachine, TRANSITIONS, type RunPhase } from '../../src/workflows/state-machine';
 import {
+  committedBy,
   eventually,
   failingTests,
   fakeRunInput,
@@ -21,7 +22,7 @@ import {
   type FakeRunScript,
 } from '../helpers/fake-run';
 import { runOutcome } from '../helpers/fake-run';
-import { fake, LOCAL_QUEUE, query, signal, update } from '../helpers/workflow-fake';
+import { fake, query, signal, update } from '../helpers/workflow-fake';
 
 const PHASES: RunPhase[] = ['INIT', 'PLANNING', 'CODING', 'TESTING', 'REFLECTING', 'SUCCESS', 'FAILED'];
 
@@ -145,7 +146,7 @@ describe('the state machine', () => {
 });
 
 /** Starts the workflow on the fake; the promise settles when it ends. */
-function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
+function runWorkflow(script: FakeRunScript = {}, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
   const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
@@ -156,9 +157,7 @@ const t = (from: AgentState, to: AgentState) => ({ from, to, at });
 
 describe('a run, pinned whole', () => {
   test('success at the first attempt: the full result, every activity call and memory write', async () => {
-    // As one worker without a git store or a database has it: the run's first step also prepares
-    // its workspace, and the turns open where the workflow runs.
-    const { log, result } = runWorkflow({ workspaceInPrepare: true, toolsHere: true });
+    const { log, result } = runWorkflow();
     const expected: RunResult = {
       workflowId: 'wf-1',
       state: 'SUCCESS',
@@ -182,14 +181,14 @@ describe('a run, pinned whole', () => {
       repo: null,
       branch: 'aca/wf-1',
       baseCommit: 'base',
-      headCommit: 'c-commit-2',
+      headCommit: 'c-tester-1',
       changedFiles: [{ path: 'a.py', status: 'added', added: 1, removed: 0 }],
       baseline: null,
       regressions: [],
       targets: [],
       failingTests: [],
       unknownTargets: [],
-      attempts: [{ iteration: 1, commit: 'c-commit-2', passRate: 1 }],
+      attempts: [{ iteration: 1, commit: 'c-tester-1', passRate: 1 }],
       cost: { usd: 0.75, byAgent: { planner: 0.25, coder: 0.25, tester: 0.25, reflector: 0 } },
       parentRun: null,
       git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
@@ -231,11 +230,23 @@ describe('a run, pinned whole', () => {
     const ref = (turn: string) => `wf-1/first-run/run-1/${turn}`;
     const step = (turn: string) => ({ ref: ref(turn), model: 'stub', stepIndex: 0, timeoutMs: 120_000 });
     const host = 'host-1';
+    const opening = (turn: string, context: object) => ({
+      name: 'openTurn',
+      summary: `${turn} · open the turn`,
+      args: [
+        {
+          open: { ref: ref(turn === 'tester' ? 'tester-1' : `${turn}-1`), model: 'stub', context },
+          place: place(turn === 'coder' ? 'base' : 'c-coder-1'),
+        },
+      ],
+      taskQueue: host,
+    });
+    // Each step does one job: the workspace, each turn's opening and each turn's commit are steps
+    // of their own on the host's files queue.
     expect(fake.calls).toEqual([
       {
         name: 'prepareRun',
-        summary:
-          'git · repository of the run; prepare workspace · planner · recall similar failures, open the turn',
+        summary: 'git · repository of the run',
         args: [
           {
             workflowId: 'wf-1',
@@ -245,20 +256,38 @@ describe('a run, pinned whole', () => {
             testCommand: null,
             setupCommand: null,
             start: null,
-            workspaceStep: {
-              testsDir: null,
-              commitMessage: 'aca: acceptance tests given with --tests',
-              execution: 'run-1',
-              openAfter: {
-                ref: ref('planner'),
-                model: 'stub',
-                context: { role: 'planner', ...base },
-                recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
-              },
-            },
           },
         ],
         taskQueue: undefined,
+      },
+      {
+        name: 'prepareWorkspace',
+        summary: 'prepare workspace',
+        args: [
+          {
+            testsDir: null,
+            commitMessage: 'aca: acceptance tests given with --tests',
+            execution: 'run-1',
+            place: place('base'),
+          },
+        ],
+        taskQueue: host,
+      },
+      {
+        name: 'openTurn',
+        summary: 'planner · recall similar failures, open the turn',
+        args: [
+          {
+            open: {
+              ref: ref('planner'),
+              model: 'stub',
+              context: { role: 'planner', ...base },
+              recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
+            },
+            place: place('base'),
+          },
+        ],
+        taskQueue: host,
       },
       { name: 'agentStep', summary: 'planner · model step 1', args: [step('planner')], taskQueue: undefined },
       {
@@ -267,52 +296,43 @@ describe('a run, pinned whole', () => {
         args: [{ workflowId: 'wf-1', task: 'Write a.py', language: 'python' }],
         taskQueue: undefined,
       },
-      {
-        name: 'openTurnHere',
-        summary: 'coder · open the turn',
-        args: [
-          {
-            open: {
-              ref: ref('coder-1'),
-              model: 'stub',
-              context: {
-                role: 'coder',
-                ...base,
-                plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] },
-                analysis: null,
-                feedback: [],
-                regressions: [],
-              },
-            },
-            place: place('base'),
-          },
-        ],
-        taskQueue: LOCAL_QUEUE,
-      },
+      opening('coder', {
+        role: 'coder',
+        ...base,
+        plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] },
+        analysis: null,
+        feedback: [],
+        regressions: [],
+      }),
       { name: 'agentStep', summary: 'coder · model step 1', args: [step('coder-1')], taskQueue: undefined },
-      // The Coder's work is committed by the next step on the host (here the local one), before it
-      // opens the Tester's turn.
       {
-        name: 'openTurnHere',
-        summary: 'tester · open the turn',
+        name: 'commitTurn',
+        summary: 'git · commit coder turn of attempt 1',
         args: [
           {
-            open: {
-              ref: ref('tester-1'),
-              model: 'stub',
-              context: { role: 'tester', ...base, testPass: 1, analysis: null },
-            },
             place: place('base'),
-            commitFirst: {
-              message: 'aca: attempt 1, coder: wrote a.py',
-              step: 'commit-1',
-              execution: 'run-1',
-            },
+            message: 'aca: attempt 1, coder: wrote a.py',
+            step: 'coder-1',
+            execution: 'run-1',
           },
         ],
-        taskQueue: LOCAL_QUEUE,
+        taskQueue: host,
       },
+      opening('tester', { role: 'tester', ...base, testPass: 1, analysis: null }),
       { name: 'agentStep', summary: 'tester · model step 1', args: [step('tester-1')], taskQueue: undefined },
+      {
+        name: 'commitTurn',
+        summary: 'git · commit tester turn of attempt 1',
+        args: [
+          {
+            place: place('c-coder-1'),
+            message: 'aca: attempt 1, tester: wrote tests',
+            step: 'tester-1',
+            execution: 'run-1',
+          },
+        ],
+        taskQueue: host,
+      },
       {
         name: 'runTests',
         summary: 'tester · run tests (attempt 1)',
@@ -329,19 +349,8 @@ describe('a run, pinned whole', () => {
               limits: {},
             },
             baselineRef: null,
-            place: place('c-commit-1'),
+            place: place('c-tester-1'),
             acceptanceCommit: null,
-            commitFirst: {
-              message: 'aca: attempt 1, tester: wrote tests',
-              step: 'commit-2',
-              execution: 'run-1',
-            },
-            // Opened by the step only if the attempt fails.
-            openIfFailed: {
-              ref: ref('reflector-1'),
-              model: 'stub',
-              context: { role: 'reflector', ...base },
-            },
           },
         ],
         taskQueue: 'tests-1',
@@ -349,7 +358,7 @@ describe('a run, pinned whole', () => {
       {
         name: 'closeRun',
         summary: 'git · changed files; give the workspace back from the sandbox user',
-        args: [{ place: place('c-commit-2'), baseCommit: 'base', listFiles: true }],
+        args: [{ place: place('c-tester-1'), baseCommit: 'base', listFiles: true }],
         taskQueue: host,
       },
       // Memory writes are queued behind each other and run while the run goes on.
@@ -380,8 +389,8 @@ describe('a run, pinned whole', () => {
     ]);
     expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0', 'reflector-1#0', 'coder-2#0']);
     expect(done.attempts).toEqual([
-      { iteration: 1, commit: 'c-commit-2', passRate: 0.5 },
-      { iteration: 2, commit: 'c-commit-3', passRate: 1 },
+      { iteration: 1, commit: 'c-tester-1', passRate: 0.5 },
+      { iteration: 2, commit: 'c-coder-2', passRate: 1 },
     ]);
     expect(log.opens.get('reflector-1')!.context).toEqual({
       role: 'reflector',
@@ -539,13 +548,16 @@ describe('a run, pinned whole', () => {
 
   test('paused while the last step of a phase runs: the phase moves underneath, recorded once on resume', async () => {
     const held = gate();
-    const { log, result } = runWorkflow({
-      step: async (turnKey) => {
-        if (turnKey === 'coder-1') await held.promise;
-        return {};
+    // The Coder's commit is the last step of CODING.
+    const { result } = runWorkflow({
+      activities: {
+        commitTurn: async (input: { step: string }) => {
+          await held.promise;
+          return committedBy(input);
+        },
       },
     });
-    await eventually('the Coder step', () => log.steps.includes('coder-1#0'));
+    await eventually('the commit of the Coder turn', () => fake.calls.some((c) => c.name === 'commitTurn'));
     signal('pause');
     held.open();
     await eventually(
@@ -554,7 +566,8 @@ describe('a run, pinned whole', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(query('state')).toMatchObject({ state: 'PAUSED', paused: true });
-    expect(fake.calls.filter((c) => c.name === 'openTurn').length).toBe(1);
+    // The Tester's turn waits to open.
+    expect(fake.calls.filter((c) => c.name === 'openTurn').length).toBe(2);
     signal('resume');
     const done = await result;
     expect(moves(done.transitions)).toEqual([

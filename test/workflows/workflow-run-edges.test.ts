@@ -167,7 +167,6 @@ describe('a stopped run', () => {
         movable: false,
         acceptanceCommit: null,
         setupCommand: null,
-        commitSteps: 0,
       },
     } as unknown as CarriedState;
     const done = await runOutcome(codingAgentWorkflow(fakeRunInput(), carried));
@@ -275,9 +274,7 @@ describe('the steps of a turn', () => {
     const { log, result } = runWorkflow({}, {}, { failureMemory: false });
     await result;
     expect(log.opens.get('planner')).not.toHaveProperty('recallLessons');
-    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.summary).toBe(
-      'prepare workspace · planner · open the turn',
-    );
+    expect(fake.calls.find((c) => c.name === 'openTurn')!.summary).toBe('planner · open the turn');
     expect(log.memory).toEqual([]);
   });
 
@@ -292,8 +289,8 @@ describe('the steps of a turn', () => {
       { maxIterations: 3, warnAt: 2 },
     );
     const done = await result;
-    const firstCommit = fake.calls.find((c) => (c.args[0] as { commitFirst?: unknown }).commitFirst);
-    expect((firstCommit!.args[0] as { commitFirst: { message: string } }).commitFirst.message).toBe(
+    const firstCommit = fake.calls.find((c) => c.name === 'commitTurn');
+    expect((firstCommit!.args[0] as { message: string }).message).toBe(
       `aca: attempt 1, coder: ${'x'.repeat(120)}`,
     );
     expect((log.memory.at(-1)!.input as { fix: { summary: string } }).fix.summary).toBe(

@@ -37,7 +37,6 @@ describe("the run's input", () => {
           setupCommand: null,
           limits: { wallTimeSeconds: 30, memoryMiB: 512 },
           start: null,
-          workspaceStep: expect.objectContaining({ testsDir: null, execution: 'run-1' }) as unknown,
         },
       ],
     ]);
@@ -71,7 +70,6 @@ describe("the run's input", () => {
         testCommand: null,
         setupCommand: null,
         start: null,
-        workspaceStep: expect.objectContaining({ testsDir: null }) as unknown,
       },
     ]);
     expect(fake.calls.map((c) => c.name)).toEqual(['prepareRun']);

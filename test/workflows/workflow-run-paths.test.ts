@@ -7,7 +7,6 @@
 jest.mock('@temporalio/workflow', () => jest.requireActual('../helpers/workflow-fake'));
 
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import type { PendingCommit } from '../../src/activities/host-steps';
 import type { RunInput, RunResult } from '../../src/shared/run-types';
 import type { Plan, Transition } from '../../src/shared/types';
 import { codingAgentWorkflow, type CarriedState } from '../../src/workflows/coding-agent';
@@ -22,12 +21,12 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { runOutcome } from '../helpers/fake-run';
-import { ContinuedAsNew, fake, LOCAL_QUEUE, query, update } from '../helpers/workflow-fake';
+import { committedBy, runOutcome } from '../helpers/fake-run';
+import { ContinuedAsNew, fake, query, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
 
-function runWorkflow(script: FakeRunScript, ...input: Parameters<typeof fakeRunInput>) {
+function runWorkflow(script: FakeRunScript = {}, ...input: Parameters<typeof fakeRunInput>) {
   const log = setUpFakeRun(script);
   const result = runOutcome(codingAgentWorkflow(fakeRunInput(...input)));
   return { log, result };
@@ -251,7 +250,6 @@ function baseWork() {
     movable: false,
     acceptanceCommit: null,
     setupCommand: null,
-    commitSteps: 0,
   };
 }
 
@@ -977,11 +975,11 @@ describe('the record a run starts from', () => {
       'reflector-3#0',
     ]);
     expect(log.opens.get('coder-1')!.context).toMatchObject({ plan });
-    // No Planner's turn: the preparing step is asked to open none, and none is opened.
-    const preparing = fake.calls.find((c) => c.name === 'prepareWorkspace')!;
-    expect(preparing.summary).toBe('prepare workspace');
-    expect(preparing.args[0]).not.toHaveProperty('openAfter');
+    // No Planner's turn: none is opened.
     expect(log.opens.has('planner')).toBe(false);
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)[0]).toBe(
+      'coder · open the turn',
+    );
     expect(targetsTested()).toEqual([['t::p'], ['t::p'], ['t::p']]);
   });
 
@@ -1003,9 +1001,7 @@ describe('the record a run starts from', () => {
   test('a retry of a run that never planned plans', async () => {
     const { log, result } = runWorkflow({}, {}, { link: linked('retry', 0, null) });
     expect(await result).toMatchObject({ state: 'SUCCESS', error: null, targets: [] });
-    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.args[0]).toMatchObject({
-      openAfter: { ref: expect.stringMatching(/\/planner$/) as unknown },
-    });
+    expect(log.opens.has('planner')).toBe(true);
     expect(log.steps).toEqual(['planner#0', 'coder-1#0', 'tester-1#0']);
   });
 
@@ -1310,7 +1306,7 @@ describe('turns that end badly', () => {
     ]);
     expect(done.state).toBe('SUCCESS');
     // The commit of a turn without a summary says so.
-    expect(pendingCommits().map((c) => c.message)).toEqual([
+    expect(turnCommits().map((c) => c.message)).toEqual([
       'aca: attempt 1, coder: coder turn without a summary',
       'aca: attempt 1, tester: tester turn without a summary',
       'aca: attempt 2, coder: wrote a.py',
@@ -1345,43 +1341,27 @@ describe('turns that end badly', () => {
     expect(fake.calls.filter((c) => c.name === 'edit_file').map((c) => c.summary)).toEqual(
       Array(4).fill('coder · edit_file'),
     );
-    // The Coder's turn is committed by the next host step, from the tool's commit.
-    expect(pendingCommits()[0]).toMatchObject({ step: 'openTurn', from: 'tool-commit' });
+    // The Coder's turn is committed on top of the tool's commit.
+    expect(turnCommits()[0]).toMatchObject({ step: 'coder-1', from: 'tool-commit' });
   });
 
-  test("tool calls taken where the workflow runs: the local answer is the call's; a refusal sends the same call to the host's queue", async () => {
-    const calls = (turnKey: string, stepIndex: number) =>
-      turnKey === 'coder-1' && stepIndex < 4
-        ? { progress: true, toolCalls: [{ id: `c${stepIndex}`, name: 'edit_file' as const, target: 'a.py' }] }
-        : {};
-    const taken = ['c0', 'c2'];
-    const { log, result } = runWorkflow({
-      step: calls,
-      prepared: { localSteps: true },
-      activities: {
-        // c0 and c2 taken here and failing, c1 refused here and failing on the host.
-        toolCallHere: async (input: { toolCallId: string }) =>
-          taken.includes(input.toolCallId)
-            ? { here: true, outcome: { ok: false } }
-            : { here: false, why: "the run's files are on another host" },
-        edit_file: async () => ({ ok: false, commit: null }),
-      },
+  test.each([
+    ['a search', {}, 'search_files' as const],
+    ['a file write of a run that can move (a git store)', { movable: true }, 'create_file' as const],
+    ['a file write of a run that cannot move', { movable: false }, 'create_file' as const],
+  ])("%s goes to the host's files queue", async (_what, prepared, name) => {
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0 ? { toolCalls: [{ id: 'c0', name, target: 'a' }] } : {},
+      prepared,
+      activities: { [name]: async () => ({ ok: true, commit: null }) },
     });
     expect((await result).state).toBe('SUCCESS');
-    const toolCalls = fake.calls.filter((c) => c.name === 'toolCallHere' || c.name === 'edit_file');
-    expect(
-      toolCalls.map((c) => [c.name, c.taskQueue, (c.args[0] as { toolCallId: string }).toolCallId]),
-    ).toEqual([
-      ['toolCallHere', LOCAL_QUEUE, 'c0'],
-      ['toolCallHere', LOCAL_QUEUE, 'c1'],
-      ['edit_file', 'host-1', 'c1'],
-      ['toolCallHere', LOCAL_QUEUE, 'c2'],
-    ]);
-    // The same input either way, and the same summary.
-    expect(toolCalls[1]!.args).toEqual(toolCalls[2]!.args);
-    expect(toolCalls[1]!.args[0]).toEqual({
+    const calls = fake.calls.filter((c) => c.name === name);
+    expect(calls.map((c) => [c.taskQueue, c.summary])).toEqual([['host-1', `coder · ${name} a`]]);
+    expect(calls[0]!.args[0]).toEqual({
       ref: 'wf-1/first-run/run-1/coder-1',
-      toolCallId: 'c1',
+      toolCallId: 'c0',
       place: {
         workflowId: 'wf-1',
         branch: 'aca/wf-1',
@@ -1391,46 +1371,6 @@ describe('turns that end badly', () => {
       },
       execution: 'run-1',
     });
-    expect(new Set(toolCalls.map((c) => c.summary))).toEqual(new Set(['coder · edit_file a.py']));
-    // Three failed calls in a row, wherever each ran, end the turn as no progress.
-    expect(log.steps.filter((s) => s.startsWith('coder-1'))).toEqual(['coder-1#0', 'coder-1#1', 'coder-1#2']);
-    expect(fake.logs.filter((l) => l.level === 'warn').map((l) => l.attrs)).toEqual([
-      { error: 'coder made no progress in 3 steps in a row (only failing calls or no calls)' },
-    ]);
-  });
-
-  test.each([
-    ['a search, which may scan for seconds', {}, 'search_files' as const],
-    [
-      'any call of a run whose host keeps conversations in a database',
-      { localSteps: false },
-      'create_file' as const,
-    ],
-  ])('%s goes to the host queue, never asked locally', async (_what, prepared, name) => {
-    const { result } = runWorkflow({
-      step: (turnKey, stepIndex) =>
-        turnKey === 'coder-1' && stepIndex === 0 ? { toolCalls: [{ id: 'c0', name, target: 'a' }] } : {},
-      prepared,
-      toolsHere: true,
-      activities: { [name]: async () => ({ ok: true, commit: null }) },
-    });
-    expect((await result).state).toBe('SUCCESS');
-    expect(fake.calls.filter((c) => c.name === 'toolCallHere')).toEqual([]);
-    expect(fake.calls.filter((c) => c.name === name).map((c) => c.taskQueue)).toEqual(['host-1']);
-  });
-
-  test('a run that can move (a git store) sends every tool call to its host, never asking locally', async () => {
-    const { result } = runWorkflow({
-      step: (turnKey, stepIndex) =>
-        turnKey === 'coder-1' && stepIndex === 0
-          ? { toolCalls: [{ id: 'c0', name: 'create_file', target: 'a.py' }] }
-          : {},
-      prepared: { movable: true },
-      toolsHere: true,
-    });
-    expect((await result).state).toBe('SUCCESS');
-    expect(fake.calls.filter((c) => c.name === 'toolCallHere')).toEqual([]);
-    expect(fake.calls.filter((c) => c.name === 'create_file').map((c) => c.taskQueue)).toEqual(['host-1']);
   });
 
   test('an analysis that says the tests are wrong sends the Tester back; the commit message keeps one line', async () => {
@@ -1454,7 +1394,7 @@ describe('turns that end badly', () => {
       'tester-2#0',
     ]);
     expect(log.opens.get('tester-2')!.context).toMatchObject({ testPass: 2, analysis: { testsWrong: true } });
-    expect(pendingCommits().map((c) => c.message)).toEqual([
+    expect(turnCommits().map((c) => c.message)).toEqual([
       'aca: attempt 1, coder: wrote a.py',
       'aca: attempt 1, tester: wrote tests',
       'aca: attempt 2, coder: fixed the tests',
@@ -1552,26 +1492,29 @@ describe('a Reflector turn without an analysis', () => {
 });
 
 /** The host steps that committed a turn's work before their own, in order. */
-function pendingCommits(): Array<Record<string, unknown>> {
-  return fake.calls.flatMap((c) => {
-    const input = c.args[0] as { commitFirst?: PendingCommit; place?: { commit: string } } | undefined;
-    if (!input?.commitFirst) return [];
-    const { message, step, execution } = input.commitFirst;
-    return [
-      {
-        step: c.name,
+/** The commit steps of the run's turns, in order: where each started from and what it committed. */
+function turnCommits(): Array<Record<string, unknown>> {
+  return fake.calls
+    .filter((c) => c.name === 'commitTurn')
+    .map((c) => {
+      const input = c.args[0] as {
+        message: string;
+        step: string;
+        execution: string;
+        place: { commit: string };
+      };
+      return {
         taskQueue: c.taskQueue,
-        from: input.place?.commit,
-        message,
-        commitStep: step,
-        execution,
-      },
-    ];
-  });
+        from: input.place.commit,
+        message: input.message,
+        step: input.step,
+        execution: input.execution,
+      };
+    });
 }
 
-describe("the Reflector's turn, opened by the failed test run", () => {
-  test('its context carries the report, regressions and targets; no step of its own opens it', async () => {
+describe('every turn opens with a step of its own', () => {
+  test("the Reflector's context carries the report, regressions and targets", async () => {
     const { log, result } = runWorkflow(
       {
         tests: (attempt) =>
@@ -1599,16 +1542,30 @@ describe("the Reflector's turn, opened by the failed test run", () => {
       regressions: ['t::old'],
       targets: [{ id: 'tests/t.py::x', outcome: 'failed' }],
     });
-    // The Planner's turn is opened by the step that prepares the workspace.
-    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.summary).toBe(
-      'prepare workspace · planner · recall similar failures, open the turn',
-    );
-    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toEqual([
-      'coder · open the turn',
-      'tester · open the turn',
-      'coder · open the turn',
+    expect(fake.calls.find((c) => c.name === 'prepareWorkspace')!.summary).toBe('prepare workspace');
+    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => [c.taskQueue, c.summary])).toEqual([
+      ['host-1', 'planner · recall similar failures, open the turn'],
+      ['host-1', 'coder · open the turn'],
+      ['host-1', 'tester · open the turn'],
+      ['host-1', 'reflector · open the turn'],
+      ['host-1', 'coder · open the turn'],
     ]);
-    expect(log.steps).toContain('reflector-1#0');
+    // The test run opens nothing and commits nothing: its input says only what to run and judge.
+    const names = fake.calls.map((c) => c.name);
+    const tested = names.indexOf('runTests');
+    expect(names.slice(tested, tested + 3)).toEqual(['runTests', 'openTurn', 'agentStep']);
+    expect(Object.keys(fake.calls[tested]!.args[0] as object).sort()).toEqual([
+      'acceptanceCommit',
+      'attempt',
+      'baselineRef',
+      'language',
+      'place',
+      'protectedPaths',
+      'runKey',
+      'setup',
+      'targets',
+      'testsDir',
+    ]);
   });
 
   test("turns an earlier execution opened (a Reset's history): their steps and calls name that conversation", async () => {
@@ -1619,15 +1576,10 @@ describe("the Reflector's turn, opened by the failed test run", () => {
           ? { progress: true, toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }] }
           : {},
       activities: {
-        prepareWorkspace: async (input: { openAfter?: { ref: string } }) => ({
-          protectedPaths: [],
-          commit: null,
-          openedRef: earlier(input.openAfter!.ref),
-        }),
         openTurn: async (input: { open: { ref: string } }) => ({
-          commit: null,
-          // The Coder's opening is in the kept history; the Tester's is this execution's own.
-          ref: input.open.ref.endsWith('/coder-1') ? earlier(input.open.ref) : input.open.ref,
+          // The Planner's and the Coder's openings are in the kept history; the Tester's is this
+          // execution's own.
+          ref: input.open.ref.endsWith('/tester-1') ? input.open.ref : earlier(input.open.ref),
         }),
       },
     });
@@ -1664,7 +1616,6 @@ describe("the Reflector's turn, opened by the failed test run", () => {
             : {},
       activities: {
         openTurn: async (input: { open: { ref: string } }) => ({
-          commit: null,
           ref: input.open.ref.endsWith('/coder-1') ? exec(input.open.ref, 'exec-a') : input.open.ref,
         }),
         // Execution C's call: it took B's conversation over, and says so.
@@ -1683,51 +1634,31 @@ describe("the Reflector's turn, opened by the failed test run", () => {
     expect(inputs('create_file')).toEqual(['wf-1/first-run/exec-b/coder-1']);
   });
 
-  test("a preparing step that opened nothing: the Planner's turn is opened by a step of its own", async () => {
+  test("the Planner's turn opens after the workspace step, with the paths it protects", async () => {
     const { log, result } = runWorkflow({
       activities: {
-        // A host without the opening: the step copies and commits, and says nothing was opened.
         prepareWorkspace: async () => ({ protectedPaths: ['tests/test_a.py'], commit: 'acc' }),
       },
     });
     await result;
     const names = fake.calls.map((c) => c.name);
-    expect(names.slice(names.indexOf('prepareWorkspace'), names.indexOf('prepareWorkspace') + 3)).toEqual([
-      'prepareWorkspace',
-      'openTurn',
-      'agentStep',
-    ]);
-    expect(fake.calls.find((c) => c.name === 'openTurn')!.summary).toBe(
-      'planner · recall similar failures, open the turn',
-    );
-    // Opened after the step, so with the paths it protects.
+    expect(names.slice(0, 4)).toEqual(['prepareRun', 'prepareWorkspace', 'openTurn', 'agentStep']);
+    expect(fake.calls[1]!.taskQueue).toBe('host-1');
+    expect(fake.calls[2]!.args[0]).toMatchObject({ place: { commit: 'acc' } });
     expect(log.opens.get('planner')!.context.protectedPaths).toEqual(['tests/test_a.py']);
+    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
+      protectedPaths: ['tests/test_a.py'],
+    });
   });
 
-  test('a passing run that misses a target reflects too, and a run the step did not open for opens it itself', async () => {
+  test('a passing run that misses a target reflects too', async () => {
     const { log, result } = runWorkflow(
       {
-        tests: (attempt) =>
-          attempt === 1 ? { targets: [{ id: 'tests/t.py::x', outcome: 'missing' as const }] } : {},
-        activities: {
-          // A step that opened nothing: the workflow's own opening step runs.
-          runTests: async (input: { attempt: number; commitFirst?: PendingCommit }) => ({
-            outcome: 'completed',
-            passed: 2,
-            failed: 0,
-            errors: 0,
-            passRate: 1,
-            message: null,
-            reportRef: `report-${input.attempt}`,
-            durationMs: 1,
-            sandboxWarning: null,
-            success: true,
-            regressions: [],
-            regressionCount: 0,
-            targets: [{ id: 'tests/t.py::x', outcome: input.attempt === 1 ? 'missing' : 'passed' }],
-            commit: input.commitFirst ? `c-${input.commitFirst.step}` : null,
-          }),
-        },
+        tests: (attempt) => ({
+          targets: [
+            { id: 'tests/t.py::x', outcome: attempt === 1 ? ('missing' as const) : ('passed' as const) },
+          ],
+        }),
       },
       {},
       { targets: ['tests/t.py::x'] },
@@ -1750,119 +1681,80 @@ describe('commits of the turns', () => {
         turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: '   \n  the fix \nmore' } } : {},
     });
     await result;
-    expect(pendingCommits().map((c) => c.message)).toEqual([
+    expect(turnCommits().map((c) => c.message)).toEqual([
       'aca: attempt 1, coder: the fix',
       'aca: attempt 1, tester: wrote tests',
     ]);
   });
 
-  test('each commit is numbered and made by the next step on the host, which starts from the last commit', async () => {
+  test("each turn ends with its own commit step on the host's files queue, named by the turn, from the last commit", async () => {
     const long = `rewrote ${'a'.repeat(150)}`;
     const { result } = runWorkflow({
       step: (turnKey) => (turnKey === 'coder-1' ? { finished: { tool: 'finish', summary: long } } : {}),
     });
-    expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-commit-2' });
+    expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-tester-1' });
     const message = `aca: attempt 1, coder: ${long.slice(0, 120)}`;
-    expect(pendingCommits()).toEqual([
+    expect(turnCommits()).toEqual([
+      { taskQueue: 'host-1', from: 'base', message, step: 'coder-1', execution: fake.info.runId },
       {
-        step: 'openTurn',
         taskQueue: 'host-1',
-        from: 'base',
-        message,
-        commitStep: 'commit-1',
-        execution: fake.info.runId,
-      },
-      {
-        step: 'runTests',
-        taskQueue: 'tests-1',
-        from: 'c-commit-1',
+        from: 'c-coder-1',
         message: 'aca: attempt 1, tester: wrote tests',
-        commitStep: 'commit-2',
+        step: 'tester-1',
         execution: fake.info.runId,
       },
     ]);
-    // The ending starts from the last commit, with nothing left to commit.
+    expect(fake.calls.filter((c) => c.name === 'commitTurn').map((c) => c.summary)).toEqual([
+      'git · commit coder turn of attempt 1',
+      'git · commit tester turn of attempt 1',
+    ]);
+    // Each commit step follows its turn's last model step; the test run starts from the last commit.
+    const names = fake.calls.map((c) => c.name);
+    expect(names[names.indexOf('commitTurn') - 1]).toBe('agentStep');
+    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
+      place: { commit: 'c-tester-1' },
+    });
+    // The ending starts from the last commit.
     expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toEqual({
-      place: expect.objectContaining({ commit: 'c-commit-2' }),
+      place: expect.objectContaining({ commit: 'c-tester-1' }),
       baseCommit: 'base',
       listFiles: true,
     });
   });
 
-  test('a run stopped after a turn has that turn committed by its ending', async () => {
+  test('a turn that commits nothing leaves the recorded commit where it was', async () => {
+    const { result } = runWorkflow({
+      activities: {
+        commitTurn: async (input: { step: string }) =>
+          input.step === 'tester-1' ? null : committedBy(input),
+      },
+    });
+    expect(await result).toMatchObject({ state: 'SUCCESS', headCommit: 'c-coder-1' });
+  });
+
+  test('a run stopped in a turn ends from the commit of the turn before', async () => {
     const { result } = runWorkflow(
       { step: (turnKey) => (turnKey === 'tester-1' ? { usage: { prompt: 500, completion: 0 } } : {}) },
       { maxTokens: 100 },
     );
-    expect(await result).toMatchObject({ state: 'FAILED', reason: 'budget', headCommit: 'c-commit-1' });
-    expect(pendingCommits()).toEqual([expect.objectContaining({ step: 'openTurn', commitStep: 'commit-1' })]);
+    expect(await result).toMatchObject({ state: 'FAILED', reason: 'budget', headCommit: 'c-coder-1' });
+    expect(turnCommits()).toEqual([expect.objectContaining({ step: 'coder-1' })]);
     expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toMatchObject({
-      place: { commit: 'c-commit-1' },
+      place: { commit: 'c-coder-1' },
     });
   });
 });
 
-describe("the run's first step prepares its workspace too, when nothing happens on the host in between", () => {
-  test('a run without --repo or a setup command asks prepareRun for the workspace step; its result is taken as the host step would be', async () => {
-    const { log, result } = runWorkflow({
-      prepared: {
-        workspace: {
-          protectedPaths: ['tests/test_a.py'],
-          commit: 'acc',
-          openedRef: 'wf-1/first-run/run-1/planner',
-        },
-      },
-    });
-    const done = await result;
-    const names = fake.calls.map((c) => c.name);
-    expect(names.slice(0, 2)).toEqual(['prepareRun', 'agentStep']);
-    expect(names).not.toContain('prepareWorkspace');
-    expect(fake.calls.filter((c) => c.name === 'openTurn').map((c) => c.summary)).toEqual([
-      'coder · open the turn',
-      'tester · open the turn',
-    ]);
-    expect(fake.calls[0]!.summary).toBe(
-      'git · repository of the run; prepare workspace · planner · recall similar failures, open the turn',
-    );
-    expect(fake.calls[0]!.args[0]).toMatchObject({
-      workspaceStep: {
-        testsDir: null,
-        commitMessage: 'aca: acceptance tests given with --tests',
-        execution: 'run-1',
-        openAfter: { ref: 'wf-1/first-run/run-1/planner' },
-      },
-    });
-    expect(fake.calls[0]!.args[0]).not.toHaveProperty('workspaceStep.place');
-    // The acceptance commit is the run's, the paths stay protected, and the Planner's turn the
-    // step opened is not opened again.
-    expect(log.opens.get('coder-1')!.context.protectedPaths).toEqual(['tests/test_a.py']);
-    expect(log.opens.has('planner')).toBe(false);
-    expect(fake.calls.find((c) => c.name === 'openTurn')!.args[0]).toMatchObject({
-      place: { commit: 'acc' },
-    });
-    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
-      protectedPaths: ['tests/test_a.py'],
-    });
-    expect(done.state).toBe('SUCCESS');
-  });
-
-  test('prepareRun that leaves the step undone: the host step does it', async () => {
-    const { log, result } = runWorkflow({});
-    await result;
-    const names = fake.calls.map((c) => c.name);
-    expect(names.slice(0, 3)).toEqual(['prepareRun', 'prepareWorkspace', 'agentStep']);
-    expect(fake.calls[1]!.taskQueue).toBe('host-1');
-    expect(fake.calls[1]!.args[0]).toEqual({
-      ...(fake.calls[0]!.args[0] as { workspaceStep: object }).workspaceStep,
-      place: expect.objectContaining({ commit: 'base', disk: 'disk-1' }) as unknown,
-    });
-    expect(log.opens.has('planner')).toBe(true);
-  });
-
+describe('the INIT phase, one step per job', () => {
   test.each([
-    ['a --repo run (its baseline runs in between)', { repo }],
-    ['a run with a setup command', { setupCommand: 'make deps' }],
-  ])('%s does not ask for it', async (_name, more) => {
+    ['a run without --repo or a setup command', {}, ['prepareRun', 'prepareWorkspace']],
+    ['a --repo run', { repo }, ['prepareRun', 'runTests', 'prepareWorkspace']],
+    [
+      'a run with a setup command',
+      { setupCommand: 'make deps' },
+      ['prepareRun', 'runSetup', 'prepareWorkspace'],
+    ],
+  ])('%s: its steps before the Planner opens', async (_name, more, steps) => {
     const runSetup = async () => ({
       ok: true,
       outcome: 'completed',
@@ -1870,72 +1762,18 @@ describe("the run's first step prepares its workspace too, when nothing happens 
       outputTail: '',
       commit: null,
     });
-    const { result } = runWorkflow({ workspaceInPrepare: true, activities: { runSetup } }, {}, more);
+    const { result } = runWorkflow({ activities: { runSetup } }, {}, more);
     expect(await result).toMatchObject({ state: 'SUCCESS' });
-    expect(fake.calls[0]!.name).toBe('prepareRun');
+    const names = fake.calls.map((c) => c.name);
+    expect(names.slice(0, names.indexOf('openTurn'))).toEqual(steps);
     expect(fake.calls[0]!.args[0]).not.toHaveProperty('workspaceStep');
-    expect(fake.calls.filter((c) => c.name === 'prepareWorkspace')).toHaveLength(1);
-  });
-});
-
-describe('turn openings where the workflow runs', () => {
-  const openings = () =>
-    fake.calls
-      .filter((c) => c.name === 'openTurn' || c.name === 'openTurnHere')
-      .map((c) => [c.name, c.taskQueue, c.summary]);
-
-  test("a refused opening goes to the host's queue with the same input and summary", async () => {
-    const { log, result } = runWorkflow({
-      prepared: { localSteps: true },
-      activities: {
-        openTurnHere: async () => ({ here: false, why: 'the work tree is large' }),
-      },
+    const workspace = fake.calls.find((c) => c.name === 'prepareWorkspace')!;
+    expect(workspace.taskQueue).toBe('host-1');
+    expect(workspace.args[0]).toEqual({
+      testsDir: null,
+      commitMessage: 'aca: acceptance tests given with --tests',
+      execution: 'run-1',
+      place: expect.objectContaining({ commit: 'base', disk: 'disk-1' }) as unknown,
     });
-    expect((await result).state).toBe('SUCCESS');
-    expect(openings()).toEqual([
-      ['openTurnHere', LOCAL_QUEUE, 'coder · open the turn'],
-      ['openTurn', 'host-1', 'coder · open the turn'],
-      ['openTurnHere', LOCAL_QUEUE, 'tester · open the turn'],
-      ['openTurn', 'host-1', 'tester · open the turn'],
-    ]);
-    const calls = fake.calls.filter((c) => c.name.startsWith('openTurn'));
-    expect(calls[0]!.args).toEqual(calls[1]!.args);
-    expect(calls[2]!.args).toEqual(calls[3]!.args);
-    // The Tester's opening commits the Coder's turn, on either path.
-    expect(calls[2]!.args[0]).toHaveProperty('commitFirst.step', 'commit-1');
-    expect(log.opens.has('tester-1')).toBe(true);
-  });
-
-  test("a taken opening is the turn's: its commit is recorded, and the host's queue is not asked", async () => {
-    const { result } = runWorkflow({ toolsHere: true });
-    const done = await result;
-    expect(openings()).toEqual([
-      ['openTurnHere', LOCAL_QUEUE, 'coder · open the turn'],
-      ['openTurnHere', LOCAL_QUEUE, 'tester · open the turn'],
-    ]);
-    // The Tester's opening made the Coder's commit; the test run starts from it.
-    expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
-      place: { commit: 'c-commit-1' },
-    });
-    expect(done.headCommit).toBe('c-commit-2');
-  });
-
-  test('an opening that recalls lessons, or one of a run that can move, is never offered', async () => {
-    runWorkflow({
-      toolsHere: true,
-      // A preparing step that opened nothing: the Planner's turn opens in a step of its own.
-      activities: { prepareWorkspace: async () => ({ protectedPaths: [], commit: null }) },
-    });
-    await eventually('the run to end', () => fake.calls.some((c) => c.name === 'closeRun'));
-    expect(openings()[0]).toEqual(['openTurn', 'host-1', 'planner · recall similar failures, open the turn']);
-    expect(
-      openings()
-        .slice(1)
-        .map((o) => o[0]),
-    ).toEqual(['openTurnHere', 'openTurnHere']);
-
-    const { result } = runWorkflow({ toolsHere: true, prepared: { movable: true } });
-    expect((await result).state).toBe('SUCCESS');
-    expect(openings().map((o) => o[0])).toEqual(['openTurn', 'openTurn']);
   });
 });

@@ -1,8 +1,7 @@
 /**
  * The runs whose files are on this host. A run's files live on the host that prepared it (or
- * adopted it): every step that reads or writes them goes to that host's task queue, or is taken
- * as a local activity by a worker of that host (a file tool call or a small tree's turn opening,
- * see toolCallHere and openTurnHere), so no other host ever needs them. A step starts from the
+ * adopted it): every step that reads or writes them goes to that host's task queue, so no other
+ * host ever needs them. A step starts from the
  * commit the workflow recorded; when the work tree's branch is anywhere else (a retried step, a
  * Temporal Reset), it is brought back there first.
  *
@@ -165,14 +164,6 @@ export class HostRuns {
     const commit = await commitAll(runGit, message, this.options.author, request.paths, request.warn);
     if (commit === null) return null;
     return this.push(place, commit, request);
-  }
-
-  /**
-   * Whether the run's branch is known, without starting git, to be at the recorded commit (its
-   * loose ref names it). False also when only git could say (a packed ref).
-   */
-  isAtRecordedCommit(place: RunPlace): boolean {
-    return looseTip(place) === place.commit;
   }
 
   /**

@@ -44,11 +44,3 @@ export function walkSmallTree(
   }
   return true;
 }
-
-/**
- * Whether the work tree holds at most `limit` entries (see walkSmallTree). Anything unreadable
- * counts as large: the caller then sends the work to a step that may take its time.
- */
-export function hasAtMostEntries(workTree: string, limit: number): boolean {
-  return walkSmallTree(workTree, limit, () => true);
-}

@@ -13,7 +13,7 @@ import {
   type PreparedRun,
   type PrepareRunInput,
 } from '../../../src/activities/repo-activities';
-import { createWorkspaceActivities, type ClosedRun } from '../../../src/activities/workspace-activities';
+import { createWorkspaceActivities } from '../../../src/activities/workspace-activities';
 import { parseGitStoreLocation, HostRuns, type GitStoreLocation } from '../../../src/repo';
 import type { RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';
@@ -97,16 +97,8 @@ function activitiesWith(store: GitStoreLocation, home: string) {
   const env = new MockActivityEnvironment();
   return {
     prepareRun: (input: PrepareRunInput) => env.run(activities.prepareRun, input) as Promise<PreparedRun>,
-    /** A turn's work, committed by the host step after it (here the run's ending). */
-    commitWork: async ({ place, ...commitFirst }: CommitStepInput) => {
-      const closed = (await env.run(workspace.closeRun, {
-        place,
-        commitFirst,
-        baseCommit: null,
-        listFiles: false,
-      })) as ClosedRun;
-      return closed.commit;
-    },
+    /** A turn's work, committed by the turn's own commit step. */
+    commitWork: (input: CommitStepInput) => env.run(workspace.commitTurn, input) as Promise<string | null>,
   };
 }
 

@@ -18,7 +18,7 @@ describe('the live line names the step a run is on', () => {
     const step = pendingStep(
       {
         activityId: '7',
-        activityType: { name: 'toolCallHere' },
+        activityType: { name: 'edit_file' },
         state: 2,
         attempt: 1,
         lastStartedTime: at(NOW - 1000),

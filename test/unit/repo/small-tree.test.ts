@@ -1,10 +1,14 @@
 /**
- * hasAtMostEntries: the bound on a work tree whose turn may open where the workflow runs. It
- * counts what the repository map and a commit would see, and no more than it must.
+ * walkSmallTree: the walk of a work tree bounded by its number of entries, as a commit's size
+ * check makes it. It counts what a commit would see, and no more than it must.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { hasAtMostEntries } from '../../../src/repo';
+import { walkSmallTree } from '../../../src/repo';
+
+/** Whether the whole tree was walked within `limit` entries. */
+const hasAtMostEntries = (workTree: string, limit: number): boolean =>
+  walkSmallTree(workTree, limit, () => true);
 import { tempDirs } from '../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-small-tree-');
