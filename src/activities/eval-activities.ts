@@ -141,21 +141,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         ),
       };
       const run = request.run;
-      const base: Omit<InstanceResult, 'status' | 'reason' | 'model_patch'> = {
-        instance_id: instanceId,
-        model_name_or_path: stored.prediction?.model_name_or_path ?? request.modelName,
-        run: run?.workflowId ?? null,
-        runState: run?.state ?? null,
-        runReason: run?.reason ?? null,
-        iterations: run?.iterations ?? 0,
-        costUsd: run?.costUsd ?? 0,
-        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
-        tests: null,
-        testCommand: null,
-        testOutcome: null,
-        outputTail: null,
-        durationMs: 0,
-      };
+      const base = unevaluated(instanceId, stored.prediction?.model_name_or_path ?? request.modelName, run);
       const runError = run ? runErrorOf(run) : null;
       if (runError) {
         await store.saveResult({ ...base, status: 'error', reason: runError, model_patch: '' });
@@ -218,22 +204,10 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       const store = storeOf(request.batch);
       if (await store.result(instanceId)) return;
       await store.saveResult({
-        instance_id: instanceId,
+        ...unevaluated(instanceId, request.modelName, run),
         status: 'error',
         reason: request.reason,
-        model_name_or_path: request.modelName,
         model_patch: '',
-        run: run?.workflowId ?? null,
-        runState: run?.state ?? null,
-        runReason: run?.reason ?? null,
-        iterations: run?.iterations ?? 0,
-        costUsd: run?.costUsd ?? 0,
-        tokens: run?.tokens ?? { prompt: 0, completion: 0 },
-        tests: null,
-        testCommand: null,
-        testOutcome: null,
-        outputTail: null,
-        durationMs: 0,
       });
     },
   };
@@ -327,4 +301,27 @@ async function removeWorkTree(runGit: RunGit): Promise<void> {
       await git(common, ['worktree', 'prune']);
     }),
   );
+}
+
+/** An instance's result before its evaluation: what its run (if any) says of it. */
+function unevaluated(
+  instanceId: string,
+  modelName: string,
+  run: EvalRunOutcome | null | undefined,
+): Omit<InstanceResult, 'status' | 'reason' | 'model_patch'> {
+  return {
+    instance_id: instanceId,
+    model_name_or_path: modelName,
+    run: run?.workflowId ?? null,
+    runState: run?.state ?? null,
+    runReason: run?.reason ?? null,
+    iterations: run?.iterations ?? 0,
+    costUsd: run?.costUsd ?? 0,
+    tokens: run?.tokens ?? { prompt: 0, completion: 0 },
+    tests: null,
+    testCommand: null,
+    testOutcome: null,
+    outputTail: null,
+    durationMs: 0,
+  };
 }
