@@ -8,8 +8,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Scenario } from '../src/llm/scenario';
+import { evalDatabase } from '../src/eval/batch-repository';
+import type { StoredInstance } from '../src/eval/batch-store';
+import { openBatchStore } from '../src/eval/open-batch-store';
 import { prepareEvalBatch } from '../src/eval/prepare-batch';
-import type { EvalReport } from '../src/shared/eval-types';
+import type { EvalBatchInput, EvalReport } from '../src/shared/eval-types';
 import { evalBatchWorkflow } from '../src/workflows/eval-batch';
 import type { BenchStack } from './bench-stack';
 import { runResult, uniqueSuffix } from './bench-stack';
@@ -168,9 +171,7 @@ export async function runEvalBench(
     },
     stack.config,
   );
-  const stored = JSON.parse(
-    fs.readFileSync(path.join(single.input.outDir, 'batch', 'instances', 'bench__gen-0.json'), 'utf8'),
-  ) as { repoPath: string; baseCommit: string };
+  const stored = await storedInstance(stack, single.input, 'bench__gen-0');
   const singles: number[] = [];
   for (let i = 0; i < 3; i++) {
     const started = await stack.start({
@@ -285,5 +286,16 @@ async function closedExecutions(
     }
     if ((listed.length > 0 && listed.every((e) => e.closed)) || tries >= 100) return listed;
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** One instance as the batch stored it: in its folder, or in the database with DATABASE_URL. */
+async function storedInstance(stack: BenchStack, batch: EvalBatchInput, id: string): Promise<StoredInstance> {
+  const { databaseUrl } = stack.config;
+  const database = batch.store === 'database' && databaseUrl ? evalDatabase(databaseUrl) : undefined;
+  try {
+    return await openBatchStore(batch, database).instance(id);
+  } finally {
+    await database?.close();
   }
 }

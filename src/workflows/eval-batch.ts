@@ -1,6 +1,4 @@
-import { TimeoutType } from '@temporalio/common';
 import {
-  ActivityFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -14,7 +12,6 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
-  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -34,6 +31,7 @@ import { codingAgentWorkflow } from './coding-agent';
 import { describeFailure } from './describe-failure';
 import { runResultOfFailure } from '../shared/run-failure';
 import { pauseSignal, resumeSignal } from './signals';
+import { isStartTimeout } from './start-timeout';
 
 export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
 
@@ -265,15 +263,6 @@ async function evaluate(
       log.warn('no worker took the evaluation: another host is asked', { instance: id, queue });
     }
   }
-}
-
-/** A step that no worker of the host's queue started in time. */
-function isStartTimeout(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-  );
 }
 
 /** An instance that ended without a result of its evaluation gets one saying why, for the report. */

@@ -1,7 +1,7 @@
-import { ActivityFailure, log, TimeoutFailure } from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
+import { log } from '@temporalio/workflow';
 import { DEFAULT_HOST_START_TIMEOUT_MS, hostActivities, type HostActivities } from './activity-options';
 import type { RunContext } from './run-context';
+import { isStartTimeout } from './start-timeout';
 
 /**
  * Runs a step of the run's host. When the host takes no step within the start timeout (only
@@ -74,13 +74,4 @@ async function moveRun(run: RunContext): Promise<void> {
     'tests',
   );
   if (!setup.ok) log.warn('the setup command failed on the adopting host', { outcome: setup.outcome });
-}
-
-/** A step that no worker of the host's queue started in time. */
-function isStartTimeout(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-  );
 }

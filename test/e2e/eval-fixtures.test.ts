@@ -3,6 +3,7 @@
  * Python and TypeScript): the built command, a real worker and Temporal server, the sandbox, and
  * the scripted model for the agent's batches.
  */
+import { randomBytes } from 'node:crypto';
 import { readRunResult } from '../../src/shared/run-failure';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -12,6 +13,9 @@ import { goldScenario, makeEvalFixture, type EvalFixture } from '../helpers/eval
 import type { RunResult } from '../../src/shared/run-types';
 import { gitIn, repoDigest } from '../helpers/repo-fixtures';
 import { runCli } from '../helpers/run-cli';
+
+/** Batch ids of this test run: a batch kept in a shared database keeps its id for good. */
+const RUN = randomBytes(3).toString('hex');
 
 const REPORT_KEYS = [
   'total_instances',
@@ -36,8 +40,14 @@ function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 }
 
-function resultOf(out: string, id: string): { status: string; reason: string | null } {
-  return readJson(path.join(out, 'batch', 'results', `${id}.json`));
+/** An instance's row of report.json (wherever the batch kept its results: a folder or the database). */
+function resultOf(out: string, id: string): { resolved: boolean; reason: string | null } {
+  const report = readJson<{
+    instances: Array<{ instance_id: string; resolved: boolean; reason: string | null }>;
+  }>(path.join(out, 'report.json'));
+  const row = report.instances.find((r) => r.instance_id === id);
+  if (!row) throw new Error(`report.json has no row for ${id}`);
+  return row;
 }
 
 describe('aca eval on generated repositories', () => {
@@ -78,7 +88,7 @@ describe('aca eval on generated repositories', () => {
         '--predictions',
         'gold',
         '--id',
-        'fx-gold',
+        `fx-gold-${RUN}`,
         '--out',
         out,
         '--concurrency',
@@ -87,7 +97,7 @@ describe('aca eval on generated repositories', () => {
       ],
       env(),
     );
-    expect(run.stderr).toContain('fx-gold: done');
+    expect(run.stderr).toContain(`fx-gold-${RUN}: done`);
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as EvalReport;
     expect(Object.keys(report)).toEqual(REPORT_KEYS);
@@ -124,10 +134,10 @@ describe('aca eval on generated repositories', () => {
       fixture.instances[0]!.patch,
     );
 
-    const shown = await runCli(['eval', 'report', 'fx-gold', '--json'], env());
+    const shown = await runCli(['eval', 'report', `fx-gold-${RUN}`, '--json'], env());
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toEqual(report);
-    const status = await runCli(['eval', 'status', 'fx-gold', '--json'], env());
+    const status = await runCli(['eval', 'status', `fx-gold-${RUN}`, '--json'], env());
     expect(JSON.parse(status.stdout)).toMatchObject({ done: 4, resolved: 3, ended: true });
     // The user's work tree, index, HEAD and refs as they were.
     expect(repoDigest(fixture.workTree)).toEqual(before);
@@ -143,7 +153,7 @@ describe('aca eval on generated repositories', () => {
         '--predictions',
         'empty',
         '--id',
-        'fx-empty',
+        `fx-empty-${RUN}`,
         '--out',
         path.join(fixture.root, 'out-empty'),
         '--json',
@@ -174,7 +184,7 @@ describe('aca eval on generated repositories', () => {
         '--predictions',
         file,
         '--id',
-        'fx-file',
+        `fx-file-${RUN}`,
         '--out',
         out,
         '--json',
@@ -210,7 +220,7 @@ describe('aca eval on generated repositories', () => {
         '--max-iterations',
         '1',
         '--id',
-        'fx-agent',
+        `fx-agent-${RUN}`,
         '--out',
         out,
         '--concurrency',
@@ -225,14 +235,16 @@ describe('aca eval on generated repositories', () => {
     expect(report.resolved_ids.sort()).toEqual(['acme__calc-add', 'acme__tsutil-sum']);
     expect(report.tokens.prompt).toBeGreaterThan(0);
     const children = await h.client.workflow
-      .getHandle('fx-agent/acme__calc-add')
+      .getHandle(`fx-agent-${RUN}/acme__calc-add`)
       .describe()
       .catch(() => null);
-    expect(children?.parentExecution?.workflowId).toBe('fx-agent');
+    expect(children?.parentExecution?.workflowId).toBe(`fx-agent-${RUN}`);
     // Each run's work tree is gone once its patch is evaluated; its branch stays in aca's copy.
-    const child = (await readRunResult(h.client.workflow.getHandle('fx-agent/acme__calc-add'))) as RunResult;
+    const child = (await readRunResult(
+      h.client.workflow.getHandle(`fx-agent-${RUN}/acme__calc-add`),
+    )) as RunResult;
     expect(fs.existsSync(child.git!.workTree)).toBe(false);
-    expect(gitIn(child.git!.commonDir, 'rev-parse', 'aca/fx-agent/acme__calc-add').trim()).toBe(
+    expect(gitIn(child.git!.commonDir, 'rev-parse', `aca/fx-agent-${RUN}/acme__calc-add`).trim()).toBe(
       child.headCommit,
     );
 
@@ -277,7 +289,7 @@ describe('aca eval on generated repositories', () => {
         '--concurrency',
         '1',
         '--id',
-        'fx-budget',
+        `fx-budget-${RUN}`,
         '--out',
         path.join(fixture.root, 'out-budget'),
         '--json',

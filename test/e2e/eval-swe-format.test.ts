@@ -4,6 +4,7 @@
  * agent, whose scripted Coder writes each instance's gold patch, resolving every instance without
  * any model request holding a patch, a test patch or the lists of tests.
  */
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,6 +14,9 @@ import type { EvalReport } from '../../src/shared/eval-types';
 import { createHarness, type Harness } from '../helpers/agent-harness';
 import { goldScenario } from '../helpers/eval-fixtures';
 import { runCli } from '../helpers/run-cli';
+
+/** Batch ids of this test run: a batch kept in a shared database keeps its id for good. */
+const RUN = randomBytes(3).toString('hex');
 
 const DATASET =
   process.env.ACA_SWE_FORMAT_DIR ??
@@ -90,7 +94,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
         '--predictions',
         'gold',
         '--id',
-        'swe-gold',
+        `swe-gold-${RUN}`,
         '--concurrency',
         '2',
         '--json',
@@ -103,7 +107,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
     expect(goldReport.total_instances).toBe(12);
 
     const empty = await runCli(
-      ['eval', INSTANCES, '--repos', REPOS, '--predictions', 'empty', '--id', 'swe-empty', '--json'],
+      ['eval', INSTANCES, '--repos', REPOS, '--predictions', 'empty', '--id', `swe-empty-${RUN}`, '--json'],
       h.cliEnv(),
     );
     expect(empty.code).toBe(0);
@@ -150,7 +154,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
         '--predictions',
         predictions,
         '--id',
-        'swe-forged',
+        `swe-forged-${RUN}`,
         '--concurrency',
         '2',
         '--json',
@@ -188,7 +192,10 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
     const ids = ours.map((i) => i.instance_id).sort();
     const common = ['eval', file, '--repos', repos, '--specs', specs, '--concurrency', '3', '--json'];
 
-    const gold = await runCli([...common, '--predictions', 'gold', '--id', 'swe-specs-gold'], h.cliEnv());
+    const gold = await runCli(
+      [...common, '--predictions', 'gold', '--id', `swe-specs-gold-${RUN}`],
+      h.cliEnv(),
+    );
     expect(gold.code).toBe(0);
     const goldReport = JSON.parse(gold.stdout) as EvalReport;
     expect(goldReport.resolved_ids.sort()).toEqual(ids);
@@ -196,7 +203,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
     expect(goldReport.empty_patch_ids).toEqual([]);
 
     const agent = await runCli(
-      [...common, '--model', 'scripted', '--max-iterations', '1', '--id', 'swe-specs-agent'],
+      [...common, '--model', 'scripted', '--max-iterations', '1', '--id', `swe-specs-agent-${RUN}`],
       h.cliEnv(),
       900_000,
     );
@@ -245,7 +252,7 @@ describeWithData('aca eval on the shared SWE-bench-format set', () => {
         '--max-iterations',
         '1',
         '--id',
-        'swe-agent',
+        `swe-agent-${RUN}`,
         '--concurrency',
         '3',
         '--json',

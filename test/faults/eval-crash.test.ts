@@ -3,6 +3,7 @@
  * instance is reported once, no instance's run is started twice and no completed model call is
  * made again.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EvalReport } from '../../src/shared/eval-types';
@@ -12,6 +13,9 @@ import { runCli } from '../helpers/run-cli';
 import { getFreePort } from '../../src/temporal/dev-server';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+/** Batch ids of this test run: a batch kept in a shared database keeps its id for good. */
+const RUN = randomBytes(3).toString('hex');
 
 const IDS = ['acme__calc-add', 'acme__calc-neg', 'acme__tsutil-sum'];
 
@@ -58,7 +62,7 @@ describe('a worker killed in the middle of a batch', () => {
         '--concurrency',
         '2',
         '--id',
-        'fx-crash',
+        `fx-crash-${RUN}`,
         '--out',
         out,
         '--detach',
@@ -66,7 +70,7 @@ describe('a worker killed in the middle of a batch', () => {
       h.cliEnv(),
     );
     expect(started.code).toBe(0);
-    expect(started.stdout.trim()).toBe('fx-crash');
+    expect(started.stdout.trim()).toBe(`fx-crash-${RUN}`);
     // Two runs in flight, each in its Coder's slow call.
     await until(
       () => new Set(h.llm.requests.filter((r) => r.agent === 'coder').map((r) => r.scenario)).size === 2,
@@ -77,7 +81,7 @@ describe('a worker killed in the middle of a batch', () => {
     const metricsPort = await getFreePort();
     worker = await spawnWorker({ ...env, ACA_METRICS_PORT: String(metricsPort) });
 
-    const shown = await runCli(['eval', 'report', 'fx-crash', '--json'], h.cliEnv(), 600_000);
+    const shown = await runCli(['eval', 'report', `fx-crash-${RUN}`, '--json'], h.cliEnv(), 600_000);
     expect(shown.code).toBe(0);
     const report = JSON.parse(shown.stdout) as EvalReport;
     expect([...report.submitted_ids].sort()).toEqual([...IDS].sort());
@@ -87,17 +91,17 @@ describe('a worker killed in the middle of a batch', () => {
       [...IDS].sort(),
     );
 
-    const history = await h.client.workflow.getHandle('fx-crash').fetchHistory();
+    const history = await h.client.workflow.getHandle(`fx-crash-${RUN}`).fetchHistory();
     const childStarts = (history.events ?? [])
       .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
       .filter((id): id is string => typeof id === 'string');
-    expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-crash/${id}`).sort());
+    expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-crash-${RUN}/${id}`).sort());
     const repeated = [...h.llm.completedCallsByKey()].filter(([, n]) => n > 1);
     expect(repeated).toEqual([]);
 
     // The batch's page in the Web UI: its counts and cost.
     const metadata = (await h.client.workflow
-      .getHandle('fx-crash')
+      .getHandle(`fx-crash-${RUN}`)
       .query('__temporal_workflow_metadata')) as {
       currentDetails?: string;
     };
@@ -110,7 +114,7 @@ describe('a worker killed in the middle of a batch', () => {
       .filter(
         (l) =>
           l.startsWith('aca_eval_instances') &&
-          l.includes('batch="fx-crash"') &&
+          l.includes(`batch="fx-crash-${RUN}"`) &&
           l.includes('status="resolved"'),
       )
       .map((l) => Number(l.trim().split(/\s+/).pop()));
@@ -137,7 +141,7 @@ describe('a worker killed in the middle of a batch', () => {
         '--concurrency',
         '1',
         '--id',
-        'fx-ctl',
+        `fx-ctl-${RUN}`,
         '--out',
         path.join(fixture.root, 'out-ctl'),
         '--detach',
@@ -150,16 +154,18 @@ describe('a worker killed in the middle of a batch', () => {
       120_000,
       'the first Coder call',
     );
-    const paused = await runCli(['pause', 'fx-ctl'], h.cliEnv());
+    const paused = await runCli(['pause', `fx-ctl-${RUN}`], h.cliEnv());
     expect(paused.code).toBe(0);
-    expect(paused.stdout).toContain('Paused batch fx-ctl');
-    const status = JSON.parse((await runCli(['eval', 'status', 'fx-ctl', '--json'], h.cliEnv())).stdout) as {
+    expect(paused.stdout).toContain(`Paused batch fx-ctl-${RUN}`);
+    const status = JSON.parse(
+      (await runCli(['eval', 'status', `fx-ctl-${RUN}`, '--json'], h.cliEnv())).stdout,
+    ) as {
       paused: boolean;
       running: number;
       runningIds: string[];
     };
     expect(status).toMatchObject({ paused: true, running: 1 });
-    const child = `fx-ctl/${status.runningIds[0]}`;
+    const child = `fx-ctl-${RUN}/${status.runningIds[0]}`;
     await until(
       async () => ((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
       30_000,
@@ -168,24 +174,24 @@ describe('a worker killed in the middle of a batch', () => {
     // The resumed run must still be running when the cancel arrives: its model answers slowly.
     h.llm.setDelay(5_000);
     try {
-      expect((await runCli(['resume', 'fx-ctl'], h.cliEnv())).code).toBe(0);
+      expect((await runCli(['resume', `fx-ctl-${RUN}`], h.cliEnv())).code).toBe(0);
       await until(
         async () =>
           !((await h.client.workflow.getHandle(child).query('state')) as { paused: boolean }).paused,
         30_000,
         'the run resumed',
       );
-      const cancelled = await runCli(['cancel', 'fx-ctl'], h.cliEnv());
+      const cancelled = await runCli(['cancel', `fx-ctl-${RUN}`], h.cliEnv());
       expect(cancelled.code).toBe(0);
     } finally {
       h.llm.setDelay(0);
     }
     const report = JSON.parse(
-      (await runCli(['eval', 'report', 'fx-ctl', '--json'], h.cliEnv(), 300_000)).stdout,
+      (await runCli(['eval', 'report', `fx-ctl-${RUN}`, '--json'], h.cliEnv(), 300_000)).stdout,
     ) as EvalReport;
     expect(report.total_instances).toBe(3);
     expect(report.submitted_instances).toBeLessThan(3);
     expect(report.error_ids).toContain(status.runningIds[0]);
-    expect((await runCli(['cancel', 'fx-ctl'], h.cliEnv())).code).toBe(2);
+    expect((await runCli(['cancel', `fx-ctl-${RUN}`], h.cliEnv())).code).toBe(2);
   });
 });

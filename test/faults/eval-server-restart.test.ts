@@ -3,6 +3,7 @@
  * instance done and others in flight: the batch ends with every instance run, evaluated and
  * reported once, and nothing that had completed before the restart is done again.
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +17,9 @@ import { goldScenario, makeEvalFixture, type EvalFixture } from '../helpers/eval
 import { runCli } from '../helpers/run-cli';
 import { until } from '../helpers/until';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+
+/** Batch ids of this test run: a batch kept in a shared database keeps its id for good. */
+const RUN = randomBytes(3).toString('hex');
 
 const IDS = ['acme__calc-add', 'acme__calc-neg', 'acme__tsutil-sum'];
 
@@ -76,7 +80,7 @@ describe('the Temporal server restarted in the middle of a batch', () => {
         '--concurrency',
         '2',
         '--id',
-        'fx-restart',
+        `fx-restart-${RUN}`,
         '--out',
         out,
         '--detach',
@@ -94,7 +98,7 @@ describe('the Temporal server restarted in the middle of a batch', () => {
     await server.exited;
     server = await start(port, uiPort);
 
-    const shown = await runCli(['eval', 'report', 'fx-restart', '--json'], h.cliEnv(), 600_000);
+    const shown = await runCli(['eval', 'report', `fx-restart-${RUN}`, '--json'], h.cliEnv(), 600_000);
     expect(shown.code).toBe(0);
     const report = JSON.parse(shown.stdout) as EvalReport;
     expect([...report.submitted_ids].sort()).toEqual([...IDS].sort());
@@ -105,12 +109,12 @@ describe('the Temporal server restarted in the middle of a batch', () => {
     );
 
     // One run per instance, one evaluation per instance, no model call made twice.
-    const history = await h.client.workflow.getHandle('fx-restart').fetchHistory();
+    const history = await h.client.workflow.getHandle(`fx-restart-${RUN}`).fetchHistory();
     const events = history.events ?? [];
     const childStarts = events
       .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
       .filter((id): id is string => typeof id === 'string');
-    expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-restart/${id}`).sort());
+    expect(childStarts.sort()).toEqual(IDS.map((id) => `fx-restart-${RUN}/${id}`).sort());
     const evaluations = events.filter(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evaluateEvalInstance',
     );
