@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { makeCopyOnce } from './copy-once';
 import { git, GitError } from '../repo';
 import { UserInputError } from '../shared/errors';
 
@@ -48,22 +49,7 @@ export async function evalRepositoryCopy(
   const root = path.join(home, 'eval', 'repos');
   const dest = path.join(root, key);
   fs.mkdirSync(root, { recursive: true });
-  if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) {
-    const tmp = `${dest}.tmp-${randomBytes(4).toString('hex')}`;
-    try {
-      await git({ gitDir: path.join(tmp, '.git') }, ['init', '--quiet', tmp]);
-      await fetchBases(root, path.join(tmp, '.git'), real, commits);
-      fs.writeFileSync(path.join(tmp, '.git', 'aca-eval-source'), `${real}\n`);
-      try {
-        fs.renameSync(tmp, dest);
-      } catch (err) {
-        // Another `aca eval` made the copy meanwhile: that one is used.
-        if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) throw err;
-      }
-    } finally {
-      fs.rmSync(tmp, { recursive: true, force: true });
-    }
-  }
+  await makeCopyOnce(dest, real, (gitDir) => fetchBases(root, gitDir, real, commits));
   const gitDir = path.join(dest, '.git');
   let missing = await missingCommits(gitDir, commits);
   if (missing.length > 0) {

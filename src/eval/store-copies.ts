@@ -5,9 +5,9 @@
  * from there, under its own ACA_HOME. Only base commits and their history travel, as in the copy
  * itself (repositories.ts): never an instance's fix.
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { makeCopyOnce } from './copy-once';
 import { callStore, ensureGitStore, git, type GitStoreLocation } from '../repo';
 
 function storeRefs(copyKey: string): string {
@@ -46,22 +46,7 @@ export async function copyOnThisHost(
   const dest = path.join(root, key);
   if (await hasCommits(dest, commits)) return dest;
   fs.mkdirSync(root, { recursive: true });
-  if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) {
-    const tmp = `${dest}.tmp-${randomBytes(4).toString('hex')}`;
-    try {
-      await git({ gitDir: path.join(tmp, '.git') }, ['init', '--quiet', tmp]);
-      await fetchBases(store, path.join(tmp, '.git'), key);
-      fs.writeFileSync(path.join(tmp, '.git', 'aca-eval-source'), `${store.display}\n`);
-      try {
-        fs.renameSync(tmp, dest);
-      } catch (err) {
-        // Another step of this host made the copy meanwhile: that one is used.
-        if (!fs.existsSync(path.join(dest, '.git', 'aca-eval-source'))) throw err;
-      }
-    } finally {
-      fs.rmSync(tmp, { recursive: true, force: true });
-    }
-  }
+  await makeCopyOnce(dest, store.display, (gitDir) => fetchBases(store, gitDir, key));
   if (!(await hasCommits(dest, commits))) await fetchBases(store, path.join(dest, '.git'), key);
   if (!(await hasCommits(dest, commits))) {
     throw new Error(`the git store ${store.display} lacks base commits of ${key}: ${commits.join(', ')}`);
