@@ -108,6 +108,7 @@ export function createAcaActivities(
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
+    runCommand: config.runCommand,
     store: runStores.conversations,
     reports: runStores.reports,
     sandboxMode: config.sandbox,

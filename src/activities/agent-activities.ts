@@ -69,6 +69,10 @@ export interface AgentActivityDeps {
    * `false` leaves the map out.
    */
   repositoryMap?: TurnMapBudgets | false;
+  /** ACA_RUN_COMMAND: whether this worker offers `run_command`; absent: yes. */
+  runCommand?: boolean;
+  /** The MCP tools this worker's servers (ACA_MCP_CONFIG) offer an agent of a role. */
+  mcpTools?: TurnSources['mcpTools'];
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -129,6 +133,8 @@ export function turnSources(deps: AgentActivityDeps): TurnSources {
   return {
     loadReport: (ref) => deps.reports.loadReport(ref),
     recallLessons: deps.recallLessons,
+    ...(deps.runCommand === false ? { runCommand: false } : {}),
+    ...(deps.mcpTools ? { mcpTools: deps.mcpTools } : {}),
     ...(mapBudgets
       ? {
           async repositoryMap(request: TurnMapRequest) {

@@ -13,3 +13,8 @@ export interface HostQueues {
 export function hostQueuesOf(disk: string): HostQueues {
   return { disk, host: `aca-host-${disk}`, tests: `aca-tests-${disk}` };
 }
+
+/** The queue of the workers that have the MCP server `server` (ACA_MCP_CONFIG), beside `taskQueue`. */
+export function mcpQueueFor(taskQueue: string, server: string): string {
+  return `${taskQueue}-mcp-${server}`;
+}

@@ -121,5 +121,20 @@ export function hostActivities(
   };
 }
 
+/**
+ * A call of an MCP server's tool, on the queue of the workers that have that server. A server
+ * that died is restarted by its worker, so a failed attempt is tried again; a call that hangs is
+ * answered by the worker at its own timeout, well before this one.
+ */
+export function mcpActivities(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    scheduleToStartTimeout: '5m',
+    startToCloseTimeout: '5m',
+    heartbeatTimeout: '30s',
+    retry: { ...defaultRetry, maximumAttempts: 4 },
+  });
+}
+
 export type RunActivities = ReturnType<typeof runActivities>;
 export type HostActivities = ReturnType<typeof hostActivities>;

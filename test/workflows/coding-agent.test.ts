@@ -160,6 +160,7 @@ const stubActivities = {
       limits: {},
     },
     setupCommand: input.setupCommand,
+    runCommand: true,
     queues: {
       disk: 'first',
       host: current().script.host?.queue ?? TASK_QUEUE,
@@ -383,7 +384,7 @@ describe('the run state machine with stub activities', () => {
     const handle = await started({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1' && stepIndex === 0
-          ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
+          ? { toolCalls: [{ kind: 'file' as const, id: 'c1', name: 'create_file' as const, target: 'a.py' }] }
           : {},
     });
     const result = await readRunResult(handle);
@@ -417,8 +418,8 @@ describe('the run state machine with stub activities', () => {
       turnKey === 'coder-1' && stepIndex === 0
         ? {
             toolCalls: [
-              { id: 'c1', name: 'create_file', target: 'a.py' },
-              { id: 'c2', name: 'read_file', target: 'a.py' },
+              { kind: 'file' as const, id: 'c1', name: 'create_file' as const, target: 'a.py' },
+              { kind: 'file' as const, id: 'c2', name: 'read_file' as const, target: 'a.py' },
             ],
           }
         : {};
@@ -651,7 +652,9 @@ describe('the run state machine with stub activities', () => {
     const handle = await started(
       {
         step: (turnKey) =>
-          turnKey === 'coder-1' ? { toolCalls: [{ id: `r`, name: 'read_file', target: 'a.py' }] } : {},
+          turnKey === 'coder-1'
+            ? { toolCalls: [{ kind: 'file' as const, id: `r`, name: 'read_file' as const, target: 'a.py' }] }
+            : {},
       },
       { maxStepsPerTurn: 2 },
     );
@@ -1182,6 +1185,7 @@ describe('the run state machine with stub activities', () => {
         movable: false,
         acceptanceCommit: null,
         setupCommand: null,
+        runCommand: true,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {

@@ -1273,7 +1273,9 @@ describe('turns that end badly', () => {
           if (turnKey === 'reflector-1' && stepIndex < 2)
             return {
               progress: true,
-              toolCalls: [{ id: `r${stepIndex}`, name: 'read_file', target: 'a.py' }],
+              toolCalls: [
+                { kind: 'file' as const, id: `r${stepIndex}`, name: 'read_file' as const, target: 'a.py' },
+              ],
             };
           return {};
         },
@@ -1320,7 +1322,12 @@ describe('turns that end badly', () => {
           ? {
               progress: true,
               toolCalls: [
-                { id: `c${stepIndex}`, name: stepIndex === 2 ? 'read_file' : 'edit_file', target: '' },
+                {
+                  kind: 'file' as const,
+                  id: `c${stepIndex}`,
+                  name: stepIndex === 2 ? 'read_file' : 'edit_file',
+                  target: '',
+                },
               ],
             }
           : {},
@@ -1352,7 +1359,9 @@ describe('turns that end badly', () => {
   ])("%s goes to the host's files queue", async (_what, prepared, name) => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>
-        turnKey === 'coder-1' && stepIndex === 0 ? { toolCalls: [{ id: 'c0', name, target: 'a' }] } : {},
+        turnKey === 'coder-1' && stepIndex === 0
+          ? { toolCalls: [{ kind: 'file' as const, id: 'c0', name, target: 'a' }] }
+          : {},
       prepared,
       activities: { [name]: async () => ({ ok: true, commit: null }) },
     });
@@ -1573,7 +1582,10 @@ describe('every turn opens with a step of its own', () => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1' && stepIndex === 0
-          ? { progress: true, toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }] }
+          ? {
+              progress: true,
+              toolCalls: [{ kind: 'file' as const, id: 'w1', name: 'create_file' as const, target: 'a.py' }],
+            }
           : {},
       activities: {
         openTurn: async (input: { open: { ref: string } }) => ({
@@ -1609,7 +1621,9 @@ describe('every turn opens with a step of its own', () => {
           : stepIndex === 0
             ? {
                 progress: true,
-                toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }],
+                toolCalls: [
+                  { kind: 'file' as const, id: 'w1', name: 'create_file' as const, target: 'a.py' },
+                ],
                 // In the kept history: execution B's first step, which took A's opening over.
                 ref: 'wf-1/first-run/exec-b/coder-1',
               }
