@@ -1,28 +1,8 @@
 import type { ModelJsonOptions } from '../shared/model-json';
 import { FILE_TOOLS } from './file-tools';
 import { finishTool, submitAnalysisTool, submitPlanTool } from './finishing-tools';
-import { RUN_COMMAND_DESCRIPTION, runCommandParameters } from './run-command';
-import {
-  functionDefinition,
-  parseArguments,
-  type CommandTool,
-  type FunctionToolDefinition,
-  type Tool,
-} from './tool';
-
-/** What the Web UI shows of a command: its first line, shortened. */
-const MAX_COMMAND_TARGET_CHARS = 80;
-
-const runCommandTool: CommandTool<'run_command', typeof runCommandParameters> = {
-  kind: 'command',
-  name: 'run_command',
-  description: RUN_COMMAND_DESCRIPTION,
-  parameters: runCommandParameters,
-  target: ({ command }) => {
-    const line = command.trim().split('\n')[0]!;
-    return line.length > MAX_COMMAND_TARGET_CHARS ? `${line.slice(0, MAX_COMMAND_TARGET_CHARS - 1)}…` : line;
-  },
-};
+import { runCommandTool } from './run-command';
+import { functionDefinition, parseArguments, type FunctionToolDefinition, type Tool } from './tool';
 
 /** Every tool an agent can be offered, by name. docs/contract.md, section 3 lists which agent gets which. */
 export const TOOLS = {

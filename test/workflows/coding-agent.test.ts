@@ -248,6 +248,8 @@ const stubActivities = {
   recordEvalError: notCalled('recordEvalError'),
   evalTestsQueue: notCalled('evalTestsQueue'),
   evalInstanceIds: notCalled('evalInstanceIds'),
+  // No agent of these runs is offered run_command.
+  runCommand: notCalled('runCommand'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {
