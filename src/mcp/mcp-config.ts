@@ -64,17 +64,23 @@ const serverSchema = z.unknown().superRefine((value, ctx) => {
   if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue } as never);
 });
 
+function serverNameProblem(name: string): string | null {
+  if (name.length > MAX_SERVER_NAME_CHARS) return `a server name has at most ${MAX_SERVER_NAME_CHARS} characters`;
+  if (!SERVER_NAME.test(name)) {
+    return 'a server name is letters, digits, `-` and single `_` between them (no `__`, no `_` at either end)';
+  }
+  return null;
+}
+
 const fileSchema = z.strictObject({
-  mcpServers: z.record(
-    z
-      .string()
-      .max(MAX_SERVER_NAME_CHARS, `a server name has at most ${MAX_SERVER_NAME_CHARS} characters`)
-      .regex(
-        SERVER_NAME,
-        'a server name is letters, digits, `-` and single `_` between them (no `__`, no `_` at either end)',
-      ),
-    serverSchema,
-  ),
+  mcpServers: z
+    .record(z.string(), serverSchema, { error: 'must be an object of servers by name' })
+    .superRefine((servers, ctx) => {
+      for (const name of Object.keys(servers)) {
+        const problem = serverNameProblem(name);
+        if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+      }
+    }),
 });
 
 interface ServerCommon {

@@ -60,3 +60,5 @@ server.registerTool(
 );
 
 await server.connect(new StdioServerTransport());
+// The client closing stdin is the end, as for a real server; without this it waits to be killed.
+process.stdin.on('end', () => process.exit(0));
