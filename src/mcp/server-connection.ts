@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stdioEnvironment, type McpServerConfig } from './mcp-config';
 import { listedTools, type ListedTool } from './listed-tools';
-import { untrustedText } from './mcp-result';
+import { clipMiddle, untrustedText } from './mcp-result';
 
 /**
  * One configured MCP server as a worker keeps it: connected at start, its tools listed, and
@@ -45,6 +45,7 @@ export interface ServerState {
 }
 
 const STDERR_TAIL_CHARS = 2_000;
+const MAX_ERROR_CHARS = 2_000;
 /** A single message from a server larger than this closes the connection (the SDK's check). */
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -178,7 +179,7 @@ export class ServerConnection {
       if (options.signal?.aborted) throw err;
       if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) return { kind: 'timeout' };
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
-        return { kind: 'error', message: untrustedText(err.message) };
+        return { kind: 'error', message: clipMiddle(untrustedText(err.message), MAX_ERROR_CHARS) };
       }
       // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault.
       throw new McpServerUnavailableError(this.config.name, describeError(err));

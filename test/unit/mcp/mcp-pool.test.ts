@@ -32,6 +32,13 @@ function answerOf(outcome: McpCallOutcome) {
   return mcpToolAnswer((outcome as { result: unknown }).result);
 }
 
+/** The text of an answer that must have succeeded. */
+function textOf(outcome: McpCallOutcome): string {
+  const answer = answerOf(outcome);
+  if (!answer.ok) throw new Error(`expected an answer, got the error ${answer.error}`);
+  return String(answer.content);
+}
+
 describe('one pool of three servers: healthy, restricted, and one that cannot start', () => {
   let mcp: McpPool;
   const secrets = { OPENAI_API_KEY: 'sk-worker-secret', DATABASE_URL: 'postgres://u:p@h/db' };
@@ -102,7 +109,7 @@ describe('one pool of three servers: healthy, restricted, and one that cannot st
 
   test("the server's process sees the basics and the file's env, never the worker's secrets", async () => {
     const outcome = await mcp.call('tools', 'lookup', { key: 'env' }, { timeoutMs: 5_000 });
-    const names = (answerOf(outcome) as { content: string }).content.split(',');
+    const names = textOf(outcome).split(',');
     expect(names).toContain('PATH');
     expect(names).toContain('GIVEN_BY_FILE');
     expect(names).not.toContain('OPENAI_API_KEY');
@@ -111,7 +118,7 @@ describe('one pool of three servers: healthy, restricted, and one that cannot st
 
   test('terminal escapes in an answer never reach the model as they are', async () => {
     const outcome = await mcp.call('tools', 'lookup', { key: 'escapes' }, { timeoutMs: 5_000 });
-    const { content } = answerOf(outcome) as { content: string };
+    const content = textOf(outcome);
     expect(content).toBe('red RED title  bell \\x07 done\nnext');
     expect(content).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
