@@ -114,7 +114,8 @@ async function runCall(
       error: `the tool did not answer within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} and was given up (it may have acted before that)`,
     };
   }
-  if (outcome.kind === 'error') return { ok: false, error: `the MCP server refused the call: ${outcome.message}` };
+  if (outcome.kind === 'error')
+    return { ok: false, error: `the MCP server refused the call: ${outcome.message}` };
   return mcpToolAnswer(outcome.result);
 }
 

@@ -9,7 +9,12 @@ import type { AgentRole } from '../shared/types';
  * repository holds or a run asks for adds a server.
  */
 
-export const AGENT_ROLES = ['planner', 'coder', 'tester', 'reflector'] as const satisfies readonly AgentRole[];
+export const AGENT_ROLES = [
+  'planner',
+  'coder',
+  'tester',
+  'reflector',
+] as const satisfies readonly AgentRole[];
 
 /** Who is offered a server's tools when its entry names no `roles`. */
 export const DEFAULT_MCP_ROLES: readonly AgentRole[] = ['coder', 'reflector'];
@@ -38,7 +43,10 @@ const stdioServerSchema = z.strictObject({
 const httpServerSchema = z.strictObject({
   url: z
     .string()
-    .refine((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'is not an http(s) URL'),
+    .refine(
+      (text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol),
+      'is not an http(s) URL',
+    ),
   headers: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
   roles,
   tools: tools.optional(),
@@ -65,7 +73,8 @@ const serverSchema = z.unknown().superRefine((value, ctx) => {
 });
 
 function serverNameProblem(name: string): string | null {
-  if (name.length > MAX_SERVER_NAME_CHARS) return `a server name has at most ${MAX_SERVER_NAME_CHARS} characters`;
+  if (name.length > MAX_SERVER_NAME_CHARS)
+    return `a server name has at most ${MAX_SERVER_NAME_CHARS} characters`;
   if (!SERVER_NAME.test(name)) {
     return 'a server name is letters, digits, `-` and single `_` between them (no `__`, no `_` at either end)';
   }

@@ -110,7 +110,8 @@ export class McpPool {
     options: { timeoutMs: number; signal?: AbortSignal },
   ): Promise<McpCallOutcome> {
     const connection = this.connections.get(server);
-    if (!connection) throw new UnknownMcpServerError(`no MCP server "${server}" is configured on this worker`);
+    if (!connection)
+      throw new UnknownMcpServerError(`no MCP server "${server}" is configured on this worker`);
     return connection.call(tool, args, options);
   }
 

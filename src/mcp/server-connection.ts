@@ -177,7 +177,8 @@ export class ServerConnection {
       return { kind: 'result', result };
     } catch (err) {
       if (options.signal?.aborted) throw err;
-      if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) return { kind: 'timeout' };
+      if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
+        return { kind: 'timeout' };
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
         return { kind: 'error', message: clipMiddle(untrustedText(err.message), MAX_ERROR_CHARS) };
       }
@@ -197,12 +198,23 @@ export class ServerConnection {
   }
 }
 
+/** An error's message and code, duck-typed: fetch's errors come from another realm than Error. */
+function errorParts(err: unknown): { message: string; code: string | null; cause: unknown } | null {
+  if (typeof err !== 'object' || err === null || typeof (err as Error).message !== 'string') return null;
+  const { message, code, cause } = err as Error & { code?: unknown };
+  return { message, code: typeof code === 'string' ? code : null, cause };
+}
+
 function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code && typeof code === 'string' ? `${err.message} (${code})` : err.message;
+  if (err instanceof McpError && err.code === (ErrorCode.ConnectionClosed as number)) {
+    return 'the server closed the connection (exited?)';
   }
-  return String(err);
+  const parts = errorParts(err);
+  if (!parts) return String(err);
+  // fetch says only "fetch failed"; the reason (ECONNREFUSED, a certificate) is its cause.
+  const cause = errorParts(parts.cause);
+  const why = parts.code ?? cause?.code ?? cause?.message ?? null;
+  return why ? `${parts.message} (${why})` : parts.message;
 }
 
 function oneLineOf(text: string): string {

@@ -31,10 +31,13 @@ server.registerTool(
   { description: 'Looks a key up and answers its value.', inputSchema: { key: z.string() } },
   async ({ key }) => {
     if (key === 'env') return text(Object.keys(process.env).sort().join(','));
-    if (key === 'escapes') return text('red \u001b[31mRED\u001b[0m title \u001b]0;pwned\u0007 bell \u0007 done\r\nnext');
+    if (key === 'escapes')
+      return text('red \u001b[31mRED\u001b[0m title \u001b]0;pwned\u0007 bell \u0007 done\r\nnext');
     if (key === 'big') return text('x'.repeat(50_000) + 'y'.repeat(50_000));
     if (key === 'image') {
-      return { content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }] };
+      return {
+        content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }],
+      };
     }
     if (key === 'fail') return { isError: true, content: [{ type: 'text', text: 'no such key' }] };
     return text(`value of ${key}`);

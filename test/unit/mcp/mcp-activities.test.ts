@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createMcpActivities, type McpToolCallInput } from '../../../src/activities/mcp-activities';
+import type { ToolCallOutcome } from '../../../src/agents/agent-turn';
 import { McpPool } from '../../../src/mcp';
 import { FileConversationStore, type Conversation } from '../../../src/store/conversation-store';
 import { testServerConfig } from '../../helpers/mcp-test-config';
@@ -70,8 +71,11 @@ async function turnCalling(name: string, args: string): Promise<McpToolCallInput
   return { ref, toolCallId: 'c1' };
 }
 
-const run = (input: McpToolCallInput, callTimeoutMs?: number) =>
-  new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => undefined) }).run(activities(callTimeoutMs).callMcpTool, input);
+const run = (input: McpToolCallInput, callTimeoutMs?: number): Promise<ToolCallOutcome> =>
+  new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => undefined) }).run(
+    activities(callTimeoutMs).callMcpTool,
+    input,
+  );
 
 beforeEach(() => {
   calls.length = 0;
@@ -127,7 +131,9 @@ test('a server that is down fails the attempt, retryably, and stores nothing', a
 });
 
 test('a call of a conversation this worker does not have fails at once, saying why', async () => {
-  const failure = (await run({ ref: 'elsewhere/coder-1', toolCallId: 'c1' }).catch((err: unknown) => err)) as ApplicationFailure;
+  const failure = (await run({ ref: 'elsewhere/coder-1', toolCallId: 'c1' }).catch(
+    (err: unknown) => err,
+  )) as ApplicationFailure;
   expect(failure).toMatchObject({ type: 'ConversationMissing', nonRetryable: true });
   expect(failure.message).toContain('DATABASE_URL');
 });

@@ -30,11 +30,24 @@ test('a stdio and an HTTP server, with the defaults filled in', () => {
   const config = parseMcpConfig('/f.json', {
     mcpServers: {
       search: { command: 'npx', args: ['-y', 'srv'], env: { TOKEN: 't' } },
-      'docs-1': { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer x' }, roles: ['planner'], tools: ['find'] },
+      'docs-1': {
+        url: 'https://mcp.example/mcp',
+        headers: { Authorization: 'Bearer x' },
+        roles: ['planner'],
+        tools: ['find'],
+      },
     },
   });
   expect(config.servers).toEqual([
-    { name: 'search', transport: 'stdio', command: 'npx', args: ['-y', 'srv'], env: { TOKEN: 't' }, roles: ['coder', 'reflector'], tools: null },
+    {
+      name: 'search',
+      transport: 'stdio',
+      command: 'npx',
+      args: ['-y', 'srv'],
+      env: { TOKEN: 't' },
+      roles: ['coder', 'reflector'],
+      tools: null,
+    },
     {
       name: 'docs-1',
       transport: 'http',
@@ -57,7 +70,11 @@ test.each([
   [{ mcpServers: { a: { command: 'x', roles: [] } } }, 'mcpServers.a.roles', 'names no role'],
   [{ mcpServers: { a: { command: 'x', tools: [] } } }, 'mcpServers.a.tools', 'allows no tool'],
   [{ mcpServers: { a: { url: 'file:///etc/passwd' } } }, 'mcpServers.a.url', 'is not an http(s) URL'],
-  [{ mcpServers: { a: { url: 'http://h', headers: { X: ['y'] } } } }, 'mcpServers.a.headers.X', 'must be a string'],
+  [
+    { mcpServers: { a: { url: 'http://h', headers: { X: ['y'] } } } },
+    'mcpServers.a.headers.X',
+    'must be a string',
+  ],
   [{ mcpServers: { 'a b': { command: 'x' } } }, 'mcpServers.a b', 'a server name is'],
   [{ mcpServers: { a__b: { command: 'x' } } }, 'mcpServers.a__b', 'no `__`'],
   [{ mcpServers: { _a: { command: 'x' } } }, 'mcpServers._a', 'a server name is'],
@@ -72,7 +89,9 @@ test.each([
 
 test('a file that cannot be read or is not JSON is named', () => {
   const dir = tempDir();
-  expect(() => readMcpConfigFile(path.join(dir, 'none.json'))).toThrow(/ACA_MCP_CONFIG file .*none\.json: cannot be read \(ENOENT\)/);
+  expect(() => readMcpConfigFile(path.join(dir, 'none.json'))).toThrow(
+    /ACA_MCP_CONFIG file .*none\.json: cannot be read \(ENOENT\)/,
+  );
   const bad = path.join(dir, 'bad.json');
   fs.writeFileSync(bad, '{"mcpServers": ');
   expect(() => readMcpConfigFile(bad)).toThrow(/bad\.json: is not JSON/);
@@ -82,8 +101,9 @@ test('a file that cannot be read or is not JSON is named', () => {
 });
 
 test("a stdio server's environment: the basics and the file's env, none of the worker's secrets", () => {
-  const server = parseMcpConfig('/f', { mcpServers: { a: { command: 'x', env: { API_TOKEN: 'from-file', HOME: '/srv' } } } })
-    .servers[0] as StdioServerConfig;
+  const server = parseMcpConfig('/f', {
+    mcpServers: { a: { command: 'x', env: { API_TOKEN: 'from-file', HOME: '/srv' } } },
+  }).servers[0] as StdioServerConfig;
   const env = stdioEnvironment(server, {
     PATH: '/usr/bin',
     HOME: '/root',

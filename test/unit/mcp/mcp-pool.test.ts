@@ -132,7 +132,12 @@ describe('one pool of three servers: healthy, restricted, and one that cannot st
 
   test('a cancelled call is given up at once', async () => {
     const controller = new AbortController();
-    const call = mcp.call('tools', 'slow_sum', { a: 1, b: 1, delay_ms: 60_000 }, { timeoutMs: 30_000, signal: controller.signal });
+    const call = mcp.call(
+      'tools',
+      'slow_sum',
+      { a: 1, b: 1, delay_ms: 60_000 },
+      { timeoutMs: 30_000, signal: controller.signal },
+    );
     setTimeout(() => controller.abort(new Error('activity cancelled')), 100);
     await expect(call).rejects.toThrow('activity cancelled');
   });
@@ -143,12 +148,16 @@ test('a server that crashes mid-call: the call throws, the server is started aga
   const mcp = pool([testServerConfig('crashy', { MCP_TEST_CRASH_ONCE: marker })], 50);
   try {
     await mcp.start();
-    await expect(mcp.call('crashy', 'slow_sum', { a: 1, b: 2, delay_ms: 0 }, { timeoutMs: 10_000 })).rejects.toThrow(
-      McpServerUnavailableError,
-    );
+    await expect(
+      mcp.call('crashy', 'slow_sum', { a: 1, b: 2, delay_ms: 0 }, { timeoutMs: 10_000 }),
+    ).rejects.toThrow(McpServerUnavailableError);
     expect(mcp.status()[0]).toMatchObject({ ok: false, error: expect.stringContaining('went away') });
     await until(() => mcp.status()[0]!.ok, 15_000, 'the crashed server to be started again');
-    expect(mcp.status()[0]).toMatchObject({ ok: true, restarts: 1, tools: ['mcp__crashy__lookup', 'mcp__crashy__slow_sum'] });
+    expect(mcp.status()[0]).toMatchObject({
+      ok: true,
+      restarts: 1,
+      tools: ['mcp__crashy__lookup', 'mcp__crashy__slow_sum'],
+    });
     const retried = await mcp.call('crashy', 'slow_sum', { a: 1, b: 2, delay_ms: 0 }, { timeoutMs: 10_000 });
     expect(answerOf(retried)).toEqual({ ok: true, content: '3' });
   } finally {

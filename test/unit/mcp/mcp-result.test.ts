@@ -33,7 +33,10 @@ test('text items are joined; an image, audio and resources are described, not pa
 });
 
 test('structured content stands in for missing text; isError is an error answer', () => {
-  expect(mcpToolAnswer({ content: [], structuredContent: { n: 3 } })).toEqual({ ok: true, content: '{"n":3}' });
+  expect(mcpToolAnswer({ content: [], structuredContent: { n: 3 } })).toEqual({
+    ok: true,
+    content: '{"n":3}',
+  });
   expect(mcpToolAnswer({ isError: true, content: [{ type: 'text', text: 'no such key' }] })).toEqual({
     ok: false,
     error: 'the tool reported an error: no such key',
