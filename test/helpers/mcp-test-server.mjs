@@ -12,6 +12,9 @@
  *   and exits mid-call; later ones answer.
  * - MCP_TEST_EXIT_AT_START=<code>: exits at once, writing a reason to stderr (a server that cannot
  *   start).
+ *
+ * MCP_TEST_CALL_LOG=<file>: each call appends a line `<tool> <arguments as JSON>` to <file>, so a
+ * test can count the calls that reached the server.
  */
 import * as fs from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -24,12 +27,17 @@ if (process.env.MCP_TEST_EXIT_AT_START) {
 }
 
 const server = new McpServer({ name: 'aca-test', version: '1.0.0' });
+const noteCall = (tool, args) => {
+  if (process.env.MCP_TEST_CALL_LOG)
+    fs.appendFileSync(process.env.MCP_TEST_CALL_LOG, `${tool} ${JSON.stringify(args)}\n`);
+};
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
 server.registerTool(
   'lookup',
   { description: 'Looks a key up and answers its value.', inputSchema: { key: z.string() } },
   async ({ key }) => {
+    noteCall('lookup', { key });
     if (key === 'env') return text(Object.keys(process.env).sort().join(','));
     if (key === 'escapes')
       return text('red \u001b[31mRED\u001b[0m title \u001b]0;pwned\u0007 bell \u0007 done\r\nnext');
@@ -51,6 +59,7 @@ server.registerTool(
     inputSchema: { a: z.number(), b: z.number(), delay_ms: z.number().int().min(0) },
   },
   async ({ a, b, delay_ms }) => {
+    noteCall('slow_sum', { a, b, delay_ms });
     const marker = process.env.MCP_TEST_CRASH_ONCE;
     if (marker && !fs.existsSync(marker)) {
       fs.writeFileSync(marker, String(process.pid));
