@@ -2,7 +2,7 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolCallOutcome } from '../agents/agent-turn';
 import { takeUpConversation } from '../agents/conversation-fork';
-import { McpServerUnavailableError, mcpToolAnswer, type McpPool } from '../mcp';
+import { clipMiddle, McpServerUnavailableError, mcpToolAnswer, type McpPool } from '../mcp';
 import { ConversationNotFoundError, type ConversationStore } from '../store/conversation-store';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { parseModelJson } from '../shared/model-json';
@@ -119,8 +119,11 @@ async function runCall(
   return mcpToolAnswer(outcome.result);
 }
 
+/** The error an outcome carries into workflow history; the whole one is in the conversation. */
+const MAX_OUTCOME_ERROR_CHARS = 1_000;
+
 function outcomeOf(result: ToolResult): ToolCallOutcome {
-  return result.ok ? { ok: true } : { ok: false, error: result.error };
+  return result.ok ? { ok: true } : { ok: false, error: clipMiddle(result.error, MAX_OUTCOME_ERROR_CHARS) };
 }
 
 function asActivityFailure(err: unknown): unknown {

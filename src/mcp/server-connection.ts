@@ -59,6 +59,8 @@ export class ServerConnection {
   private nextWaitMs: number;
   private closed = false;
   private stderrTail = '';
+  /** Why the pool closed a connection it found broken, said when the close is noticed. */
+  private dropReason: string | null = null;
 
   constructor(
     readonly config: McpServerConfig,
@@ -91,7 +93,8 @@ export class ServerConnection {
       up = false;
       if (this.client === client) this.client = null;
       if (this.closed) return;
-      this.fail(`the server went away${this.stderrNote()}`);
+      this.fail(`${this.dropReason ?? 'the server went away'}${this.stderrNote()}`);
+      this.dropReason = null;
     };
     // The SDK reports stray problems (an unparsable line) here; the connection stays unless closed.
     client.onerror = () => undefined;
@@ -182,8 +185,14 @@ export class ServerConnection {
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
         return { kind: 'error', message: clipMiddle(untrustedText(err.message), MAX_ERROR_CHARS) };
       }
-      // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault.
-      throw new McpServerUnavailableError(this.config.name, describeError(err));
+      // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault. The
+      // connection is started afresh: an HTTP server that restarted knows the old session no more.
+      const reason = describeError(err);
+      if (this.client === client) {
+        this.dropReason = reason;
+        void client.close().catch(() => undefined);
+      }
+      throw new McpServerUnavailableError(this.config.name, reason);
     }
   }
 
