@@ -66,7 +66,7 @@ module.exports = {
         'The parts that do one job each are used by activities, workflows, api and cli, never the ' +
         'other way round: a part that reached up would pull the wiring (Temporal, the client, the ' +
         'command line) into every user of it and tie the layers into a knot. Type-only imports count.',
-      from: { path: '^src/(agents|tools|sandbox|repo|memory|store|eval|llm|repo-map)/' },
+      from: { path: '^src/(agents|tools|sandbox|repo|memory|store|eval|llm|repo-map|mcp)/' },
       to: { path: '^src/(activities|workflows|api|cli)/' },
     },
     {

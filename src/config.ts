@@ -80,6 +80,11 @@ export interface AcaConfig {
   gitAuthor: { name: string; email: string };
   /** ACA_PRICES: a JSON file of model prices over the built-in table (see llm/model-prices.ts). */
   pricesFile: string | null;
+  /**
+   * ACA_MCP_CONFIG: the JSON file of the MCP servers this worker starts and offers agents (see
+   * src/mcp/mcp-config.ts); read when a worker starts, null when unset.
+   */
+  mcpConfigFile: string | null;
   /** ACA_GIT_STORE: where runs' branches are kept for every worker (default `$ACA_HOME/store.git`). */
   gitStore: GitStoreLocation;
   /**
@@ -200,6 +205,7 @@ const environmentSchema = z.object({
   ).optional(),
   ACA_UI_URL: z.string().optional(),
   ACA_PRICES: z.string().optional(),
+  ACA_MCP_CONFIG: z.string().optional(),
   ACA_GIT_STORE: z.string().optional(),
   ACA_GIT_AUTHOR_NAME: identityPart('ACA_GIT_AUTHOR_NAME').optional(),
   ACA_GIT_AUTHOR_EMAIL: identityPart('ACA_GIT_AUTHOR_EMAIL').optional(),
@@ -275,6 +281,7 @@ export function loadConfig(
       email: vars.ACA_GIT_AUTHOR_EMAIL ?? 'aca@localhost',
     },
     pricesFile: vars.ACA_PRICES ? path.resolve(vars.ACA_PRICES) : null,
+    mcpConfigFile: vars.ACA_MCP_CONFIG ? path.resolve(vars.ACA_MCP_CONFIG.trim()) : null,
     gitStore: gitStoreOf(vars, home),
     limitMaximums: {
       wallSeconds: vars.ACA_MAX_WALL_SECONDS ?? DEFAULT_LIMIT_MAXIMUMS.wallSeconds,

@@ -23,6 +23,16 @@ import { registerSearchAttributes } from './temporal/search-attributes';
 import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
 import { HostRuns, type GitStoreLocation } from './repo';
+import {
+  McpPool,
+  mcpQueueFor,
+  readMcpConfigFile,
+  type McpServerStatus,
+  type McpToolDefinition,
+} from './mcp';
+import type { OfferedMcpTool } from './store/conversation-store';
+import type { AgentRole } from './shared/types';
+import { createMcpActivities } from './activities/mcp-activities';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -35,6 +45,8 @@ export interface AcaWorkerOptions {
   /** A prebuilt bundle saves the seconds webpack needs at every start. */
   workflowBundle?: WorkflowBundleOption;
   maxConcurrentActivities?: number;
+  /** Told, once the MCP servers of ACA_MCP_CONFIG have started or failed, how each one is. */
+  onMcpStatus?: (status: McpServerStatus[]) => void;
 }
 
 /** The workflow code a worker runs: a bundle given or named (ACA_WORKFLOW_BUNDLE), else bundled now. */
@@ -87,11 +99,13 @@ export function pushedGitStore(config: AcaConfig): GitStoreLocation | null {
 export function createAcaActivities(
   config: AcaConfig,
   options: { openaiBaseUrl?: string } = {},
-): { activities: Activities; close(): Promise<void> } {
+): { activities: Activities; mcp: WorkerMcp | null; close(): Promise<void> } {
   // Before anything large is loaded: test runs start from this small helper process, whose
   // forks stay cheap however big the worker grows (see src/process/spawn-helper.ts).
   startSpawnHelper();
   const runStores = createRunStores(config);
+  // Read first: a worker whose MCP file is wrong does not start, saying which key is.
+  const mcp = config.mcpConfigFile ? startMcp(config.mcpConfigFile, runStores.conversations) : null;
   // Eval batches in the database, when there is one, so that hosts sharing no folder serve them.
   const evalDb = config.databaseUrl ? evalDatabase(config.databaseUrl) : undefined;
   // Opened on first use, so a worker starts even while the database is down. PGlite lives under
@@ -109,6 +123,7 @@ export function createAcaActivities(
     memory: memory.get,
     logPrompts: config.logPrompts,
     runCommand: config.runCommand,
+    ...(mcp ? { mcpTools: (role: AgentRole) => mcp.pool.toolsFor(role).map(offeredMcpTool) } : {}),
     store: runStores.conversations,
     reports: runStores.reports,
     sandboxMode: config.sandbox,
@@ -132,10 +147,78 @@ export function createAcaActivities(
   });
   return {
     activities,
+    mcp,
     close: async () => {
-      const closed = await Promise.allSettled([memory.close(), runStores.close(), evalDb?.close()]);
+      const closed = await Promise.allSettled([
+        memory.close(),
+        runStores.close(),
+        evalDb?.close(),
+        mcp?.pool.close(),
+      ]);
       for (const result of closed) if (result.status === 'rejected') throw result.reason;
     },
+  };
+}
+
+/**
+ * The MCP servers of a worker (ACA_MCP_CONFIG), started in the background, and the activity of
+ * their calls. `pool.toolsFor(role)` lists the tools an agent of that role is offered.
+ */
+export interface WorkerMcp {
+  pool: McpPool;
+  /** Resolves once every server is up or has failed (see pool.status()). */
+  started: Promise<void>;
+  activities: ReturnType<typeof createMcpActivities>;
+}
+
+function startMcp(file: string, store: RunStores['conversations']): WorkerMcp {
+  const pool = new McpPool(readMcpConfigFile(file), { log: warnFromActivity });
+  return { pool, started: pool.start(), activities: createMcpActivities({ store, pool }) };
+}
+
+/**
+ * One worker per MCP server, polling that server's queue (mcpQueueFor): a call lands only on a
+ * worker that keeps its server. Polled even while the server is down here, since it is started
+ * again; a call meanwhile fails its attempt and is retried.
+ */
+async function createMcpWorkers(options: {
+  connection: NativeConnection;
+  config: AcaConfig;
+  taskQueue: string;
+  mcp: WorkerMcp;
+  maxConcurrentActivities?: number;
+}): Promise<Worker[]> {
+  return Promise.all(
+    options.mcp.pool.servers().map((server) =>
+      Worker.create({
+        connection: options.connection,
+        namespace: options.config.namespace,
+        activities: options.mcp.activities,
+        taskQueue: mcpQueueFor(options.taskQueue, server),
+        shutdownGraceTime: SHUTDOWN_GRACE_MS,
+        maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
+      }),
+    ),
+  );
+}
+
+/** What `aca worker` says of its MCP servers at start: each one's queue, tools, or why it is down. */
+export function mcpStatusLines(taskQueue: string, status: McpServerStatus[]): string[] {
+  return status.map((s) =>
+    s.ok
+      ? `  MCP server "${s.server}" on "${mcpQueueFor(taskQueue, s.server)}": ${s.tools.length} tools (${s.tools.join(', ')})`
+      : `  MCP server "${s.server}" is down, started again in the background: ${s.error ?? 'not started'}`,
+  );
+}
+
+/** A server's tool as a turn's conversation keeps it: the name the model calls, the server's schema. */
+function offeredMcpTool(tool: McpToolDefinition): OfferedMcpTool {
+  return {
+    name: tool.functionName,
+    server: tool.server,
+    tool: tool.tool,
+    description: tool.description,
+    parameters: tool.inputSchema,
   };
 }
 
@@ -208,26 +291,34 @@ export async function createAcaWorker(options: AcaWorkerOptions): Promise<Worker
   const { config } = options;
   // Before anything is opened: a bundle named but missing fails the start at once.
   const code = workflowCode(options.workflowBundle, config.workflowBundleFile);
-  const { activities, close } = createAcaActivities(
+  const { activities, mcp, close } = createAcaActivities(
     config,
     options.openaiBaseUrl ? { openaiBaseUrl: options.openaiBaseUrl } : {},
   );
+  const taskQueue = options.taskQueue ?? config.taskQueue;
+  if (mcp) {
+    await mcp.started;
+    options.onMcpStatus?.(mcp.pool.status());
+  }
   const worker = await Worker.create({
     connection: options.connection,
     namespace: config.namespace,
     activities,
     shutdownGraceTime: SHUTDOWN_GRACE_MS,
-    taskQueue: options.taskQueue ?? config.taskQueue,
+    taskQueue,
     ...code,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
     ...(config.cachedRuns === null ? {} : { maxCachedWorkflows: config.cachedRuns }),
   });
-  const hostWorkers = await createHostWorkers({
-    connection: options.connection,
-    config,
-    activities,
-    ...(options.maxConcurrentActivities ? { maxConcurrentActivities: options.maxConcurrentActivities } : {}),
-  });
+  const concurrency = options.maxConcurrentActivities
+    ? { maxConcurrentActivities: options.maxConcurrentActivities }
+    : {};
+  const hostWorkers = [
+    ...(await createHostWorkers({ connection: options.connection, config, activities, ...concurrency })),
+    ...(mcp
+      ? await createMcpWorkers({ connection: options.connection, config, taskQueue, mcp, ...concurrency })
+      : []),
+  ];
   // Every caller runs the worker with run(); closing memory when that ends keeps the embedded
   // database's folder lock from outliving the worker.
   const run = worker.run.bind(worker);
@@ -293,9 +384,14 @@ export async function runWorker(config: AcaConfig = loadConfig()): Promise<void>
           'register them with `temporal operator search-attribute create`',
       );
     });
-    const worker = await createAcaWorker({ connection, config });
+    let mcpLines: string[] = [];
+    const worker = await createAcaWorker({
+      connection,
+      config,
+      onMcpStatus: (status) => (mcpLines = mcpStatusLines(config.taskQueue, status)),
+    });
     // One write: whoever waits for the first line has the whole of it.
-    console.log(servedLines(config).join('\n'));
+    console.log([...servedLines(config), ...mcpLines].join('\n'));
     await worker.run();
     console.log('aca worker stopped');
   } finally {

@@ -5,10 +5,11 @@ import { checkModelEndpoint } from '../preflight/model-checks';
 import { hostChecks } from '../preflight/preflight';
 import { jsonForTerminal } from '../shared/terminal-text';
 import { checkWorkers } from '../preflight/worker-check';
+import { checkMcpServers } from '../preflight/mcp-check';
 import { EXIT, type CliIO } from './cli-context';
 
 /**
- * `aca doctor [--json]`: every preflight check and the model endpoint, one line each.
+ * `aca doctor [--json]`: every preflight check, the MCP servers and the model endpoint, one line each.
  * Exit 0 when all pass, 3 when only services are unreachable, 2 otherwise.
  */
 export async function doctorCommand(
@@ -19,6 +20,7 @@ export async function doctorCommand(
   const results = [
     ...(await hostChecks('doctor', config, defaultHostCheckEnv())),
     ...[await checkWorkers(config)].filter((check) => check !== null),
+    ...(await checkMcpServers(config)),
     ...(await checkModelEndpoint({
       baseURL: config.openaiBaseUrl,
       apiKey: config.openaiApiKey,

@@ -30,6 +30,8 @@ export const FAILURE_TYPES = {
   reportMissing: 'ReportMissing',
   /** A turn's conversation is not in this worker's conversation store (hosts without DATABASE_URL). */
   conversationMissing: 'ConversationMissing',
+  /** An MCP server a tool call needs is down on the worker that took the call: worth retrying. */
+  mcpServerUnavailable: 'McpServerUnavailable',
   /** The workflow found its own state impossible (a phase entered without what it needs). */
   runStateBroken: 'RunStateBroken',
   /** A signal or update asked for a move the state table forbids, or a move after the run ended. */

@@ -1,5 +1,6 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { McpActivities } from '../activities/mcp-activities';
 import type { HostQueues } from '../shared/host-queues';
 import type { RunOptions } from '../shared/run-types';
 import { FAILURE_TYPES } from '../shared/failure-types';
@@ -127,7 +128,7 @@ export function hostActivities(
  * answered by the worker at its own timeout, well before this one.
  */
 export function mcpActivities(taskQueue: string) {
-  return proxyActivities<Activities>({
+  return proxyActivities<McpActivities>({
     taskQueue,
     scheduleToStartTimeout: '5m',
     startToCloseTimeout: '5m',

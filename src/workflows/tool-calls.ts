@@ -44,7 +44,7 @@ export async function runToolCall(
     case 'mcp':
       try {
         const mcp = mcpActivities(mcpQueueFor(workflowInfo().taskQueue, call.server));
-        return await mcp.callMcpTool.executeWithOptions({ summary }, [{ ...input, place: run.place()! }]);
+        return await mcp.callMcpTool.executeWithOptions({ summary }, [input]);
       } catch (err) {
         log.warn('an MCP tool call could not be made', { tool: call.name, error: String(err) });
         return { ok: false, error: `the MCP server ${call.server} could not be reached` };
