@@ -23,16 +23,8 @@ import { registerSearchAttributes } from './temporal/search-attributes';
 import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
 import { HostRuns, type GitStoreLocation } from './repo';
-import {
-  McpPool,
-  mcpQueueFor,
-  readMcpConfigFile,
-  type McpServerStatus,
-  type McpToolDefinition,
-} from './mcp';
-import type { OfferedMcpTool } from './store/conversation-store';
-import type { AgentRole } from './shared/types';
-import { createMcpActivities } from './activities/mcp-activities';
+import { McpPool, mcpQueueFor, readMcpConfigFile, type McpServerStatus } from './mcp';
+import { createMcpActivities, mcpToolsForTurns } from './activities/mcp-activities';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -123,7 +115,7 @@ export function createAcaActivities(
     memory: memory.get,
     logPrompts: config.logPrompts,
     runCommand: config.runCommand,
-    ...(mcp ? { mcpTools: (role: AgentRole) => mcp.pool.toolsFor(role).map(offeredMcpTool) } : {}),
+    ...(mcp ? { mcpTools: mcpToolsForTurns(mcp.pool) } : {}),
     store: runStores.conversations,
     reports: runStores.reports,
     sandboxMode: config.sandbox,
@@ -209,17 +201,6 @@ export function mcpStatusLines(taskQueue: string, status: McpServerStatus[]): st
       ? `  MCP server "${s.server}" on "${mcpQueueFor(taskQueue, s.server)}": ${s.tools.length} tools (${s.tools.join(', ')})`
       : `  MCP server "${s.server}" is down, started again in the background: ${s.error ?? 'not started'}`,
   );
-}
-
-/** A server's tool as a turn's conversation keeps it: the name the model calls, the server's schema. */
-function offeredMcpTool(tool: McpToolDefinition): OfferedMcpTool {
-  return {
-    name: tool.functionName,
-    server: tool.server,
-    tool: tool.tool,
-    description: tool.description,
-    parameters: tool.inputSchema,
-  };
 }
 
 /** The runs whose files are on this worker's host (its ACA_HOME). */

@@ -34,6 +34,7 @@ import type { HostRuns } from '../repo';
 import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
+export type { ToolCallOutcome } from '../agents/agent-turn';
 
 /** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
 export type TurnOpening = Omit<OpenTurnInput, 'workspace'>;

@@ -3,7 +3,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ToolCallOutcome } from '../agents/agent-turn';
 import { takeUpConversation } from '../agents/conversation-fork';
 import { clipMiddle, McpServerUnavailableError, mcpToolAnswer, type McpPool } from '../mcp';
-import { ConversationNotFoundError, type ConversationStore } from '../store/conversation-store';
+import {
+  ConversationNotFoundError,
+  type ConversationStore,
+  type OfferedMcpTool,
+} from '../store/conversation-store';
+import type { AgentRole } from '../shared/types';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { parseModelJson } from '../shared/model-json';
 import type { ToolResult } from '../tools/tool';
@@ -140,3 +145,18 @@ function asActivityFailure(err: unknown): unknown {
 }
 
 export type McpActivities = ReturnType<typeof createMcpActivities>;
+
+/**
+ * What a turn opened on this worker is offered of its MCP servers: each tool under the name the
+ * model calls, with the server's schema, kept with the conversation.
+ */
+export function mcpToolsForTurns(pool: McpPool): (role: AgentRole) => OfferedMcpTool[] {
+  return (role) =>
+    pool.toolsFor(role).map((tool) => ({
+      name: tool.functionName,
+      server: tool.server,
+      tool: tool.tool,
+      description: tool.description,
+      parameters: tool.inputSchema,
+    }));
+}
