@@ -11,6 +11,9 @@ import { makeCopyOnce } from './copy-once';
 import { callStore, ensureGitStore, git, type GitStoreLocation } from '../repo';
 import type { RepoInput } from '../shared/run-types';
 
+/** What evalRepositoryCopy names a copy: the repository's folder name and a hash of its source. */
+const COPY_NAME = /^\w[\w.-]*-[0-9a-f]{12}$/;
+
 function storeRefs(copyKey: string): string {
   return `refs/aca-eval/${copyKey}/base`;
 }
@@ -43,6 +46,8 @@ export async function copyOnThisHost(
   if (await hasCommits(copyPath, commits)) return copyPath;
   if (!store) return copyPath;
   const key = path.basename(copyPath);
+  // Names a folder under this host's eval/repos and refs in the store: only a copy's name will do.
+  if (!COPY_NAME.test(key)) throw new Error(`${copyPath} does not name a repository copy of aca eval`);
   const root = path.join(home, 'eval', 'repos');
   const dest = path.join(root, key);
   if (await hasCommits(dest, commits)) return dest;
