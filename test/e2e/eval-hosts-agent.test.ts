@@ -28,13 +28,11 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
 
   beforeAll(async () => {
     fixture = makeEvalFixture();
-    // The Coder's first answer takes a while: a run stays in flight long enough to be caught on host A.
     const scenarios = fixture.instances.map((i) =>
       goldScenario(
         i.instance_id,
         /Marker [\w-]+-task/.exec(i.problem_statement)![0],
         fixture.goldFiles.get(i.instance_id)!,
-        2_000,
       ),
     );
     h = await createHarness({ scenarios });
@@ -47,11 +45,12 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
     if (fixture) fs.rmSync(fixture.root, { recursive: true, force: true });
   });
 
-  test('host A SIGKILLed mid-run and its disk gone: its runs end on B and every instance is reported once', async () => {
+  test('host A SIGKILLed mid-run and its disk gone: its runs end on B, B prepares the next from its own copy, every instance is reported once', async () => {
     const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aca-store-')), 'store.git');
     execFileSync('git', ['init', '--quiet', '--bare', store]);
-    const a = await startHost('a', store);
-    const b = await startHost('b', store);
+    // A run whose host is gone moves after 5 s, not the helper's 15 (a live host answers at once).
+    const hostEnv = { ACA_HOST_START_TIMEOUT: '5' };
+    const a = await startHost('a', store, hostEnv);
     // The command's host has a home and a workspaces root of its own, which no run may use.
     const cliHome = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-eval-cli-'));
     const cli = {
@@ -66,6 +65,7 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
     };
     const batchId = `fx-hosts-agent-${randomBytes(4).toString('hex')}`;
     const ids = fixture.instances.map((i) => i.instance_id);
+    // Three of the four instances start at once, on A (B is not up yet); the fourth once one ends.
     const started = await runCli(
       [
         'eval',
@@ -77,7 +77,7 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
         '--max-iterations',
         '1',
         '--concurrency',
-        '2',
+        '3',
         '--id',
         batchId,
         '--detach',
@@ -94,24 +94,42 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
       child(id)
         .query(stateQuery)
         .catch(() => null) as Promise<RunSnapshot | null>;
+    const under = (dir: string, file: string) => file.startsWith(`${dir}${path.sep}`);
     // A run prepared on A (its work tree recorded under A's root), caught before its end.
     let onA: string | null = null;
+    let onAGitDir = '';
     await until(
       async () => {
         for (const id of ids) {
           const snapshot = await snapshotOf(id);
-          if (snapshot?.workspace?.startsWith(`${a.workspaces}${path.sep}`)) onA = id;
+          if (snapshot?.git && under(a.workspaces, snapshot.git.workTree)) {
+            onA = id;
+            onAGitDir = snapshot.git.commonDir;
+          }
         }
         return onA !== null;
       },
       120_000,
       'host A to prepare a run',
     );
-    // Paused (with its runs), the batch starts no step while A dies: the run is cut mid-way.
+    // In A's own copy of the repository, made from the store: the command's copy is gone.
+    expect(under(path.join(a.home, 'eval', 'repos'), onAGitDir)).toBe(true);
+    // Paused (with its runs), the batch starts no step while A dies: the run is cut between two
+    // steps, its next one left for a host that is gone.
     const batch = h.client.workflow.getHandle(batchId);
     await batch.signal(pauseSignal);
-    await until(async () => (await snapshotOf(onA!))?.paused === true, 60_000, 'the run to pause');
-    expect((await child(onA!).describe()).status.name).toBe('RUNNING');
+    const b = await startHost('b', store, hostEnv);
+    await until(
+      async () => {
+        const described = await child(onA!).describe();
+        if (described.status.name !== 'RUNNING')
+          throw new Error(`the run on A ended ${described.status.name}`);
+        const idle = (described.raw.pendingActivities ?? []).length === 0;
+        return idle && (await snapshotOf(onA!))?.paused === true;
+      },
+      120_000,
+      'the run on A to pause between two steps',
+    );
     await a.worker.kill('SIGKILL');
     fs.rmSync(a.home, { recursive: true, force: true });
     await batch.signal(resumeSignal);
@@ -129,22 +147,20 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
     // The runs' patches reached the evaluations through the store, whichever host had them.
     expect(report.resolved_ids).toEqual(expect.arrayContaining(['acme__calc-add', 'acme__tsutil-sum']));
 
-    // Every run reached the Planner, on the host that prepared it; none used the command's folders.
+    // Every run reached the Planner and ended on B, in B's own folders: moved there from A (which
+    // made its copy from the store), or prepared there in B's own copy.
+    let preparedOnB = 0;
     for (const id of ids) {
       expect(h.llm.requests.some((r) => r.scenario === id && r.agent === 'planner')).toBe(true);
       const result = await readRunResult(child(id));
-      const workTree = result.git!.workTree;
-      expect(
-        workTree.startsWith(`${a.workspaces}${path.sep}`) ||
-          workTree.startsWith(`${b.workspaces}${path.sep}`),
-      ).toBe(true);
+      expect(under(b.workspaces, result.git!.workTree)).toBe(true);
+      if ((await adoptionsOf(child(id))) === 0) {
+        preparedOnB += 1;
+        expect(under(path.join(b.home, 'eval', 'repos'), result.git!.commonDir)).toBe(true);
+      }
     }
-    // The run caught on A was adopted by B and ended there.
     expect(await adoptionsOf(child(onA!))).toBeGreaterThan(0);
-    expect((await readRunResult(child(onA!))).git!.workTree.startsWith(`${b.workspaces}${path.sep}`)).toBe(
-      true,
-    );
-    expect(fs.readdirSync(path.join(b.home, 'eval', 'repos')).length).toBeGreaterThan(0);
+    expect(preparedOnB).toBeGreaterThan(0);
     expect(fs.existsSync(path.join(cliHome, 'workspaces'))).toBe(false);
     expect(fs.existsSync(path.join(cliHome, 'eval'))).toBe(false);
   }, 600_000);
