@@ -2,8 +2,8 @@
  * A batch's repositories between hosts that share no folder: the host that starts the batch pushes
  * the base commits of each of its repository copies to the git store (ACA_GIT_STORE), under
  * `refs/aca-eval/<copy>/base/*`; a host that prepares an instance's run or evaluates an instance
- * and lacks the copy makes its own from there, under its own ACA_HOME. Only base commits and their history travel, as in the copy
- * itself (repositories.ts): never an instance's fix.
+ * and lacks the copy makes its own from there, under its own ACA_HOME. Only base commits and their
+ * history travel, as in the copy itself (repositories.ts): never an instance's fix.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
