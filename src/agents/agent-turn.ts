@@ -12,7 +12,8 @@ import { chooseTrimmed, estimateTokens, trimmedResult } from './context-trim';
 import type { Conversation, ConversationStore, StepDecision } from '../store/conversation-store';
 import type { TurnMapRequest } from '../repo-map/turn-map';
 import { turnMapRequest } from './turn-map-request';
-import type { OpenTurnInput } from './turn-context';
+import type { ProjectInstructions } from '../repo';
+import type { OpenTurnInput, UserInstructions } from './turn-context';
 import { buildUserMessage } from './user-message';
 
 export type { OpenTurnInput } from './turn-context';
@@ -24,6 +25,20 @@ export interface TurnSources {
   recallLessons(query: { workflowId: string; task: string }): Promise<Lesson[]>;
   /** Never throws: the "Repository map" section of the first message, or null for none. */
   repositoryMap?(request: TurnMapRequest): Promise<string | null>;
+  /**
+   * Never throws: the project's instructions (AGENTS.md and the like at the base commit, the
+   * user's own) for the first message, or null for none.
+   */
+  projectInstructions?(request: InstructionsRequest): Promise<ProjectInstructions | null>;
+}
+
+/** What the project's instructions of a turn are read from. */
+export interface InstructionsRequest {
+  model: string;
+  baseCommit: string;
+  /** The files and folders of the plan; none for the Planner. */
+  paths: string[];
+  instructions: UserInstructions | null;
 }
 
 /** Creates the turn's conversation unless a retried activity already did. */
@@ -43,6 +58,16 @@ export async function openTurn(
   const map = sources.repositoryMap
     ? await sources.repositoryMap(await turnMapRequest(store, input, report))
     : null;
+  const { baseCommit } = input.context;
+  const instructions =
+    sources.projectInstructions && baseCommit
+      ? await sources.projectInstructions({
+          model: input.model,
+          baseCommit,
+          paths: input.context.planFiles ?? input.context.plan?.files ?? [],
+          instructions: input.context.instructions ?? null,
+        })
+      : null;
   await store.save({
     ref: input.ref,
     role: spec.role,
@@ -52,7 +77,7 @@ export async function openTurn(
     protectedPaths: input.context.protectedPaths,
     entries: [
       { kind: 'system', content: spec.systemPrompt },
-      { kind: 'user', content: buildUserMessage(context, report, map) },
+      { kind: 'user', content: buildUserMessage(context, report, map, instructions?.text || null) },
     ],
     toolResults: {},
     steps: [],

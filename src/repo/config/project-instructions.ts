@@ -53,6 +53,8 @@ export interface ProjectInstructionsRequest {
   paths: readonly string[];
   /** The user's own instructions for the run (`--instructions`), shown last. */
   extra?: string | null;
+  /** The length of the user's whole text, when `extra` is only its start. */
+  extraChars?: number;
   /** What the whole section may take, in estimated tokens. */
   budgetTokens: number;
 }
@@ -145,11 +147,12 @@ export async function readProjectInstructions(
   }
   const extra = cleanText(request.extra ?? '').trim();
   if (extra) {
+    const chars = Math.max(request.extra!.length, request.extraChars ?? 0);
     sections.push({
       path: INSTRUCTIONS_OPTION,
       body: extra,
-      fullTokens: tokensOf(extra.length),
-      readInPart: false,
+      fullTokens: tokensOf(chars),
+      readInPart: chars > request.extra!.length,
     });
     priorities.set(INSTRUCTIONS_OPTION, ROOT_INSTRUCTION_FILES.length);
   }
@@ -231,14 +234,14 @@ async function listBlobs(
 /**
  * Text as a prompt may hold it: line breaks made `\n`, and no control character (a terminal
  * escape, a NUL), invisible bidi override or tag character left to hide or reorder what a
- * person reading the conversation sees.
+ * person reading the conversation sees, nor half of a surrogate pair (no encoding can store it).
  */
 function cleanText(text: string): string {
   return text
     .replace(/^\ufeff/, '')
     .replace(/\r\n?|[\u2028\u2029]/g, '\n')
     .replace(
-      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]|[\u{e0000}-\u{e007f}]/gu,
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]|[\u{e0000}-\u{e007f}]/gu,
       '',
     );
 }
@@ -316,7 +319,7 @@ function fitSections(
 
 /** The first `chars` characters, ending at a line break when one is near the end. */
 function startOf(text: string, chars: number): string {
-  const cut = text.slice(0, chars);
+  const cut = text.slice(0, chars).replace(/[\ud800-\udbff]$/, '');
   const lineEnd = cut.lastIndexOf('\n');
   return (lineEnd > chars * 0.75 ? cut.slice(0, lineEnd) : cut).trimEnd();
 }
