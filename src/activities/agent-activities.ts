@@ -8,8 +8,8 @@ import {
   executeTurnToolCall,
   toChatMessages,
   type OpenTurnInput,
-  type InstructionsRequest,
 } from '../agents/agent-turn';
+import type { InstructionsRequest } from '../agents/turn-context';
 import type { ConversationStore, StepDecision } from '../store/conversation-store';
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';

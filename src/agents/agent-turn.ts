@@ -13,7 +13,7 @@ import type { Conversation, ConversationStore, StepDecision } from '../store/con
 import type { TurnMapRequest } from '../repo-map/turn-map';
 import { turnMapRequest } from './turn-map-request';
 import type { ProjectInstructions } from '../repo';
-import type { OpenTurnInput, UserInstructions } from './turn-context';
+import type { InstructionsRequest, OpenTurnInput } from './turn-context';
 import { buildUserMessage } from './user-message';
 
 export type { OpenTurnInput } from './turn-context';
@@ -30,15 +30,6 @@ export interface TurnSources {
    * user's own) for the first message, or null for none.
    */
   projectInstructions?(request: InstructionsRequest): Promise<ProjectInstructions | null>;
-}
-
-/** What the project's instructions of a turn are read from. */
-export interface InstructionsRequest {
-  model: string;
-  baseCommit: string;
-  /** The files and folders of the plan; none for the Planner. */
-  paths: string[];
-  instructions: UserInstructions | null;
 }
 
 /** Creates the turn's conversation unless a retried activity already did. */

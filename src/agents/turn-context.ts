@@ -65,3 +65,12 @@ export interface OpenTurnInput {
    */
   recallLessons?: { workflowId: string; task: string };
 }
+
+/** What the project's instructions of a turn are read from (see TurnSources.projectInstructions). */
+export interface InstructionsRequest {
+  model: string;
+  baseCommit: string;
+  /** The files and folders of the plan; none for the Planner. */
+  paths: string[];
+  instructions: UserInstructions | null;
+}
