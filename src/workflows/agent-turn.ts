@@ -99,7 +99,8 @@ const MAX_INSTRUCTION_CHARS_PER_TURN = 40_000;
 function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
   const { input } = run;
   const link = input.link ?? null;
-  const planFiles = request.role === 'planner' ? [] : (run.work.plan?.files ?? []);
+  // The Coder's context carries the plan itself; the Planner has none yet.
+  const planFiles = request.role === 'planner' || request.context.plan ? [] : (run.work.plan?.files ?? []);
   return {
     ref: run.turnRef(request.turnKey),
     model: input.model,
