@@ -5,7 +5,7 @@
  * --instructions in every one, the AGENTS.md of the plan's folder from the Coder on, and never
  * an AGENTS.md the Coder wrote. The run's history and `aca log` name the files each turn read.
  */
-import type { Scenario } from '../../src/llm/scenario';
+import { scriptedRunInput, type Scenario } from '../../src/llm/scenario';
 import { startRunWorkflow } from '../../src/api/aca-client';
 import { validateRunRequest } from '../../src/api/run-request';
 import { renderRunLog } from '../../src/cli/run-log';
@@ -61,11 +61,67 @@ const scenario: Scenario = {
   },
 };
 
+/** A run without --repo: its base is an empty commit of its own, so only the user's text is there. */
+const fresh: Scenario = {
+  name: 'instructions-fresh',
+  task: "Write greet(name) in greet.py returning 'Hello, <name>!'",
+  agents: {
+    planner: [
+      [step(call('submit_plan', { summary: 'Write greet.py', steps: ['write'], files: ['greet.py'] }))],
+    ],
+    coder: [
+      [
+        step(
+          call('create_file', {
+            path: 'greet.py',
+            content: 'def greet(name):\n    return f"Hello, {name}!"\n',
+          }),
+          call('create_file', { path: 'AGENTS.md', content: `${WRITTEN}\n` }),
+        ),
+        finish('wrote greet.py'),
+      ],
+    ],
+    tester: [
+      [
+        step(
+          call('create_file', {
+            path: 'test_greet.py',
+            content:
+              'from greet import greet\n\n\ndef test_greet():\n    assert greet("Ada") == "Hello, Ada!"\n',
+          }),
+        ),
+        finish('wrote a test'),
+      ],
+    ],
+    reflector: [],
+  },
+};
+
+/** Each turn's first user message, in the order the turns ran, by agent. */
+function firstMessages(h: Harness, scenarioName: string): Array<[string, string]> {
+  const firsts: Array<[string, string]> = [];
+  for (const r of h.llm.requests.filter((q) => q.scenario === scenarioName)) {
+    const first = String(r.messages.find((m) => m.role === 'user')?.content);
+    if (!firsts.some(([, message]) => message === first)) firsts.push([String(r.agent), first]);
+  }
+  return firsts;
+}
+
+/** `aca log`'s lines for the turns' openings. */
+async function openingLines(handle: {
+  fetchHistory(): Promise<{ events?: unknown[] | null }>;
+}): Promise<string[]> {
+  const events = ((await handle.fetchHistory()).events ?? []) as Parameters<typeof renderRunLog>[0];
+  return renderRunLog(events, null)
+    .map((line) => line.slice(10))
+    .filter((line) => /open the turn: /.test(line));
+}
+
 describe('project instructions in a scripted run', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await createHarness({ scenarios: [scenario] });
+    h = await createHarness({ scenarios: [scenario, fresh] });
     await h.startWorker();
   });
   afterAll(async () => {
@@ -98,19 +154,8 @@ describe('project instructions in a scripted run', () => {
     expect(result.state).toBe('SUCCESS');
     expect(result.iterations).toBe(2);
 
-    // Each turn's first user message, in the order the turns ran.
-    const firsts = new Map<string, string>();
-    for (const r of h.llm.requests.filter((q) => q.scenario === 'instructions-run')) {
-      const first = String(r.messages.find((m) => m.role === 'user')?.content);
-      if (![...firsts.values()].includes(first)) firsts.set(`${r.agent}-${firsts.size}`, first);
-    }
-    expect([...firsts.keys()].map((k) => k.replace(/-\d+$/, ''))).toEqual([
-      'planner',
-      'coder',
-      'tester',
-      'reflector',
-      'coder',
-    ]);
+    const firsts = firstMessages(h, 'instructions-run');
+    expect(firsts.map(([agent]) => agent)).toEqual(['planner', 'coder', 'tester', 'reflector', 'coder']);
     for (const [turn, message] of firsts) {
       expect(message.startsWith(`Task:\n${TASK}`)).toBe(true);
       const section = message.slice(message.indexOf('Project instructions'));
@@ -128,9 +173,7 @@ describe('project instructions in a scripted run', () => {
     );
 
     // The history names the files each turn read, and `aca log` shows them.
-    const events = (await handle.fetchHistory()).events ?? [];
-    const log = renderRunLog(events, null).map((line) => line.slice(10));
-    expect(log.filter((line) => / · open the turn: /.test(line))).toEqual([
+    expect(await openingLines(handle)).toEqual([
       'planner · open the turn: instructions from AGENTS.md, --instructions',
       'coder · open the turn: instructions from AGENTS.md, calc/AGENTS.md, --instructions',
       'tester · open the turn: instructions from AGENTS.md, calc/AGENTS.md, --instructions',
@@ -138,8 +181,36 @@ describe('project instructions in a scripted run', () => {
       'coder · open the turn: instructions from AGENTS.md, calc/AGENTS.md, --instructions',
     ]);
     // The text itself lives in the conversations: only the user's own travels in the turns' input.
-    const history = JSON.stringify(events);
+    const history = JSON.stringify(await handle.fetchHistory());
     expect(history).not.toContain(ROOT_RULE);
     expect(history).not.toContain(NESTED_RULE);
+  });
+
+  test("a run without --repo has a base commit too: its agents get the user's instructions alone", async () => {
+    const handle = await startRunWorkflow(
+      h.client,
+      {
+        workflowId: `instructions-fresh-${Date.now().toString(36)}`,
+        input: {
+          ...scriptedRunInput(fresh, { options: { maxIterations: 1, warnAt: 1 } }),
+          instructions: USER_RULE,
+        },
+      },
+      h.taskQueue,
+    );
+    expect((await h.result(handle)).state).toBe('SUCCESS');
+    const firsts = firstMessages(h, 'instructions-fresh');
+    expect(firsts.map(([agent]) => agent)).toEqual(['planner', 'coder', 'tester']);
+    for (const [, message] of firsts) {
+      expect(message).toContain(`Project instructions`);
+      expect(message).toContain(`=== --instructions ===\n${USER_RULE}`);
+      expect(message).not.toContain('=== AGENTS.md ===');
+      expect(message).not.toContain(WRITTEN);
+    }
+    expect(await openingLines(handle)).toEqual([
+      'planner · recall similar failures, open the turn: instructions from --instructions',
+      'coder · open the turn: instructions from --instructions',
+      'tester · open the turn: instructions from --instructions',
+    ]);
   });
 });
