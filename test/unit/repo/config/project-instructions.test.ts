@@ -186,6 +186,30 @@ describe('project instructions from the base commit', () => {
     expect(result.text).not.toMatch(/BY THE RUN|UNTRACKED/);
   });
 
+  test("the user's text, when a turn got only its start, says how much of it was left out", async () => {
+    const repo = makeRepo({ 'AGENTS.md': 'ROOT\n' });
+    const start = 'Keep it short.\n'.repeat(2_500);
+    const result = await readProjectInstructions({
+      git: { gitDir: path.join(repo, '.git') },
+      baseCommit: head(repo),
+      paths: [],
+      extra: `A pair \ud83d\ude00 stays, half of one \ud83d goes.\n${start}`,
+      extraChars: 400_000,
+      budgetTokens: 2_000,
+    });
+    expect(tokens(result.text)).toBeLessThanOrEqual(2_000);
+    expect(result.files).toEqual([
+      { path: 'AGENTS.md', tokens: 1, clipped: false },
+      { path: '--instructions', tokens: expect.any(Number), clipped: true },
+    ]);
+    const left = Number(/the rest of --instructions, about (\d+) tokens/.exec(result.text)?.[1]);
+    // Counted from the whole text's length, not from the start the turn got (about 9,400 tokens).
+    expect(left).toBeGreaterThan(97_000);
+    expect(left).toBeLessThan(100_000);
+    // Half a surrogate pair is dropped: the conversation is stored as JSON, in Postgres too.
+    expect(result.text).toContain('A pair \ud83d\ude00 stays, half of one  goes.');
+  });
+
   test('the base commit must be a full commit id', async () => {
     const repo = makeRepo({ 'AGENTS.md': 'x\n' });
     await expect(read(repo, { commit: 'HEAD' })).rejects.toThrow('is not a full commit id');
