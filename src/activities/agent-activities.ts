@@ -42,6 +42,7 @@ import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
 export type { ToolCallOutcome } from '../agents/agent-turn';
+export type { DecidedToolCall } from '../store/conversation-store';
 
 /** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
 export type TurnOpening = Omit<OpenTurnInput, 'workspace'>;
