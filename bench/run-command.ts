@@ -92,7 +92,7 @@ async function timeSandboxed(workspace: string, readOnly: boolean): Promise<numb
   return ms;
 }
 
-/** Calls per workflow, and workflows, of the Temporal round trip. */
+/** Calls per workflow, and at most as many workflows as this, of the Temporal round trip. */
 const ROUND_TRIP_CALLS = 10;
 const ROUND_TRIP_REPETITIONS = 3;
 
