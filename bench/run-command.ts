@@ -41,7 +41,7 @@ export interface RunCommandBenchResult {
   sandboxedMs: number[];
   readOnlyMs: number[];
   /** The same `true` as a run_command call through a worker on a Temporal dev server. */
-  temporal?: RunCommandRoundTrips;
+  asActivity?: RunCommandRoundTrips;
 }
 
 export interface RunCommandRoundTrips {
@@ -50,6 +50,8 @@ export interface RunCommandRoundTrips {
   repetitions: number;
   /** Median over repetitions of the workflow's wall time per call (ms). */
   perCallMs: number;
+  /** Each repetition's wall time per call (ms). */
+  perCallRunsMs: number[];
   /** perCallMs - sandboxedMedianMs: Temporal's dispatch, the conversation's load and save, the output's save. */
   aboveCommandMs: number;
 }
@@ -152,7 +154,7 @@ export async function runRunCommandBench(
       sandboxedMs: sandboxed.map((ms) => round(ms)),
       readOnlyMs: readOnly.map((ms) => round(ms)),
       ...(trips
-        ? { temporal: { ...trips, aboveCommandMs: round(trips.perCallMs - sandboxedMedianMs) } }
+        ? { asActivity: { ...trips, aboveCommandMs: round(trips.perCallMs - sandboxedMedianMs) } }
         : {}),
     };
   } finally {
@@ -255,7 +257,12 @@ export async function measureRunCommandRoundTrips(
     await connection.close();
     fs.rmSync(home, { recursive: true, force: true });
   }
-  return { calls, repetitions, perCallMs: round(median(perCall)) };
+  return {
+    calls,
+    repetitions,
+    perCallMs: round(median(perCall)),
+    perCallRunsMs: perCall.map((ms) => round(ms)),
+  };
 }
 
 export function runCommandReport(r: RunCommandBenchResult, io: BenchIO): void {
@@ -268,13 +275,13 @@ export function runCommandReport(r: RunCommandBenchResult, io: BenchIO): void {
     ['read-only median', `${r.readOnlyMedianMs} ms`],
     ['ratio', r.ratio],
     ['added per call', `${r.addedMs} ms`],
-    ...(r.temporal
+    ...(r.asActivity
       ? ([
           [
             'as an activity',
-            `${r.temporal.perCallMs} ms per call (${r.temporal.calls} calls in a workflow, median of ${r.temporal.repetitions})`,
+            `${r.asActivity.perCallMs} ms per call (${r.asActivity.calls} calls in a workflow, median of ${r.asActivity.repetitions})`,
           ],
-          ['above the command', `${r.temporal.aboveCommandMs} ms per call`],
+          ['above the command', `${r.asActivity.aboveCommandMs} ms per call`],
         ] as Array<[string, string]>)
       : []),
   ]))

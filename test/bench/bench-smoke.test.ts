@@ -206,8 +206,14 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     const r = readJson<RunCommandBenchResult>(outDir, 'run-command.json');
     expect(r.runs).toBe(2);
     expect(r.sandboxedMs).toHaveLength(2);
-    expect(r.temporal).toMatchObject({ calls: 10, repetitions: 2 });
-    for (const v of [r.bareMedianMs, r.sandboxedMedianMs, r.readOnlyMedianMs, r.ratio, r.temporal!.perCallMs])
+    expect(r.asActivity).toMatchObject({ calls: 10, repetitions: 2 });
+    for (const v of [
+      r.bareMedianMs,
+      r.sandboxedMedianMs,
+      r.readOnlyMedianMs,
+      r.ratio,
+      r.asActivity!.perCallMs,
+    ])
       expect(Number.isFinite(v)).toBe(true);
   });
 
