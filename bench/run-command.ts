@@ -137,7 +137,7 @@ export async function runRunCommandBench(
       ? await measureRunCommandRoundTrips(
           await opts.stack(),
           ROUND_TRIP_CALLS,
-          ROUND_TRIP_REPETITIONS,
+          Math.min(runs, ROUND_TRIP_REPETITIONS),
           progress,
         )
       : null;
