@@ -278,7 +278,7 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
             break;
           }
           case 'run-command': {
-            const r = await runRunCommandBench({ runs: plan.reps }, progress);
+            const r = await runRunCommandBench({ runs: plan.reps, stack: getStack }, progress);
             runCommandReport(r, io);
             save('run-command.json', r);
             break;

@@ -14,6 +14,7 @@ import type { MemoryBenchResult } from '../../bench/memory-bench';
 import type { OverheadResult } from '../../bench/overhead-bench';
 import type { RepoBenchResult } from '../../bench/repo-bench';
 import type { SandboxBenchResult } from '../../bench/sandbox-bench';
+import type { RunCommandBenchResult } from '../../bench/run-command';
 import type { SearchBenchResult } from '../../bench/search-bench';
 import type { StoreBenchResult } from '../../bench/store-bench';
 import type { EvalBenchResult } from '../../bench/eval-bench';
@@ -198,6 +199,21 @@ describe('npm run bench (smoke: every part, tiny)', () => {
     expect(r.bareMs).toHaveLength(2);
     expect(r.sandboxMs).toHaveLength(2);
     for (const v of [r.bareMedianMs, r.sandboxMedianMs, r.ratio, r.startupMs])
+      expect(Number.isFinite(v)).toBe(true);
+  });
+
+  test('run-command: medians, and the calls through Temporal', () => {
+    const r = readJson<RunCommandBenchResult>(outDir, 'run-command.json');
+    expect(r.runs).toBe(2);
+    expect(r.sandboxedMs).toHaveLength(2);
+    expect(r.asActivity).toMatchObject({ calls: 10, repetitions: 2 });
+    for (const v of [
+      r.bareMedianMs,
+      r.sandboxedMedianMs,
+      r.readOnlyMedianMs,
+      r.ratio,
+      r.asActivity!.perCallMs,
+    ])
       expect(Number.isFinite(v)).toBe(true);
   });
 

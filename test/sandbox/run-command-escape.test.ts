@@ -203,6 +203,20 @@ describe('processes', () => {
   });
 });
 
+describe('without a sandbox (ACA_SANDBOX=none)', () => {
+  test('the command runs with the warning, its streams apart, and what it left running is swept', async () => {
+    const ws = makeWorkspace({});
+    const result = await run(
+      ws,
+      `echo out; echo err >&2; (exec -a ${MARK}-bare-background sleep 1000) & setsid bash -c 'exec -a ${MARK}-bare-setsid sleep 1000' & sleep 0.2`,
+      { mode: 'none' },
+    );
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'out\n', stderr: 'err\n', timedOut: false });
+    expect(result.sandboxWarning).toMatch(/ACA_SANDBOX=none/);
+    expect(pidsWithMarker(MARK)).toEqual([]);
+  });
+});
+
 describe("the worker's secrets", () => {
   test("the worker's environment is not the command's, nor anything of it under /proc", async () => {
     expect(process.env.OPENAI_API_KEY).toBe(SECRET);

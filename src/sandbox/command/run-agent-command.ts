@@ -30,7 +30,10 @@ export interface AgentCommandOptions {
   command: string;
   /** Wall time after which every process of the command is killed. */
   timeoutMs: number;
-  /** The work tree bound read-only (a Planner's or Reflector's command). */
+  /**
+   * The work tree bound read-only (a Planner's or Reflector's command). Only a sandbox can hold a
+   * command to it: with ACA_SANDBOX=none nothing does, as the bare mode's warning says.
+   */
   readOnly?: boolean;
   /** The user's acceptance files: mounted read-only over their copies, as for a test run. */
   acceptance?: AcceptanceFiles;
