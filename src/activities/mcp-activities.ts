@@ -2,8 +2,20 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolCallOutcome } from '../agents/agent-turn';
 import { takeUpConversation } from '../agents/conversation-fork';
-import { clipMiddle, McpServerUnavailableError, mcpToolAnswer, type McpPool } from '../mcp';
-import { ConversationNotFoundError, type ConversationStore } from '../store/conversation-store';
+import {
+  clipMiddle,
+  McpServerUnavailableError,
+  mcpToolAnswer,
+  UnknownMcpServerError,
+  type McpCallOutcome,
+  type McpPool,
+  type OfferedMcpToolShape,
+} from '../mcp';
+import {
+  ConversationNotFoundError,
+  type Conversation,
+  type ConversationStore,
+} from '../store/conversation-store';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { parseModelJson } from '../shared/model-json';
 import type { ToolResult } from '../tools/tool';
@@ -42,6 +54,9 @@ export interface McpToolCallInput extends Pick<ToolCallInput, 'ref' | 'toolCallI
 
 const HEARTBEAT_EVERY_MS = 5_000;
 
+/** The MCP workers' activities, as a workflow proxies them. */
+export type McpActivities = ReturnType<typeof createMcpActivities>;
+
 export function createMcpActivities(deps: McpActivityDeps) {
   return {
     async callMcpTool(input: McpToolCallInput): Promise<ToolCallOutcome> {
@@ -76,21 +91,37 @@ async function answerCall(
     throw ApplicationFailure.nonRetryable(`tool call ${input.toolCallId} is not part of ${input.ref}`);
   }
   const timeoutMs = input.timeoutMs ?? deps.callTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
-  const result = await runCall(deps, call, timeoutMs, signal);
+  const result = await runCall(deps, call, offeredTarget(conversation, call.name), timeoutMs, signal);
   conversation.toolResults[input.toolCallId] = result;
   await deps.store.save(conversation);
   return outcomeOf(result);
 }
 
+/**
+ * The server and tool the turn was offered under `name` as it opened, when its conversation keeps
+ * what it was offered: the call goes where the offer said, even if this worker lists the
+ * server's tools otherwise now.
+ */
+function offeredTarget(conversation: Conversation, name: string): { server: string; tool: string } | null {
+  const offered = (conversation as { offered?: { mcp?: OfferedMcpToolShape[] } }).offered?.mcp;
+  const tool = offered?.find((t) => t.name === name);
+  return tool ? { server: tool.server, tool: tool.tool } : null;
+}
+
 async function runCall(
   deps: McpActivityDeps,
   call: { name: string; arguments: string },
+  offered: { server: string; tool: string } | null,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<ToolResult> {
+  const unknown: ToolResult = {
+    ok: false,
+    error: `unknown tool "${call.name}": no MCP server here offers it`,
+  };
   // Throws McpServerUnavailableError while the server is down: its tools are unknown then.
-  const target = deps.pool.resolve(call.name);
-  if (!target) return { ok: false, error: `unknown tool "${call.name}": no MCP server here offers it` };
+  const target = offered ?? deps.pool.resolve(call.name);
+  if (!target) return unknown;
   const parsed = parseModelJson(call.arguments || '{}', { repair: true });
   if (!parsed.ok) return { ok: false, error: `the arguments are ${parsed.error}` };
   const args = parsed.value;
@@ -98,10 +129,16 @@ async function runCall(
     return { ok: false, error: 'the arguments must be a JSON object' };
   }
   const started = performance.now();
-  const outcome = await deps.pool.call(target.server, target.tool, args as Record<string, unknown>, {
-    timeoutMs,
-    signal,
-  });
+  let outcome: McpCallOutcome;
+  try {
+    outcome = await deps.pool.call(target.server, target.tool, args as Record<string, unknown>, {
+      timeoutMs,
+      signal,
+    });
+  } catch (err) {
+    if (err instanceof UnknownMcpServerError) return unknown;
+    throw err;
+  }
   log.info('MCP call', {
     server: target.server,
     tool: target.tool,

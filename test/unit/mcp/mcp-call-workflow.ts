@@ -6,18 +6,18 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { McpToolCallInput } from '../../../src/activities/mcp-activities';
 import type { ToolCallOutcome } from '../../../src/agents/agent-turn';
-import { mcpQueueFor, mcpServerOfFunction } from '../../../src/shared/host-queues';
+import { mcpQueueFor } from '../../../src/shared/host-queues';
 
 type CallMcpTool = (input: McpToolCallInput) => Promise<ToolCallOutcome>;
 
 export async function mcpCallWorkflow(
   taskQueue: string,
-  calls: Array<{ input: McpToolCallInput; functionName: string }>,
+  calls: Array<{ input: McpToolCallInput; server: string }>,
 ): Promise<ToolCallOutcome[]> {
   const outcomes: ToolCallOutcome[] = [];
-  for (const { input, functionName } of calls) {
+  for (const { input, server } of calls) {
     const { callMcpTool } = proxyActivities<{ callMcpTool: CallMcpTool }>({
-      taskQueue: mcpQueueFor(taskQueue, mcpServerOfFunction(functionName) ?? 'none'),
+      taskQueue: mcpQueueFor(taskQueue, server),
       startToCloseTimeout: '30s',
       heartbeatTimeout: '20s',
       retry: { initialInterval: '200ms', backoffCoefficient: 1.5, maximumAttempts: 30 },

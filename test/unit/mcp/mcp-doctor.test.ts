@@ -41,7 +41,7 @@ test('each server, its tools, and what failed', async () => {
       remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer secret-token' } },
     },
   });
-  const checks = await checkMcpServers({ mcpConfigFile: file }, 10_000);
+  const checks = await checkMcpServers({ mcpConfigFile: file }, 30_000);
   expect(checks.map((c) => [c.name, c.status])).toEqual([
     ['mcp tools', 'ok'],
     ['mcp only_lookup', 'ok'],

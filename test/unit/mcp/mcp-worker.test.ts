@@ -69,7 +69,7 @@ let turns = 0;
 async function turnCalling(
   name: string,
   args: unknown,
-): Promise<{ input: McpToolCallInput; functionName: string }> {
+): Promise<{ input: McpToolCallInput; server: string }> {
   const ref = `mcp-worker-${randomBytes(3).toString('hex')}-${++turns}/coder-1`;
   const conversation: Conversation = {
     ref,
@@ -87,12 +87,12 @@ async function turnCalling(
     steps: [],
   };
   await stores.conversations.save(conversation);
-  return { input: { ref, toolCallId: 'c1' }, functionName: name };
+  return { input: { ref, toolCallId: 'c1' }, server: name.split('__')[1]! };
 }
 
 const callsMade = () => (fs.existsSync(callLog) ? fs.readFileSync(callLog, 'utf8').trim().split('\n') : []);
 
-function runCalls(calls: Array<{ input: McpToolCallInput; functionName: string }>) {
+function runCalls(calls: Array<{ input: McpToolCallInput; server: string }>) {
   return harness.client.workflow.execute(mcpCallWorkflow, {
     taskQueue: callerQueue,
     workflowId: `mcp-calls-${randomBytes(4).toString('hex')}`,
