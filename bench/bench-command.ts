@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- [part ...] [options]`: runs the benchmark parts, prints a table per
  * part, writes JSON (and SVG charts) under bench/results. Parts: overhead,
- * concurrency, sandbox, search, git, repo, store, memory, history, edit, humaneval, eval; none or `all` runs every one.
+ * concurrency, sandbox, run-command, search, git, repo, store, memory, history, edit, humaneval, eval; none or `all` runs every one.
  * Progress goes to stderr. Exit code 0 when every part ran and every harness
  * check held (goals are reported, not enforced, unless --strict), 1 otherwise.
  */
@@ -29,6 +29,7 @@ import { overheadReport } from './overhead-report';
 import { resolveCommit } from './other-build';
 import { repoReport, runRepoBench } from './repo-bench';
 import { runSandboxBench, sandboxReport } from './sandbox-bench';
+import { runCommandReport, runRunCommandBench } from './run-command';
 import { gitReport, runGitBench } from './git-bench';
 import { runSearchBench, searchReport } from './search-bench';
 import { runStoreBench, storeReport } from './store-bench';
@@ -40,6 +41,7 @@ export const PARTS = [
   'overhead',
   'concurrency',
   'sandbox',
+  'run-command',
   'search',
   'git',
   'repo',
@@ -273,6 +275,12 @@ export async function benchCommand(parts: string[], flags: BenchFlags, io: Bench
             sandboxReport(r, io);
             goals.push({ part, goal: r.goal });
             save('sandbox.json', r);
+            break;
+          }
+          case 'run-command': {
+            const r = await runRunCommandBench({ runs: plan.reps }, progress);
+            runCommandReport(r, io);
+            save('run-command.json', r);
             break;
           }
           case 'search': {

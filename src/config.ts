@@ -92,6 +92,8 @@ export interface AcaConfig {
    * ACA_MAX_MEMORY_MIB): `aca run` refuses an `.aca.json` above them, a worker holds any run to them.
    */
   limitMaximums: LimitMaximums;
+  /** ACA_RUN_COMMAND (`on` by default): whether this worker offers the agents `run_command`. */
+  runCommand: boolean;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -195,6 +197,12 @@ const environmentSchema = z.object({
   ACA_MODEL: z.string().optional(),
   ACA_MODEL_OPTIONS: z.string().optional(),
   ACA_LOG_PROMPTS: z.string().optional(),
+  ACA_RUN_COMMAND: oneOf(
+    'ACA_RUN_COMMAND',
+    ['on', 'off'] as const,
+    (text) => text.trim().toLowerCase(),
+    '"on" or "off"',
+  ).optional(),
   ACA_UI_URL: z.string().optional(),
   ACA_PRICES: z.string().optional(),
   ACA_MCP_CONFIG: z.string().optional(),
@@ -280,6 +288,7 @@ export function loadConfig(
       cpuSeconds: vars.ACA_MAX_CPU_SECONDS ?? DEFAULT_LIMIT_MAXIMUMS.cpuSeconds,
       memoryMiB: vars.ACA_MAX_MEMORY_MIB ?? DEFAULT_LIMIT_MAXIMUMS.memoryMiB,
     },
+    runCommand: vars.ACA_RUN_COMMAND !== 'off',
   };
 }
 

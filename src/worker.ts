@@ -24,7 +24,7 @@ import { DEFAULT_SANDBOX_LIMITS, startSpawnHelper } from './sandbox';
 import { openPostgresRunStores, type RunStores } from './store/run-store-repository';
 import { HostRuns, type GitStoreLocation } from './repo';
 import { McpPool, mcpQueueFor, readMcpConfigFile, type McpServerStatus } from './mcp';
-import { createMcpActivities } from './activities/mcp-activities';
+import { createMcpActivities, mcpToolsForTurns } from './activities/mcp-activities';
 
 export const WORKFLOWS_PATH = require.resolve('./workflows');
 
@@ -114,6 +114,8 @@ export function createAcaActivities(
   const activities = createActivities({
     memory: memory.get,
     logPrompts: config.logPrompts,
+    runCommand: config.runCommand,
+    ...(mcp ? { mcpTools: mcpToolsForTurns(mcp.pool) } : {}),
     store: runStores.conversations,
     reports: runStores.reports,
     sandboxMode: config.sandbox,

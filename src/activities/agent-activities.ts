@@ -34,6 +34,7 @@ import type { HostRuns } from '../repo';
 import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
+export type { ToolCallOutcome } from '../agents/agent-turn';
 
 /** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
 export type TurnOpening = Omit<OpenTurnInput, 'workspace'>;
@@ -69,6 +70,10 @@ export interface AgentActivityDeps {
    * `false` leaves the map out.
    */
   repositoryMap?: TurnMapBudgets | false;
+  /** ACA_RUN_COMMAND: whether this worker offers `run_command`; absent: yes. */
+  runCommand?: boolean;
+  /** The MCP tools this worker's servers (ACA_MCP_CONFIG) offer an agent of a role. */
+  mcpTools?: TurnSources['mcpTools'];
 }
 
 const MAX_LOGGED_PROMPT_CHARS = 20_000;
@@ -129,6 +134,8 @@ export function turnSources(deps: AgentActivityDeps): TurnSources {
   return {
     loadReport: (ref) => deps.reports.loadReport(ref),
     recallLessons: deps.recallLessons,
+    ...(deps.runCommand === false ? { runCommand: false } : {}),
+    ...(deps.mcpTools ? { mcpTools: deps.mcpTools } : {}),
     ...(mapBudgets
       ? {
           async repositoryMap(request: TurnMapRequest) {

@@ -1,4 +1,5 @@
 import { createAgentActivities, type AgentActivityDeps } from './agent-activities';
+import { createCommandActivities } from './command-activities';
 import { createEvalActivities, type EvalActivityDeps } from './eval-activities';
 import { createLessonRecall, createMemoryActivities, type MemoryActivityDeps } from './memory-activities';
 import { createRepoActivities, type RepoActivityDeps } from './repo-activities';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createAgentActivities({ ...deps, recallLessons: createLessonRecall(deps) }),
     ...createTestActivities(deps),
+    ...createCommandActivities(deps),
     ...createMemoryActivities(deps),
     ...createRepoActivities(deps),
     ...createWorkspaceActivities(deps),

@@ -6,16 +6,18 @@ import {
   clipMiddle,
   McpServerUnavailableError,
   mcpToolAnswer,
+  offeredMcpTools,
   UnknownMcpServerError,
   type McpCallOutcome,
   type McpPool,
-  type OfferedMcpToolShape,
 } from '../mcp';
 import {
   ConversationNotFoundError,
   type Conversation,
   type ConversationStore,
+  type OfferedMcpTool,
 } from '../store/conversation-store';
+import type { AgentRole } from '../shared/types';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { parseModelJson } from '../shared/model-json';
 import type { ToolResult } from '../tools/tool';
@@ -53,9 +55,6 @@ export interface McpToolCallInput extends Pick<ToolCallInput, 'ref' | 'toolCallI
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
-
-/** The MCP workers' activities, as a workflow proxies them. */
-export type McpActivities = ReturnType<typeof createMcpActivities>;
 
 export function createMcpActivities(deps: McpActivityDeps) {
   return {
@@ -98,13 +97,11 @@ async function answerCall(
 }
 
 /**
- * The server and tool the turn was offered under `name` as it opened, when its conversation keeps
- * what it was offered: the call goes where the offer said, even if this worker lists the
- * server's tools otherwise now.
+ * The server and tool the turn was offered under `name` as it opened: the call goes where the
+ * offer said, even if this worker lists the server's tools otherwise now.
  */
 function offeredTarget(conversation: Conversation, name: string): { server: string; tool: string } | null {
-  const offered = (conversation as { offered?: { mcp?: OfferedMcpToolShape[] } }).offered?.mcp;
-  const tool = offered?.find((t) => t.name === name);
+  const tool = conversation.offered?.mcp.find((t) => t.name === name);
   return tool ? { server: tool.server, tool: tool.tool } : null;
 }
 
@@ -174,4 +171,15 @@ function asActivityFailure(err: unknown): unknown {
     );
   }
   return err;
+}
+
+/** The MCP workers' activities, as a workflow proxies them. */
+export type McpActivities = ReturnType<typeof createMcpActivities>;
+
+/**
+ * What a turn opened on this worker is offered of its MCP servers: each tool under the name the
+ * model calls, with the server's schema, kept with the conversation.
+ */
+export function mcpToolsForTurns(pool: McpPool): (role: AgentRole) => OfferedMcpTool[] {
+  return offeredMcpTools(pool);
 }

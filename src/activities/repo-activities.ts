@@ -61,6 +61,8 @@ export interface PreparedRun {
   startCommit: string;
   testSetup: RunTestSetup;
   setupCommand: string | null;
+  /** Whether the project lets agents run commands (`.aca.json` `tools.runCommand`, default true). */
+  runCommand: boolean;
   /** The host that has the run's files: its disk id and task queues. */
   queues: HostQueues;
   /** Whether the run can move to another host (a git store is configured). */
@@ -198,5 +200,6 @@ export async function prepareRunRepository(
       ...(input.testEnv ? { env: input.testEnv } : {}),
     },
     setupCommand: input.setupCommand ?? config.setupCommand,
+    runCommand: config.runCommand,
   };
 }

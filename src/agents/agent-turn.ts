@@ -1,19 +1,26 @@
 import type OpenAI from 'openai';
-import type { Lesson, TestRunReport } from '../shared/types';
+import type { AgentRole, Lesson, TestRunReport } from '../shared/types';
 import type { ChatAnswer, ChatModel } from '../llm/chat-model';
 import { contextBudgetFor, type ContextBudget } from '../llm/context-window';
 import { contextLengthExceeded } from '../llm/model-errors';
 import { parseTextToolCalls } from '../llm/text-tool-calls';
 import { executeFileTool, isFileToolName, type FileToolName, type ToolResult } from '../tools/file-tools';
-import { isToolName, parseToolArguments, toolDefinition, TOOLS } from '../tools/registry';
+import { isToolName, parseToolArguments, TOOLS } from '../tools/registry';
 import type { Tool } from '../tools/tool';
 import { AGENT_SPECS } from './agent-specs';
 import { chooseTrimmed, estimateTokens, trimmedResult } from './context-trim';
-import type { Conversation, ConversationStore, StepDecision } from '../store/conversation-store';
+import type {
+  Conversation,
+  ConversationStore,
+  OfferedMcpTool,
+  StepDecision,
+} from '../store/conversation-store';
 import type { TurnMapRequest } from '../repo-map/turn-map';
 import { turnMapRequest } from './turn-map-request';
 import type { OpenTurnInput } from './turn-context';
 import { buildUserMessage } from './user-message';
+import { parseMcpArguments } from './mcp-arguments';
+import { turnTools } from './offered-tools';
 
 export type { OpenTurnInput } from './turn-context';
 
@@ -24,6 +31,10 @@ export interface TurnSources {
   recallLessons(query: { workflowId: string; task: string }): Promise<Lesson[]>;
   /** Never throws: the "Repository map" section of the first message, or null for none. */
   repositoryMap?(request: TurnMapRequest): Promise<string | null>;
+  /** Whether this worker offers `run_command` (ACA_RUN_COMMAND); absent: yes. */
+  runCommand?: boolean;
+  /** The MCP tools this worker's servers offer an agent of `role`. */
+  mcpTools?(role: AgentRole): OfferedMcpTool[];
 }
 
 /** Creates the turn's conversation unless a retried activity already did. */
@@ -56,6 +67,10 @@ export async function openTurn(
     ],
     toolResults: {},
     steps: [],
+    offered: {
+      runCommand: input.runCommand !== false && sources.runCommand !== false,
+      mcp: sources.mcpTools?.(spec.role) ?? [],
+    },
   });
   return input.ref;
 }
@@ -171,10 +186,11 @@ export async function runAgentStep(
     );
   }
   const spec = AGENT_SPECS[conversation.role];
+  const tools = turnTools(conversation);
   const answer = await completeWithinBudget(
     model,
     conversation,
-    spec.tools.map(toolDefinition),
+    tools.definitions,
     budgetFor(conversation.model),
     signal,
   );
@@ -193,7 +209,7 @@ export async function runAgentStep(
   let received: Array<{ id: string; name: string; arguments: string }> = answer.toolCalls;
   // Calls in text only from a model that writes them so, never beside native ones.
   if (received.length === 0 && content && answer.toolCallsInText === true) {
-    const written = parseTextToolCalls(content, spec.tools, json);
+    const written = parseTextToolCalls(content, tools.names, json);
     if (written.calls.length) {
       received = written.calls.map((call, index) => ({ id: `call_text_${stepIndex}_${index}`, ...call }));
       content = written.rest;
@@ -218,10 +234,28 @@ export async function runAgentStep(
       };
       continue;
     }
-    if (!isToolName(call.name) || !spec.tools.includes(call.name)) {
+    const mcpTool = tools.mcp.get(call.name);
+    if (mcpTool) {
+      const parsed = parseMcpArguments(call.arguments, json);
+      if (!parsed.ok) {
+        conversation.toolResults[call.id] = { ok: false, error: parsed.error };
+        continue;
+      }
+      if (parsed.repaired !== undefined) call.arguments = parsed.repaired;
+      decision.progress = true;
+      decision.toolCalls.push({
+        kind: 'mcp',
+        id: call.id,
+        name: call.name,
+        target: '',
+        server: mcpTool.server,
+      });
+      continue;
+    }
+    if (!isToolName(call.name) || !tools.builtIn.includes(call.name)) {
       conversation.toolResults[call.id] = {
         ok: false,
-        error: `unknown tool "${call.name}"; the tools you have are: ${spec.tools.join(', ')}`,
+        error: `unknown tool "${call.name}"; the tools you have are: ${tools.names.join(', ')}`,
       };
       continue;
     }
@@ -239,8 +273,20 @@ export async function runAgentStep(
     if (tool.kind === 'finishing') {
       decision.finished = tool.finish(parsed.args);
       conversation.toolResults[call.id] = { ok: true };
+    } else if (tool.kind === 'command') {
+      decision.toolCalls.push({
+        kind: 'command',
+        id: call.id,
+        name: 'run_command',
+        target: tool.target(parsed.args),
+      });
     } else if (isFileToolName(call.name)) {
-      decision.toolCalls.push({ id: call.id, name: call.name, target: tool.target(parsed.args) });
+      decision.toolCalls.push({
+        kind: 'file',
+        id: call.id,
+        name: call.name,
+        target: tool.target(parsed.args),
+      });
     }
   }
 

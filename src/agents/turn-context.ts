@@ -46,4 +46,6 @@ export interface OpenTurnInput {
    * become part of its conversation, so a retried step never looks them up again).
    */
   recallLessons?: { workflowId: string; task: string };
+  /** Whether the run lets its agents run commands (`.aca.json`); absent: yes. */
+  runCommand?: boolean;
 }

@@ -2,6 +2,7 @@ import { decodePayload as decode, type HistoryEvent } from '../api/history-paylo
 import type { RunSnapshot } from '../shared/run-types';
 import { printableLine } from '../shared/terminal-text';
 import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
+import { describeCommand } from './command-log';
 import { costText, formatUsd, tokenText } from './progress';
 
 const MAX_FIELD = 300;
@@ -86,6 +87,12 @@ export function renderRunLog(events: HistoryEvent[], snapshot: RunSnapshot | nul
     if (completed) {
       const step = scheduled.get(String(completed.scheduledEventId));
       if (!step) continue;
+      const command =
+        step.type === 'runCommand' ? describeCommand(decode(completed.result?.payloads?.[0])) : null;
+      if (command) {
+        lines.push(`${time}  ${step.summary || step.type}: ${command.outcome}`, ...command.output);
+        continue;
+      }
       lines.push(
         `${time}  ${step.summary || step.type}: ${describeOutcome(step.type, decode(completed.result?.payloads?.[0]))}`,
       );

@@ -98,8 +98,8 @@ export function spawnDirect(request: SpawnRequest): Promise<SpawnedProcess> {
       const proc = new RelayedProcess(child.pid!, () => {
         for (const pipe of pipes) pipe.destroy();
       });
-      child.stdout?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
-      child.stderr?.on('data', (chunk: Buffer) => proc.deliver('data', chunk));
+      child.stdout?.on('data', (chunk: Buffer) => proc.deliver('data', chunk, 1));
+      child.stderr?.on('data', (chunk: Buffer) => proc.deliver('data', chunk, 2));
       pipes[2]?.on('data', (chunk: Buffer) => proc.deliver('results', chunk));
       child.on('exit', (code, signal) => proc.deliver('exit', code, signal));
       child.on('close', () => proc.deliver('close'));

@@ -46,7 +46,7 @@ process.on('message', (msg) => {
       send({ type: 'spawned', id, pid: child.pid });
     });
     child.stdout.on('data', (data) => send({ type: 'data', id, data }, child));
-    child.stderr.on('data', (data) => send({ type: 'data', id, data }, child));
+    child.stderr.on('data', (data) => send({ type: 'data', id, data, fd: 2 }, child));
     child.stdio[3].on('data', (data) => send({ type: 'results', id, data }, child));
     child.on('error', (err) =>
       send({ type: started ? 'failed' : 'error', id, message: String(err.message), code: err.code }),

@@ -23,7 +23,7 @@ const HELPER_PATH = path.join(__dirname, 'spawn-helper-process.cjs');
 
 type HelperMessage =
   | { type: 'spawned'; id: number; pid: number }
-  | { type: 'data' | 'results'; id: number; data: Buffer | Uint8Array }
+  | { type: 'data' | 'results'; id: number; data: Buffer | Uint8Array; fd?: 2 }
   | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { type: 'close'; id: number }
   | {
@@ -167,8 +167,10 @@ export class SpawnHelper {
         break;
       }
       case 'data':
+        entry.process?.deliver('data', Buffer.from(msg.data), msg.fd ?? 1);
+        break;
       case 'results':
-        entry.process?.deliver(msg.type, Buffer.from(msg.data));
+        entry.process?.deliver('results', Buffer.from(msg.data));
         break;
       case 'exit':
         entry.process?.deliver('exit', msg.code, msg.signal);

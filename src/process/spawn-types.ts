@@ -48,7 +48,8 @@ export interface SpawnedProcess extends EventEmitter {
    * messages can arrive together with the one that announced the process.
    */
   resume(): void;
-  on(event: 'data', listener: (chunk: Buffer) => void): this;
+  /** Output of stdout (`fd` 1) or stderr (2), in the order it arrived. */
+  on(event: 'data', listener: (chunk: Buffer, fd: 1 | 2) => void): this;
   on(event: 'results', listener: (chunk: Buffer) => void): this;
   on(event: 'exit', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
   on(event: 'close', listener: () => void): this;

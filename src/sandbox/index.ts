@@ -14,9 +14,22 @@
  * - verdicts/: judging a run against what the worker saw, and the acceptance tests' own verdict;
  *   verdicts/python, verdicts/js and runners/js hold the code aca runs in and beside the test
  *   process, as files of their own (shipped-files.ts);
- * - workspace/: lending the workspace to the sandbox uid and the project's dependency folders.
+ * - workspace/: lending the workspace to the sandbox uid and the project's dependency folders;
+ * - command/: an agent's command line (run_command), started by the same launch path as a test
+ *   run, its stdout and stderr kept apart and clipped.
  */
 export { runTestSuite, type RunTestsOptions } from './run-test-suite';
+export {
+  ANSWER_HEAD_BYTES,
+  ANSWER_TAIL_BYTES,
+  MAX_COMMAND_CHARS,
+  runAgentCommand,
+  STORED_HEAD_BYTES,
+  STORED_TAIL_BYTES,
+  type AgentCommandOptions,
+  type AgentCommandResult,
+} from './command/run-agent-command';
+export { clipText, cutMarker, HeadTailCapture } from './command/clip-output';
 export type { BaseTests } from './verdicts/base-tests';
 export { lendWorkspace, lendWorkspaceContents, releaseWorkspace } from './workspace/workspace-ownership';
 export { MAX_DEPENDENCY_FOLDERS } from './workspace/dependency-folders';

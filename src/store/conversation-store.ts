@@ -14,10 +14,37 @@ export type ConversationEntry =
   | { kind: 'user'; content: string }
   | { kind: 'assistant'; content: string | null; toolCalls: ToolCallRecord[] };
 
+/**
+ * A tool call a step decided to run, by where it runs: a file tool on the host's files queue (an
+ * activity named after the tool), `run_command` on the host's test queue, an MCP tool on the
+ * queue of the workers that have its server.
+ */
+export type DecidedToolCall =
+  | { kind: 'file'; id: string; name: FileToolName; target: string }
+  | { kind: 'command'; id: string; name: 'run_command'; target: string }
+  | { kind: 'mcp'; id: string; name: string; target: string; server: string };
+
+/** An MCP server's tool as a turn's model is offered it. */
+export interface OfferedMcpTool {
+  /** The function name the model calls (`mcp__<server>__<tool>`, within the chat API's rules). */
+  name: string;
+  server: string;
+  tool: string;
+  description: string;
+  /** The server's JSON schema of the tool's arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** The tools a turn is offered beyond its role's fixed ones, decided once as the turn opens. */
+export interface OfferedTools {
+  runCommand: boolean;
+  mcp: OfferedMcpTool[];
+}
+
 /** What a step decided, kept so that a retried step never asks the model again. */
 export interface StepDecision {
-  /** The workspace tool calls to run, in order; each one is an activity named after its tool. */
-  toolCalls: Array<{ id: string; name: FileToolName; target: string }>;
+  /** The tool calls to run, in order; each one is an activity of its own. */
+  toolCalls: DecidedToolCall[];
   finished: TurnFinish | null;
   progress: boolean;
   usage: TokenUsage;
@@ -43,6 +70,8 @@ export interface Conversation {
    */
   toolCommits?: Record<string, string>;
   steps: StepDecision[];
+  /** Absent: the role's fixed tools without `run_command`. */
+  offered?: OfferedTools;
   /**
    * The context window a server's context-length error taught this turn, when smaller than the
    * model's configured one; later steps trim to it at once instead of being refused again.

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, QueryResultRow } from 'pg';
 import type { Conversation, ConversationStore } from './conversation-store';
 import { ConversationNotFoundError } from './conversation-store';
-import type { ReportStore } from './report-store';
+import { commandOutputOf, type CommandOutput, type ReportStore } from './report-store';
 import { checkRunRef } from '../shared/run-ref';
 import type { TestRunReport } from '../shared/types';
 import { applyMigrations } from '../memory/migrations';
@@ -137,6 +137,14 @@ export class PgReportStore implements ReportStore {
   async loadReport(ref: string): Promise<TestRunReport | null> {
     const body = await this.documents.get(ref);
     return body === null ? null : (JSON.parse(body) as TestRunReport);
+  }
+
+  saveCommandOutput(ref: string, output: CommandOutput): Promise<void> {
+    return this.documents.put(ref, JSON.stringify(output));
+  }
+
+  async loadCommandOutput(ref: string): Promise<CommandOutput | null> {
+    return commandOutputOf(await this.documents.get(ref));
   }
 }
 

@@ -1,11 +1,13 @@
 import type { ModelJsonOptions } from '../shared/model-json';
 import { FILE_TOOLS } from './file-tools';
 import { finishTool, submitAnalysisTool, submitPlanTool } from './finishing-tools';
+import { runCommandTool } from './run-command';
 import { functionDefinition, parseArguments, type FunctionToolDefinition, type Tool } from './tool';
 
 /** Every tool an agent can be offered, by name. docs/contract.md, section 3 lists which agent gets which. */
 export const TOOLS = {
   ...FILE_TOOLS,
+  run_command: runCommandTool,
   finish: finishTool,
   submit_plan: submitPlanTool,
   submit_analysis: submitAnalysisTool,

@@ -43,7 +43,19 @@ export interface FinishingTool<N extends string = string, P extends Parameters =
   finish(args: z.infer<P>): TurnFinish;
 }
 
-export type Tool = WorkspaceTool | FinishingTool;
+/**
+ * A tool that runs a command line in the run's sandbox: its call is an activity on the host's
+ * test queue, not a file tool's.
+ */
+export interface CommandTool<N extends string = string, P extends Parameters = Parameters> extends ToolBase<
+  N,
+  P
+> {
+  kind: 'command';
+  target(args: z.infer<P>): string;
+}
+
+export type Tool = WorkspaceTool | FinishingTool | CommandTool;
 
 export function defineWorkspaceTool<N extends string, P extends Parameters>(
   tool: Omit<WorkspaceTool<N, P>, 'kind' | 'invoke'>,

@@ -1,5 +1,6 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { McpActivities } from '../activities/mcp-activities';
 import type { HostQueues } from '../shared/host-queues';
 import type { RunOptions } from '../shared/run-types';
 import { FAILURE_TYPES } from '../shared/failure-types';
@@ -119,6 +120,21 @@ export function hostActivities(
       },
     }),
   };
+}
+
+/**
+ * A call of an MCP server's tool, on the queue of the workers that have that server. A server
+ * that died is restarted by its worker, so a failed attempt is tried again; a call that hangs is
+ * answered by the worker at its own timeout, well before this one.
+ */
+export function mcpActivities(taskQueue: string) {
+  return proxyActivities<McpActivities>({
+    taskQueue,
+    scheduleToStartTimeout: '5m',
+    startToCloseTimeout: '5m',
+    heartbeatTimeout: '30s',
+    retry: { ...defaultRetry, maximumAttempts: 4 },
+  });
 }
 
 export type RunActivities = ReturnType<typeof runActivities>;

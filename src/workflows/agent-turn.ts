@@ -2,6 +2,7 @@ import { log } from '@temporalio/workflow';
 import type { TurnContext, TurnOpening } from '../activities/agent-activities';
 import type { AgentRole, TurnFinish } from '../shared/types';
 import type { RunContext } from './run-context';
+import { runToolCall } from './tool-calls';
 
 /** A turn that called its finishing tool, or one that ended without it. */
 export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: string };
@@ -60,12 +61,12 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
     let anyToolWorked = false;
     for (const call of decision.toolCalls) {
       await run.whenNotPaused();
-      const summary = `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}`;
-      const outcome = await run.onHost((host) =>
-        host.files[call.name].executeWithOptions({ summary }, [
-          { ref, toolCallId: call.id, place: run.place()!, execution: run.execution, ...takenOver() },
-        ]),
-      );
+      const outcome = await runToolCall(run, role, call, {
+        ref,
+        toolCallId: call.id,
+        execution: run.execution,
+        ...takenOver(),
+      });
       if (outcome.ref) openedAs = outcome.ref;
       run.recordCommit(outcome.commit);
       anyToolWorked ||= outcome.ok;
@@ -111,6 +112,7 @@ function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
+    ...(run.work.runCommand ? {} : { runCommand: false }),
   };
 }
 

@@ -60,6 +60,7 @@ async function prepareRunRepository(run: RunContext): Promise<void> {
   if (prepared.hostStartTimeoutMs) work.hostStartTimeoutMs = prepared.hostStartTimeoutMs;
   if (prepared.heartbeatTimeoutMs) work.heartbeatTimeoutMs = prepared.heartbeatTimeoutMs;
   work.setupCommand = prepared.setupCommand;
+  work.runCommand = prepared.runCommand;
   run.publish();
 }
 

@@ -43,6 +43,8 @@ export interface RunWork {
   acceptanceCommit: string | null;
   /** The setup command, run again on a host that adopts the run. */
   setupCommand: string | null;
+  /** Whether the project lets agents run commands (`.aca.json`); the worker may still say no. */
+  runCommand: boolean;
   /** The setup command has run on the run's first host. */
   setUp?: boolean;
   /** What the run itself tells the next Coder turn (a target the Planner named that does not exist). */
@@ -117,6 +119,7 @@ export function startingWork(input: RunInput): RunWork {
     movable: false,
     acceptanceCommit: null,
     setupCommand: null,
+    runCommand: true,
     pendingNotes: [],
   };
 }

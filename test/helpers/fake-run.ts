@@ -97,6 +97,7 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
         limits: {},
       },
       setupCommand: input.setupCommand,
+      runCommand: true,
       queues: { disk: 'disk-1', host: 'host-1', tests: 'tests-1' },
       movable: false,
       ...script.prepared,

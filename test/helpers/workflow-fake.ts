@@ -54,6 +54,7 @@ export const fake = {
     workflowId: 'wf-1',
     runId: 'run-1',
     firstExecutionRunId: 'first-run',
+    taskQueue: 'coding-agent',
     continueAsNewSuggested: false,
     historyLength: 10,
   },
@@ -76,6 +77,7 @@ export function resetWorkflowFake(activities: Record<string, Stub>): void {
     workflowId: 'wf-1',
     runId: 'run-1',
     firstExecutionRunId: 'first-run',
+    taskQueue: 'coding-agent',
     continueAsNewSuggested: false,
     historyLength: 10,
   };

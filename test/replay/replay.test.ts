@@ -84,6 +84,7 @@ describe('replay of saved histories', () => {
         'repo-target-failed',
         'repo-plan-target',
         'repo-unknown-target',
+        'run-command-fix',
       ]),
     );
   });

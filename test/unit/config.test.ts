@@ -51,6 +51,15 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ ACA_SANDBOX: 'docker' })).toThrow(/ACA_SANDBOX must be "bwrap" or "none"/);
     expect(() => loadConfig({ ACA_METRICS_PORT: '70000' })).toThrow(/ACA_METRICS_PORT must be a port number/);
   });
+
+  test('ACA_RUN_COMMAND is on unless it says off; anything else is refused', () => {
+    expect(loadConfig({}).runCommand).toBe(true);
+    expect(loadConfig({ ACA_RUN_COMMAND: 'on' }).runCommand).toBe(true);
+    expect(loadConfig({ ACA_RUN_COMMAND: ' OFF ' }).runCommand).toBe(false);
+    expect(() => loadConfig({ ACA_RUN_COMMAND: 'no' })).toThrow(
+      /ACA_RUN_COMMAND must be "on" or "off", got "no"/,
+    );
+  });
 });
 
 describe('Temporal connection settings', () => {

@@ -160,6 +160,7 @@ const stubActivities = {
       limits: {},
     },
     setupCommand: input.setupCommand,
+    runCommand: true,
     queues: {
       disk: 'first',
       host: current().script.host?.queue ?? TASK_QUEUE,
@@ -247,6 +248,8 @@ const stubActivities = {
   recordEvalError: notCalled('recordEvalError'),
   evalTestsQueue: notCalled('evalTestsQueue'),
   evalInstanceIds: notCalled('evalInstanceIds'),
+  // No agent of these runs is offered run_command.
+  runCommand: notCalled('runCommand'),
 } satisfies Record<keyof Activities, unknown>;
 
 function notCalled(name: string): () => Promise<never> {
@@ -383,7 +386,7 @@ describe('the run state machine with stub activities', () => {
     const handle = await started({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1' && stepIndex === 0
-          ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
+          ? { toolCalls: [{ kind: 'file' as const, id: 'c1', name: 'create_file' as const, target: 'a.py' }] }
           : {},
     });
     const result = await readRunResult(handle);
@@ -417,8 +420,8 @@ describe('the run state machine with stub activities', () => {
       turnKey === 'coder-1' && stepIndex === 0
         ? {
             toolCalls: [
-              { id: 'c1', name: 'create_file', target: 'a.py' },
-              { id: 'c2', name: 'read_file', target: 'a.py' },
+              { kind: 'file' as const, id: 'c1', name: 'create_file' as const, target: 'a.py' },
+              { kind: 'file' as const, id: 'c2', name: 'read_file' as const, target: 'a.py' },
             ],
           }
         : {};
@@ -651,7 +654,9 @@ describe('the run state machine with stub activities', () => {
     const handle = await started(
       {
         step: (turnKey) =>
-          turnKey === 'coder-1' ? { toolCalls: [{ id: `r`, name: 'read_file', target: 'a.py' }] } : {},
+          turnKey === 'coder-1'
+            ? { toolCalls: [{ kind: 'file' as const, id: `r`, name: 'read_file' as const, target: 'a.py' }] }
+            : {},
       },
       { maxStepsPerTurn: 2 },
     );
@@ -1182,6 +1187,7 @@ describe('the run state machine with stub activities', () => {
         movable: false,
         acceptanceCommit: null,
         setupCommand: null,
+        runCommand: true,
       },
     };
     const handle = await client.workflow.start(codingAgentWorkflow, {

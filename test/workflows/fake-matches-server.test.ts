@@ -52,7 +52,7 @@ const onThisQueue: Script['prepared'] = { queues: { disk: TASK_QUEUE, host: TASK
 
 const writesAFile: Script['step'] = (turnKey, stepIndex) =>
   turnKey === 'coder-1' && stepIndex === 0
-    ? { toolCalls: [{ id: 'c1', name: 'create_file', target: 'a.py' }] }
+    ? { toolCalls: [{ kind: 'file' as const, id: 'c1', name: 'create_file' as const, target: 'a.py' }] }
     : {};
 
 const RUNS: Array<[string, Script, Parameters<typeof FakeRunModule.fakeRunInput>[0]]> = [

@@ -232,7 +232,11 @@ describe('the steps of a turn', () => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1' && stepIndex === 0
-          ? { toolCalls: [{ id: 'call-9', name: 'read_file', target: 'a.py' }] }
+          ? {
+              toolCalls: [
+                { kind: 'file' as const, id: 'call-9', name: 'read_file' as const, target: 'a.py' },
+              ],
+            }
           : {},
     });
     await result;
@@ -262,7 +266,12 @@ describe('the steps of a turn', () => {
     const { log, result } = runWorkflow({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1'
-          ? { progress: true, toolCalls: [{ id: `e${stepIndex}`, name: 'edit_file', target: 'a.py' }] }
+          ? {
+              progress: true,
+              toolCalls: [
+                { kind: 'file' as const, id: `e${stepIndex}`, name: 'edit_file' as const, target: 'a.py' },
+              ],
+            }
           : {},
       activities: { edit_file: async () => ({ ok: false, commit: null }) },
     });

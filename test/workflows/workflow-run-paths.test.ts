@@ -1273,7 +1273,9 @@ describe('turns that end badly', () => {
           if (turnKey === 'reflector-1' && stepIndex < 2)
             return {
               progress: true,
-              toolCalls: [{ id: `r${stepIndex}`, name: 'read_file', target: 'a.py' }],
+              toolCalls: [
+                { kind: 'file' as const, id: `r${stepIndex}`, name: 'read_file' as const, target: 'a.py' },
+              ],
             };
           return {};
         },
@@ -1320,7 +1322,12 @@ describe('turns that end badly', () => {
           ? {
               progress: true,
               toolCalls: [
-                { id: `c${stepIndex}`, name: stepIndex === 2 ? 'read_file' : 'edit_file', target: '' },
+                {
+                  kind: 'file' as const,
+                  id: `c${stepIndex}`,
+                  name: stepIndex === 2 ? 'read_file' : 'edit_file',
+                  target: '',
+                },
               ],
             }
           : {},
@@ -1352,7 +1359,9 @@ describe('turns that end badly', () => {
   ])("%s goes to the host's files queue", async (_what, prepared, name) => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>
-        turnKey === 'coder-1' && stepIndex === 0 ? { toolCalls: [{ id: 'c0', name, target: 'a' }] } : {},
+        turnKey === 'coder-1' && stepIndex === 0
+          ? { toolCalls: [{ kind: 'file' as const, id: 'c0', name, target: 'a' }] }
+          : {},
       prepared,
       activities: { [name]: async () => ({ ok: true, commit: null }) },
     });
@@ -1371,6 +1380,64 @@ describe('turns that end badly', () => {
       },
       execution: 'run-1',
     });
+  });
+
+  test("run_command goes to the host's test queue with the run's sandbox setup; its commit is recorded", async () => {
+    const { result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex === 0
+          ? {
+              toolCalls: [
+                { kind: 'command' as const, id: 'c0', name: 'run_command' as const, target: 'pytest -q' },
+              ],
+            }
+          : {},
+      activities: { runCommand: async () => ({ ok: true, commit: 'command-commit' }) },
+    });
+    expect((await result).state).toBe('SUCCESS');
+    const calls = fake.calls.filter((c) => c.name === 'runCommand');
+    expect(calls.map((c) => [c.taskQueue, c.summary])).toEqual([
+      ['tests-1', 'coder · run_command pytest -q'],
+    ]);
+    expect(calls[0]!.args[0]).toMatchObject({
+      ref: 'wf-1/first-run/run-1/coder-1',
+      toolCallId: 'c0',
+      place: { commit: 'base', disk: 'disk-1' },
+      setup: { command: { kind: 'pytest' } },
+      protectedPaths: [],
+      testsDir: null,
+    });
+    expect(turnCommits()[0]).toMatchObject({ step: 'coder-1', from: 'command-commit' });
+  });
+
+  test("an MCP call goes to its server's queue; one that cannot be made leaves the turn going", async () => {
+    const mcpCall = (id: string) => ({
+      kind: 'mcp' as const,
+      id,
+      name: 'mcp__docs__lookup',
+      target: '',
+      server: 'docs',
+    });
+    let calls = 0;
+    const { log, result } = runWorkflow({
+      step: (turnKey, stepIndex) =>
+        turnKey === 'coder-1' && stepIndex < 2
+          ? { progress: true, toolCalls: [mcpCall(`m${stepIndex}`)] }
+          : {},
+      activities: {
+        callMcpTool: async () => {
+          calls += 1;
+          if (calls === 1) throw new Error('no worker has the server');
+          return { ok: true, commit: null };
+        },
+      },
+    });
+    expect((await result).state).toBe('SUCCESS');
+    expect(fake.calls.filter((c) => c.name === 'callMcpTool').map((c) => [c.taskQueue, c.summary])).toEqual([
+      ['coding-agent-mcp-docs', 'coder · mcp__docs__lookup'],
+      ['coding-agent-mcp-docs', 'coder · mcp__docs__lookup'],
+    ]);
+    expect(log.steps.filter((s) => s.startsWith('coder-1'))).toEqual(['coder-1#0', 'coder-1#1', 'coder-1#2']);
   });
 
   test('an analysis that says the tests are wrong sends the Tester back; the commit message keeps one line', async () => {
@@ -1573,7 +1640,10 @@ describe('every turn opens with a step of its own', () => {
     const { result } = runWorkflow({
       step: (turnKey, stepIndex) =>
         turnKey === 'coder-1' && stepIndex === 0
-          ? { progress: true, toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }] }
+          ? {
+              progress: true,
+              toolCalls: [{ kind: 'file' as const, id: 'w1', name: 'create_file' as const, target: 'a.py' }],
+            }
           : {},
       activities: {
         openTurn: async (input: { open: { ref: string } }) => ({
@@ -1609,7 +1679,9 @@ describe('every turn opens with a step of its own', () => {
           : stepIndex === 0
             ? {
                 progress: true,
-                toolCalls: [{ id: 'w1', name: 'create_file', target: 'a.py' }],
+                toolCalls: [
+                  { kind: 'file' as const, id: 'w1', name: 'create_file' as const, target: 'a.py' },
+                ],
                 // In the kept history: execution B's first step, which took A's opening over.
                 ref: 'wf-1/first-run/exec-b/coder-1',
               }

@@ -49,6 +49,7 @@ const ProjectConfig = z.strictObject({
     )
     .max(MAX_TARGETS)
     .optional(),
+  tools: z.strictObject({ runCommand: z.boolean().optional() }).optional(),
 });
 
 export interface ProjectConfig {
@@ -57,6 +58,8 @@ export interface ProjectConfig {
   limits: ProjectLimits;
   /** Tests every run of the project must leave passing, whatever the baseline said. */
   targets: string[];
+  /** `tools.runCommand`: false leaves `run_command` out of every agent's tools. */
+  runCommand: boolean;
 }
 
 export const NO_PROJECT_CONFIG: ProjectConfig = {
@@ -64,6 +67,7 @@ export const NO_PROJECT_CONFIG: ProjectConfig = {
   setupCommand: null,
   limits: {},
   targets: [],
+  runCommand: true,
 };
 
 /** Reads `.aca.json`'s text; a UserInputError names the file and the first thing wrong with it. */
@@ -84,15 +88,16 @@ export function parseProjectConfig(text: string, source: string): ProjectConfig 
     const detail =
       issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
     throw new UserInputError(
-      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds}, targets)`,
+      `${source}: ${where}: ${detail} (allowed: testCommand, setupCommand, limits.{wallTimeSeconds,memoryMiB,cpuSeconds}, targets, tools.runCommand)`,
     );
   }
-  const { testCommand, setupCommand, limits, targets } = parsed.data;
+  const { testCommand, setupCommand, limits, targets, tools } = parsed.data;
   return {
     testCommand: testCommand ?? null,
     setupCommand: setupCommand ?? null,
     limits: limits ?? {},
     targets: targets ?? [],
+    runCommand: tools?.runCommand ?? true,
   };
 }
 

@@ -121,6 +121,8 @@ export interface BwrapLaunchInput {
   network?: boolean;
   /** Host workspace folder (real path). */
   workspace: string;
+  /** The workspace, and the acceptance folders in it, bound read-only: nothing there can change. */
+  readOnly?: boolean;
   /** Host folder, fresh for this run, where the runner writes its report. */
   outputDir?: string;
   /** The user's acceptance tests, mounted read-only over their workspace copies. */
@@ -190,8 +192,10 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
   });
   if (input.acceptance) {
     // Each folder above an acceptance test becomes a mount point (renaming or removing one
-    // fails with EBUSY), then each test is covered by its original, read-only.
-    for (const folder of acceptanceFolders(input.acceptance)) {
+    // fails with EBUSY), then each test is covered by its original, read-only. A read-only
+    // workspace needs no such folders: nothing in it can be renamed at all.
+    const folders = input.readOnly ? [] : acceptanceFolders(input.acceptance);
+    for (const folder of folders) {
       writable.push({ src: `${workspace}/${folder}`, dest: `${SANDBOX_WORKSPACE}/${folder}` });
     }
     const originals = source(input.acceptance.sourceDir, files.mountPoints.acceptance);
@@ -223,6 +227,7 @@ export function bwrapCommand(input: BwrapLaunchInput): { command: string; args: 
   }
   const args = bwrapArgs({
     workspace,
+    workspaceReadOnly: input.readOnly === true,
     writable,
     readOnly,
     scratch: (input.scratch ?? []).map((relative) => `${SANDBOX_WORKSPACE}/${relative}`),

@@ -12,6 +12,8 @@ export const SANDBOX_OUTPUT = '/aca-out';
 export interface BwrapProfileInput {
   /** Host path bound read-write at /workspace: the only writable host folder. */
   workspace: string;
+  /** Bind the workspace read-only instead (a command that may look but not change). */
+  workspaceReadOnly?: boolean;
   /** The host's network, with its resolver and CA certificates (an allowed setup command only). */
   network?: boolean;
   /** More host folders bound read-write after the workspace, in order (they may lie inside it). */
@@ -93,7 +95,7 @@ export function bwrapArgs(input: BwrapProfileInput): string[] {
     String(Math.min(input.tmpBytes, 64 * 1024 * 1024)),
     '--tmpfs',
     '/dev/shm',
-    '--bind',
+    input.workspaceReadOnly ? '--ro-bind' : '--bind',
     input.workspace,
     SANDBOX_WORKSPACE,
   );

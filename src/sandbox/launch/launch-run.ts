@@ -19,17 +19,29 @@ import { bwrapCommand, SANDBOX_PATHS } from './bwrap-launch';
 import { acquireCgroupLauncher } from './cgroup-launchers';
 import { hostDependencies, mountedDependencies } from './dependency-env';
 import type { SandboxLimits } from './limits';
-import { runProcessTree, type ProcessRunResult } from './process-tree';
+import { runProcessTree, type ProcessRunOptions, type ProcessRunResult } from './process-tree';
 import { withRlimits } from './rlimits';
 import { killUidProcesses } from './sandbox-user';
 import { isRoot } from './tools';
 
+/** What of a run's options starting one of its processes reads. */
+export type LaunchOptions = Pick<
+  RunTestsOptions,
+  'network' | 'heartbeat' | 'heartbeatEveryMs' | 'signal' | 'env' | 'acceptance'
+>;
+
 /** What starts one process of a run: the run's options, the real workspace and its limits. */
 export interface LaunchInput extends RunSpec {
-  opts: RunTestsOptions;
+  opts: LaunchOptions;
   workspace: string;
   limits: SandboxLimits;
   dependencies: DependencyFolder[];
+  /** The workspace bound read-only (sandbox only: without one nothing stops a write). */
+  readOnly?: boolean;
+  /** No output folder mounted: the process writes no report (an agent's command). */
+  withoutOutputFolder?: boolean;
+  /** Each chunk of output with its stream, besides the combined tail. */
+  onOutput?: ProcessRunOptions['onOutput'];
 }
 
 /** One process in bubblewrap, as the workspace's lent sandbox uid when root, in a cgroup of its own. */
@@ -46,7 +58,7 @@ export async function runSandboxed(
   try {
     if (isRoot()) {
       lease = await lendWorkspace(workspace);
-      fs.chownSync(outputDir, lease.uid, lease.uid);
+      if (!input.withoutOutputFolder) fs.chownSync(outputDir, lease.uid, lease.uid);
       launcher = acquireCgroupLauncher(limits.runMemoryBytes, limits.maxProcesses);
     }
     const uid = lease?.uid;
@@ -65,7 +77,8 @@ export async function runSandboxed(
     const { command, args } = bwrapCommand({
       tools,
       workspace,
-      outputDir,
+      ...(input.withoutOutputFolder ? {} : { outputDir }),
+      ...(input.readOnly ? { readOnly: true } : {}),
       ...(covered ? { acceptance: covered } : {}),
       dependencies,
       scratch: prepareScratchFolders(dependencies, runner.scratchDirs ?? []),
@@ -88,6 +101,7 @@ export async function runSandboxed(
       wallTimeoutMs: limits.wallTimeoutMs,
       outputBytes: limits.outputBytes,
       ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
+      ...pick(input, 'onOutput'),
       ...(launcher ? { spawn: launcher.spawn } : {}),
     });
     oomKills = launcher?.oomKills() ?? 0;
@@ -138,6 +152,7 @@ export async function runBare(input: LaunchInput): Promise<RunOutcome> {
       outputBytes: limits.outputBytes,
       sweepTag,
       ...pick(opts, 'heartbeat', 'heartbeatEveryMs', 'signal'),
+      ...pick(input, 'onOutput'),
     });
     return { result, seenWorkspace: workspace, usageBefore, usageAfter: await workspaceUsage(workspace) };
   } finally {

@@ -20,6 +20,11 @@ export interface ProcessRunOptions {
    * pid namespace to tear down. Best effort: a process can scrub its environment.
    */
   sweepTag?: string;
+  /**
+   * Also given every chunk of output with the stream it came on, for a caller that keeps stdout
+   * and stderr apart (an agent's command); `output` still gets the combined tail.
+   */
+  onOutput?: (chunk: Buffer, fd: 1 | 2) => void;
   /** How the process is started; by default through the worker's small spawn helper. */
   spawn?: (request: SpawnRequest) => Promise<SpawnedProcess>;
 }
@@ -89,7 +94,10 @@ export async function runProcessTree(opts: ProcessRunOptions): Promise<ProcessRu
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (opts.signal?.aborted) onAbort();
 
-    child.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('data', (chunk: Buffer, fd: 1 | 2) => {
+      output.push(chunk);
+      opts.onOutput?.(chunk, fd);
+    });
     child.on('results', (chunk: Buffer) => results.push(chunk));
 
     let exitCode: number | null = null;

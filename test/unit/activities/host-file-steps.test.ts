@@ -137,7 +137,12 @@ async function askedFor(
     toolResults: {},
     steps: [
       {
-        toolCalls: calls.map(([id, name]) => ({ id, name: name as FileToolName, target: '' })),
+        toolCalls: calls.map(([id, name]) => ({
+          kind: 'file' as const,
+          id,
+          name: name as FileToolName,
+          target: '',
+        })),
         finished: null,
         progress: true,
         usage: { prompt: 0, completion: 0 },

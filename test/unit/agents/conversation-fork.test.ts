@@ -10,7 +10,7 @@ import { FileConversationStore, type Conversation } from '../../../src/store/con
 
 const call = (id: string, name = 'read_file') => ({ id, name, arguments: '{"path":"a.py"}' });
 const decision = (ids: string[]) => ({
-  toolCalls: ids.map((id) => ({ id, name: 'read_file' as const, target: 'a.py' })),
+  toolCalls: ids.map((id) => ({ kind: 'file' as const, id, name: 'read_file' as const, target: 'a.py' })),
   finished: null,
   progress: true,
   usage: { prompt: 1, completion: 1 },

@@ -1,0 +1,201 @@
+/**
+ * The runCommand activity on the host that holds the run's files: a call runs once (a retry
+ * answers from the conversation), its whole output goes to the report store, bad arguments are an
+ * answer, and the hostile cases that depend on the turn (a Planner's read-only work tree, the
+ * turn's protected files, the worker's secrets) are contained when reached this way too.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { createCommandActivities, type CommandCallOutcome } from '../../src/activities/command-activities';
+import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
+import { HostRuns } from '../../src/repo';
+import type { RunPlace } from '../../src/shared/run-types';
+import type { AgentRole } from '../../src/shared/types';
+import { FileConversationStore } from '../../src/store/conversation-store';
+import { FileReportStore } from '../../src/store/report-store';
+import { SECRET, watchHost } from '../helpers/escape-host';
+import { tempDirs } from '../helpers/temp-dirs';
+
+watchHost();
+const tempDir = tempDirs('aca-run-command-activity-');
+const author = { name: 'aca', email: 'aca@localhost' };
+const REF = 'wf-cmd/run/coder-1';
+
+interface Setup {
+  place: RunPlace;
+  conversations: FileConversationStore;
+  reports: FileReportStore;
+  workTree: string;
+  call(toolCallId: string): Promise<CommandCallOutcome>;
+  /** A conversation of `role` whose last answer asked for these run_command calls (id, arguments). */
+  askedFor(role: AgentRole, calls: Array<[string, unknown]>, protectedPaths?: string[]): Promise<void>;
+}
+
+async function preparedRun(): Promise<Setup> {
+  const home = tempDir();
+  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+  const prepared = (await env.run(repo.prepareRun, {
+    workflowId: 'wf-cmd',
+    workspace: path.join(home, 'workspaces', 'wf-cmd'),
+    language: 'python' as const,
+    repo: null,
+    testCommand: null,
+    setupCommand: null,
+  })) as PreparedRun;
+  const place: RunPlace = {
+    workflowId: 'wf-cmd',
+    branch: prepared.branch,
+    commit: prepared.startCommit,
+    git: prepared.git,
+    disk: prepared.queues.disk,
+  };
+  const conversations = new FileConversationStore(path.join(home, 'conversations'));
+  const reports = new FileReportStore(path.join(home, 'conversations'));
+  const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode: 'bwrap' });
+  return {
+    place,
+    conversations,
+    reports,
+    workTree: place.git.workTree,
+    call: (toolCallId) =>
+      env.run(activities.runCommand, {
+        ref: REF,
+        toolCallId,
+        place,
+        execution: 'run',
+      }) as Promise<CommandCallOutcome>,
+    askedFor: (role, calls, protectedPaths = []) =>
+      conversations.save({
+        ref: REF,
+        role,
+        model: 'stub',
+        language: 'python',
+        workspace: place.git.workTree,
+        protectedPaths,
+        entries: [
+          { kind: 'system', content: role },
+          { kind: 'user', content: 'look around' },
+          {
+            kind: 'assistant',
+            content: null,
+            toolCalls: calls.map(([id, args]) => ({
+              id,
+              name: 'run_command',
+              arguments: typeof args === 'string' ? args : JSON.stringify(args),
+            })),
+          },
+        ],
+        toolResults: {},
+        steps: [],
+      }),
+  };
+}
+
+describe('runCommand', () => {
+  test('runs once, answers with both streams, and keeps the whole output in the report store', async () => {
+    const setup = await preparedRun();
+    await setup.askedFor('coder', [
+      ['c1', { command: 'echo ran >> count.txt; echo out; echo err >&2; exit 3' }],
+    ]);
+    const first = await setup.call('c1');
+    expect(first).toMatchObject({
+      ok: true,
+      command: {
+        line: expect.stringContaining('echo ran'),
+        exitCode: 3,
+        timedOut: false,
+        stdoutTail: 'out',
+        stderrTail: 'err',
+      },
+    });
+    const answer = (await setup.conversations.load(REF)).toolResults.c1 as Record<string, unknown>;
+    expect(answer).toMatchObject({
+      ok: true,
+      exit_code: 3,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      timed_out: false,
+    });
+    expect(typeof answer.duration_ms).toBe('number');
+    const stored = await setup.reports.loadCommandOutput(String(answer.output_ref));
+    expect(stored).toMatchObject({ kind: 'command-output', exitCode: 3, stdout: 'out\n', stderr: 'err\n' });
+    // A Coder's command changes the work tree.
+    expect(fs.readFileSync(path.join(setup.workTree, 'count.txt'), 'utf8')).toBe('ran\n');
+    // A retry answers from the conversation: the command does not run a second time.
+    expect(await setup.call('c1')).toEqual(first);
+    expect(fs.readFileSync(path.join(setup.workTree, 'count.txt'), 'utf8')).toBe('ran\n');
+  });
+
+  test('bad arguments are an answer, and nothing runs', async () => {
+    const setup = await preparedRun();
+    await setup.askedFor('coder', [
+      ['c1', { command: 'touch made.txt', cwd: '/' }],
+      ['c2', { command: 'touch made.txt', timeout_seconds: 100000 }],
+      ['c3', '{"command": '],
+    ]);
+    for (const id of ['c1', 'c2', 'c3']) {
+      const outcome = await setup.call(id);
+      expect(outcome).toMatchObject({ ok: false, error: expect.stringMatching(/arguments/) });
+      expect(outcome.command).toBeUndefined();
+    }
+    expect(fs.existsSync(path.join(setup.workTree, 'made.txt'))).toBe(false);
+  });
+
+  test("a Planner's command sees the work tree read-only", async () => {
+    const setup = await preparedRun();
+    fs.writeFileSync(path.join(setup.workTree, 'a.txt'), 'a\n');
+    await setup.askedFor('planner', [
+      ['c1', { command: 'cat a.txt; echo changed > a.txt; rm -f a.txt; touch b.txt' }],
+    ]);
+    const outcome = await setup.call('c1');
+    expect(outcome).toMatchObject({ ok: true, command: { stdoutTail: 'a' } });
+    expect(outcome.command?.stderrTail).toContain('Read-only file system');
+    expect(fs.readFileSync(path.join(setup.workTree, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(fs.existsSync(path.join(setup.workTree, 'b.txt'))).toBe(false);
+  });
+
+  test("the turn's protected files stay as they were, even for a Coder", async () => {
+    const setup = await preparedRun();
+    fs.mkdirSync(path.join(setup.workTree, 'tests'));
+    fs.writeFileSync(
+      path.join(setup.workTree, 'tests/test_given.py'),
+      'def test_given():\n    assert True\n',
+    );
+    await setup.askedFor(
+      'coder',
+      [
+        [
+          'c1',
+          {
+            command:
+              'echo "def test_given(): pass" > tests/test_given.py; rm -f tests/test_given.py; mv tests t2; echo done',
+          },
+        ],
+      ],
+      ['tests/test_given.py'],
+    );
+    expect(await setup.call('c1')).toMatchObject({ ok: true, command: { exitCode: 0 } });
+    expect(fs.readFileSync(path.join(setup.workTree, 'tests/test_given.py'), 'utf8')).toBe(
+      'def test_given():\n    assert True\n',
+    );
+    expect(fs.existsSync(path.join(setup.workTree, 't2'))).toBe(false);
+  });
+
+  test("the worker's secrets are not in the answer nor in the stored output", async () => {
+    const setup = await preparedRun();
+    await setup.askedFor('tester', [
+      ['c1', { command: 'env; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"' }],
+    ]);
+    await setup.call('c1');
+    const answer = (await setup.conversations.load(REF)).toolResults.c1 as Record<string, unknown>;
+    expect(answer).toMatchObject({ ok: true, exit_code: 0 });
+    expect(JSON.stringify(answer)).not.toContain(SECRET);
+    expect(JSON.stringify(await setup.reports.loadCommandOutput(String(answer.output_ref)))).not.toContain(
+      SECRET,
+    );
+  });
+});
