@@ -85,6 +85,7 @@ describe('replay of saved histories', () => {
         'repo-plan-target',
         'repo-unknown-target',
         'run-command-fix',
+        'mcp-tool',
       ]),
     );
   });
