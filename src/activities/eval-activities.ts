@@ -17,8 +17,8 @@ import {
   type EvalSource,
   type InstanceOutcome,
 } from '../shared/eval-types';
+import { NO_TOKENS, type EvalRunOutcome } from '../shared/eval-run';
 import type { RunGit, RunInput } from '../shared/run-types';
-import { safeKey } from '../shared/safe-key';
 import type { SandboxMode } from '../shared/types';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { sandboxLimitsOf } from './test-activities';
@@ -42,28 +42,9 @@ export interface EvalActivityDeps {
 export interface EvalRunInputRequest {
   batch: EvalBatchRef;
   instanceId: string;
-  childId: string;
   template: EvalRunTemplate;
   /** What is left of the batch's budget when the run starts; null: no budget. */
   maxCostUsd: number | null;
-}
-
-/** The run whose diff against the base commit is the instance's patch. */
-export interface EvalRunOutcome {
-  workflowId: string;
-  git: RunGit | null;
-  baseCommit: string | null;
-  headCommit: string | null;
-  /** The run could not be run at all (its start or its workflow failed). */
-  error: string | null;
-  /** How the run ended (`SUCCESS`, `FAILED`…); null when it did not run. */
-  state: string | null;
-  /** Why it FAILED (`environment`, `max_iterations`…), with its message when it has one. */
-  reason: string | null;
-  message: string | null;
-  iterations: number;
-  costUsd: number;
-  tokens: { prompt: number; completion: number };
 }
 
 export interface EvaluateRequest {
@@ -88,7 +69,8 @@ export function createEvalActivities(deps: EvalActivityDeps) {
     /**
      * The child run of an instance: its task is the problem statement and nothing else of the
      * instance (not the patch, the test patch or the tests), on aca's copy of the repository at
-     * the base commit, failure memory off so instances stay independent.
+     * the base commit, failure memory off so instances stay independent. No folder of this host:
+     * the host that prepares the run puts it under its own workspaces root, in its own copy.
      */
     async evalRunInput(request: EvalRunInputRequest): Promise<RunInput> {
       const stored = await storeOf(request.batch).instance(request.instanceId);
@@ -96,11 +78,10 @@ export function createEvalActivities(deps: EvalActivityDeps) {
       return {
         task: stored.instance.problem_statement,
         language: stored.language,
-        workspace: path.join(template.workspacesRoot, safeKey(request.childId)),
         testsDir: null,
         model: template.model,
         options: { ...template.options, maxCostUsd: request.maxCostUsd },
-        repo: { path: stored.repoPath, baseCommit: stored.baseCommit },
+        repo: { path: stored.repoPath, baseCommit: stored.baseCommit, evalCopy: true },
         testCommand: stored.spec?.testCommand ?? null,
         setupCommand: stored.spec?.setupCommand ?? null,
         setupNetwork: false,
@@ -219,7 +200,7 @@ function outcomeOf(result: InstanceResult): InstanceOutcome {
     status: result.status,
     reason: result.reason,
     costUsd: result.costUsd ?? 0,
-    tokens: result.tokens ?? { prompt: 0, completion: 0 },
+    tokens: result.tokens ?? NO_TOKENS,
   };
 }
 
@@ -317,7 +298,7 @@ function unevaluated(
     runReason: run?.reason ?? null,
     iterations: run?.iterations ?? 0,
     costUsd: run?.costUsd ?? 0,
-    tokens: run?.tokens ?? { prompt: 0, completion: 0 },
+    tokens: run?.tokens ?? NO_TOKENS,
     tests: null,
     testCommand: null,
     testOutcome: null,

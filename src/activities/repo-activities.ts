@@ -9,6 +9,7 @@ import {
   type MadeRunRepository,
   type RunStart,
 } from '../repo';
+import { runRepositoryHere } from '../eval/store-copies';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
 import type { HostQueues } from '../shared/host-queues';
@@ -32,6 +33,8 @@ export interface RepoActivityDeps {
   hostStartTimeoutMs?: number;
   /** How long a run's step may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
+  /** Where this host keeps its copies of eval batches' repositories (its ACA_HOME). */
+  evalHome?: string;
 }
 
 /** prepareRun may push a large repository's whole history the first time (its limit is ten minutes). */
@@ -87,7 +90,9 @@ export function createRepoActivities(deps: RepoActivityDeps) {
     /** Runs on the shared queue: the worker that takes it is the host where the run's files will be. */
     async prepareRun(input: PrepareRunInput): Promise<PreparedRun> {
       return withHeartbeats(5_000, async () => {
-        const prepared = await prepareRun(input, deps.sandboxMode, deps.gitStore, deps.host);
+        // An eval run's repository is named by the batch: this host's copy of it.
+        const repo = await runRepositoryHere(input.repo, deps.evalHome, deps.gitStore);
+        const prepared = await prepareRun({ ...input, repo }, deps.sandboxMode, deps.gitStore, deps.host);
         return {
           ...prepared,
           ...(deps.hostStartTimeoutMs ? { hostStartTimeoutMs: deps.hostStartTimeoutMs } : {}),

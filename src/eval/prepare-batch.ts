@@ -113,7 +113,6 @@ export async function prepareEvalBatch(
           maxIterations,
           warnAt: Math.min(DEFAULT_RUN_OPTIONS.warnAt, maxIterations),
         },
-        workspacesRoot: config.workspacesRoot,
       },
     },
   };

@@ -12,8 +12,6 @@ export type EvalSource = 'agent' | 'gold' | 'empty' | 'file';
 export interface EvalRunTemplate {
   model: string;
   options: RunOptions;
-  /** The folder the child runs' worktrees go in (ACA_WORKSPACES of the CLI that started the batch). */
-  workspacesRoot: string;
 }
 
 /** Where the workers find a batch's instances and results. */

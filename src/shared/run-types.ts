@@ -106,6 +106,11 @@ export interface RepoInput {
   path: string;
   /** The commit the run starts from, resolved when the run was requested. */
   baseCommit: string;
+  /**
+   * A run of an `aca eval` batch: `path` names the batch's repository copy, and the host that
+   * prepares the run works in its own copy of it (made from the git store when it has none).
+   */
+  evalCopy?: true;
 }
 
 /**

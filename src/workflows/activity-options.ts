@@ -122,11 +122,7 @@ export function hostActivities(
   };
 }
 
-/**
- * A call of an MCP server's tool, on the queue of the workers that have that server. A server
- * that died is restarted by its worker, so a failed attempt is tried again; a call that hangs is
- * answered by the worker at its own timeout, well before this one.
- */
+/** MCP tool calls, on the queue of the workers that have the server; a server that died is restarted. */
 export function mcpActivities(taskQueue: string) {
   return proxyActivities<McpActivities>({
     taskQueue,

@@ -15,7 +15,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EvalRunOutcome } from '../activities/eval-activities';
 import {
   countOutcome,
   evalChildId,
@@ -27,6 +26,14 @@ import {
   type EvalReport,
   type InstanceOutcome,
 } from '../shared/eval-types';
+import {
+  batchProgress,
+  NO_TOKENS,
+  renderBatchDetails,
+  runNotRun,
+  runOutcomeOf,
+  type EvalRunOutcome,
+} from '../shared/eval-run';
 import { codingAgentWorkflow } from './coding-agent';
 import { describeFailure } from './describe-failure';
 import { runResultOfFailure } from '../shared/run-failure';
@@ -60,8 +67,6 @@ const EVAL_START_TIMEOUT = '10m';
 /** Hosts an evaluation is offered to before it counts as an error. */
 const EVAL_HOSTS_TRIED = 3;
 
-const NO_TOKENS = { prompt: 0, completion: 0 };
-
 /**
  * A batch of SWE-bench instances: each one a child run of codingAgentWorkflow (or, evaluating
  * given patches, no run), then evaluated, at most `concurrency` at a time. The child's id is the
@@ -85,50 +90,29 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
   let ended = false;
 
   const spent = () => state.counts.costUsd;
-  const progress = (): EvalProgress => {
-    const { done, resolved, unresolved, emptyPatch, errors, costUsd, tokens } = state.counts;
-    return {
-      batchId: input.batchId,
-      total: input.total,
-      done,
-      running: running.size,
-      resolved,
-      unresolved,
-      emptyPatch,
-      errors,
-      costUsd,
-      tokens,
-      paused: state.paused,
-      stopped: state.stopped,
-      ended,
-      runningIds: [...running],
-    };
-  };
+  const progress = () => batchProgress(input, state, running, ended);
   const publish = () => setCurrentDetails(renderBatchDetails(progress(), input));
 
-  /** A pause or a resume reaches the batch's runs in flight too; one already ended is skipped. */
-  const forward = async (signal: typeof pauseSignal | typeof resumeSignal) => {
-    await Promise.all(
-      [...running].map((id) =>
-        getExternalWorkflowHandle(evalChildId(input.batchId, id))
-          .signal(signal)
-          .catch(() => undefined),
-      ),
-    );
+  /** A pause, a resume or a cancellation reaches the batch's runs in flight; one already ended is skipped. */
+  const toRuns = async (send: (run: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>) => {
+    if (input.source !== 'agent') return;
+    const runs = [...running].map((id) => getExternalWorkflowHandle(evalChildId(input.batchId, id)));
+    await Promise.all(runs.map((run) => send(run).catch(() => undefined)));
+  };
+  const pausedTo = async (paused: boolean) => {
+    if (state.paused === paused || ended) return;
+    state.paused = paused;
+    publish();
+    await toRuns((run) => run.signal(paused ? pauseSignal : resumeSignal));
   };
   setHandler(evalProgressQuery, progress);
-  setHandler(pauseSignal, async () => {
-    if (state.paused || ended) return;
-    state.paused = true;
-    publish();
-    if (input.source === 'agent') await forward(pauseSignal);
-  });
-  setHandler(resumeSignal, async () => {
-    if (!state.paused || ended) return;
-    state.paused = false;
-    publish();
-    if (input.source === 'agent') await forward(resumeSignal);
-  });
+  setHandler(pauseSignal, () => pausedTo(true));
+  setHandler(resumeSignal, () => pausedTo(false));
+
+  const ends = (outcome: InstanceOutcome) => {
+    state.counts = countOutcome(state.counts, outcome);
+    endedHere.add(outcome.id);
+  };
 
   const runInstance = async (id: string): Promise<void> => {
     const childId = evalChildId(input.batchId, id);
@@ -141,14 +125,8 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
       judged = { status: 'error', reason: `the evaluation failed: ${describeFailure(err)}` };
       await recordError(input, id, judged.reason!, run);
     }
-    const outcome: InstanceOutcome = {
-      id,
-      ...judged,
-      costUsd: run?.costUsd ?? 0,
-      tokens: run?.tokens ?? NO_TOKENS,
-    };
-    state.counts = countOutcome(state.counts, outcome);
-    endedHere.add(id);
+    const outcome = { id, ...judged, costUsd: run?.costUsd ?? 0, tokens: run?.tokens ?? NO_TOKENS };
+    ends(outcome);
     countInstance(input.batchId, outcome);
     log.info('instance evaluated', { instance: id, status: outcome.status });
   };
@@ -186,14 +164,7 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
           if (!endedHere.has(id)) {
             const reason = describeFailure(err);
             await recordError(input, id, reason, null);
-            state.counts = countOutcome(state.counts, {
-              id,
-              status: 'error',
-              reason,
-              costUsd: 0,
-              tokens: NO_TOKENS,
-            });
-            endedHere.add(id);
+            ends({ id, status: 'error', reason, costUsd: 0, tokens: NO_TOKENS });
           }
         })
         .finally(() => {
@@ -207,34 +178,24 @@ export async function evalBatchWorkflow(input: EvalBatchInput, carried?: EvalCar
     state.stopped = 'cancelled';
     await CancellationScope.nonCancellable(async () => {
       publish();
-      if (input.source === 'agent') {
-        await Promise.all(
-          [...running].map((id) =>
-            getExternalWorkflowHandle(evalChildId(input.batchId, id))
-              .cancel()
-              .catch(() => undefined),
-          ),
-        );
-      }
+      await toRuns((run) => run.cancel());
       await condition(() => running.size === 0);
     });
   }
   return CancellationScope.nonCancellable(async () => {
     const more = state.next < input.submitted && state.stopped === null;
-    // A batch in the database has its outputs written where they are asked for, so only its last
-    // execution reads every result (each one reading them all would grow with the square of its size).
-    if (more && input.store === 'database') {
+    const continued = async () => {
       await condition(allHandlersFinished);
       return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
-    }
+    };
+    // A batch in the database has its outputs written where they are asked for, so only its last
+    // execution reads every result (each one reading them all would grow with the square of its size).
+    if (more && input.store === 'database') return continued();
     // Built from the batch's results, where every instance's outcome is kept.
     const report = await steps.writeEvalOutputs.executeWithOptions({ summary: 'eval · write report' }, [
       { batch: batchRef(input) },
     ]);
-    if (more) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof evalBatchWorkflow>(input, { ...state, executions: state.executions + 1 });
-    }
+    if (more) return continued();
     ended = true;
     publish();
     return report;
@@ -289,31 +250,18 @@ async function runAgent(
   spentBefore: number,
   state: () => EvalCarried,
 ): Promise<EvalRunOutcome> {
-  const failed = (error: string): EvalRunOutcome => ({
-    workflowId: childId,
-    git: null,
-    baseCommit: null,
-    headCommit: null,
-    error,
-    state: null,
-    reason: null,
-    message: null,
-    iterations: 0,
-    costUsd: 0,
-    tokens: NO_TOKENS,
-  });
   try {
     const runInput = await steps.evalRunInput.executeWithOptions({ summary: `eval · prepare ${id}` }, [
       {
         batch: batchRef(input),
         instanceId: id,
-        childId,
         template: input.run,
         maxCostUsd: input.maxCostUsd === null ? null : Math.max(input.maxCostUsd - spentBefore, 0),
       },
     ]);
     await condition(() => !state().paused || state().stopped !== null);
-    if (state().stopped === 'cancelled') return failed('the batch was cancelled before the run started');
+    if (state().stopped === 'cancelled')
+      return runNotRun(childId, 'the batch was cancelled before the run started');
     // A run that ended FAILED fails its workflow with its RunResult as details: read either way.
     const result = await executeChild(codingAgentWorkflow, {
       workflowId: childId,
@@ -324,21 +272,9 @@ async function runAgent(
       if (failed) return failed;
       throw err;
     });
-    return {
-      workflowId: childId,
-      git: result.git,
-      baseCommit: result.baseCommit,
-      headCommit: result.headCommit,
-      error: state().stopped === 'cancelled' ? 'the batch was cancelled' : null,
-      state: result.ended?.status ?? result.state,
-      reason: result.reason,
-      message: result.error ?? result.ended?.reason ?? null,
-      iterations: result.iterations,
-      costUsd: result.cost?.usd ?? 0,
-      tokens: { prompt: result.tokens.prompt, completion: result.tokens.completion },
-    };
+    return runOutcomeOf(childId, result, state().stopped === 'cancelled' ? 'the batch was cancelled' : null);
   } catch (err) {
-    return failed(`the run failed: ${describeFailure(err)}`);
+    return runNotRun(childId, `the run failed: ${describeFailure(err)}`);
   }
 }
 
@@ -353,17 +289,4 @@ function countInstance(batchId: string, outcome: InstanceOutcome): void {
       .createCounter('aca_eval_tokens', 'tokens', 'Model tokens of evaluated instances by batch')
       .add(tokens, { batch: batchId });
   }
-}
-
-/** The batch's current details in the Web UI (a markdown list). */
-export function renderBatchDetails(p: EvalProgress, input: EvalBatchInput): string {
-  const state = p.ended ? 'ENDED' : p.paused ? 'PAUSED (`aca resume` continues the batch)' : 'RUNNING';
-  return [
-    `- **Batch:** ${state}${p.stopped ? `, no new instance: ${p.stopped === 'budget' ? 'the budget is spent' : 'cancelled'}` : ''}`,
-    `- **Instances:** ${p.done}/${p.total} done, ${p.running} running`,
-    `- **Resolved:** ${p.resolved}; unresolved ${p.unresolved}; empty patch ${p.emptyPatch}; errors ${p.errors}`,
-    `- **Cost:** $${p.costUsd.toFixed(4)}${input.maxCostUsd !== null ? ` of $${input.maxCostUsd}` : ''} (${p.tokens.prompt} prompt, ${p.tokens.completion} completion tokens)`,
-    `- **Patches from:** ${input.source === 'agent' ? `the agent (${input.run.model})` : input.source}`,
-    `- **Outputs:** ${input.outDir}`,
-  ].join('\n');
 }

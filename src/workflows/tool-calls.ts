@@ -7,11 +7,9 @@ import { mcpActivities } from './activity-options';
 import type { RunContext } from './run-context';
 
 /**
- * Runs one tool call a model step decided, where its kind runs: a file tool on the host's files
- * queue, `run_command` on the host's test queue (a test slot, the run's sandbox), an MCP tool on
- * a worker that has its server. An MCP call that could not be made is told to the model as not
- * executed (its conversation holds no answer) and the turn goes on: a team's server being down
- * is no reason to end a run.
+ * One tool call where its kind runs: a file tool on the host's files queue, `run_command` on its
+ * test queue (a test slot), an MCP tool on a worker that has its server. An MCP call that could
+ * not be made stays unanswered ("not executed") and the turn goes on: a server down ends no run.
  */
 export async function runToolCall(
   run: RunContext,
@@ -25,21 +23,17 @@ export async function runToolCall(
       return run.onHost((host) =>
         host.files[call.name].executeWithOptions({ summary }, [{ ...input, place: run.place()! }]),
       );
-    case 'command':
+    case 'command': {
+      const { testSetup: setup, protectedPaths, acceptanceCommit } = run.work;
+      const sandbox = { setup, protectedPaths, acceptanceCommit, testsDir: run.input.testsDir };
       return run.onHost(
         (host) =>
           host.testing.runCommand.executeWithOptions({ summary }, [
-            {
-              ...input,
-              place: run.place()!,
-              setup: run.work.testSetup!,
-              protectedPaths: run.work.protectedPaths,
-              acceptanceCommit: run.work.acceptanceCommit,
-              testsDir: run.input.testsDir,
-            },
+            { ...input, place: run.place()!, ...sandbox },
           ]),
         'tests',
       );
+    }
     case 'mcp':
       try {
         const mcp = mcpActivities(mcpQueueFor(workflowInfo().taskQueue, call.server));

@@ -74,7 +74,8 @@ export async function identitiesOf(handle: WorkflowHandle): Promise<Set<string>>
 export function twoHosts(harness: () => Harness) {
   const hosts: Host[] = [];
 
-  async function startHost(name: string, store: string): Promise<Host> {
+  /** `env` over the host's own (a shorter ACA_HOST_START_TIMEOUT, say). */
+  async function startHost(name: string, store: string, env: NodeJS.ProcessEnv = {}): Promise<Host> {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), `aca-host-${name}-`));
     const workspaces = path.join(home, 'workspaces');
     const worker = await spawnWorker({
@@ -87,6 +88,7 @@ export function twoHosts(harness: () => Harness) {
       // A dead host's runs move after this long (the default is a minute).
       ACA_HOST_START_TIMEOUT: '15',
       OPENAI_BASE_URL: harness().llm.url,
+      ...env,
     });
     const host = { name, home, workspaces, worker, identity: `${worker.child.pid}@${os.hostname()}` };
     hosts.push(host);

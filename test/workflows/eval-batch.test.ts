@@ -113,7 +113,7 @@ function batchInput(batchId: string, ids: string[], more: Partial<EvalBatchInput
     modelName: 'gold',
     concurrency: 2,
     maxCostUsd: null,
-    run: { model: 'stub', options: DEFAULT_RUN_OPTIONS, workspacesRoot: '/nonexistent' },
+    run: { model: 'stub', options: DEFAULT_RUN_OPTIONS },
     ...more,
   };
 }

@@ -212,7 +212,6 @@ describe("a batch's input", () => {
       run: {
         model: 'gpt-4o-mini',
         options: DEFAULT_RUN_OPTIONS,
-        workspacesRoot: '/home/aca/.aca/workspaces',
       },
     });
     const small = JSON.stringify(input(100)).length;
