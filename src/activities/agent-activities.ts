@@ -9,6 +9,7 @@ import {
   toChatMessages,
   type OpenTurnInput,
 } from '../agents/agent-turn';
+import type { InstructionsRequest } from '../agents/turn-context';
 import type { ConversationStore, StepDecision } from '../store/conversation-store';
 import { FILE_TOOLS, type FileToolName } from '../tools/file-tools';
 import type { ChatModel } from '../llm/chat-model';
@@ -30,11 +31,18 @@ import { ConversationNotFoundError } from '../store/conversation-store';
 import { FAILURE_TYPES } from '../shared/failure-types';
 import { throttledHeartbeat, withHeartbeats } from './heartbeats';
 import type { ReportStore } from '../store/report-store';
-import type { HostRuns } from '../repo';
+import {
+  DEFAULT_INSTRUCTION_TOKENS,
+  type GitTarget,
+  type HostRuns,
+  type ProjectInstructions,
+  readProjectInstructions,
+} from '../repo';
 import type { RunPlace } from '../shared/run-types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
 export type { ToolCallOutcome } from '../agents/agent-turn';
+export type { DecidedToolCall } from '../store/conversation-store';
 
 /** What opens a turn, as the workflow gives it: the work tree is the host's to name. */
 export type TurnOpening = Omit<OpenTurnInput, 'workspace'>;
@@ -105,6 +113,12 @@ export interface OpenedTurn {
    * one's after a Reset (see AgentStepInput.openedAs).
    */
   ref: string;
+  /**
+   * The project's instruction files the first message carries (`--instructions` for the user's
+   * own), as the Web UI and `aca log` show them; absent when none, or when a retried step found
+   * the turn opened already.
+   */
+  instructions?: string[];
 }
 
 /**
@@ -128,14 +142,57 @@ const HEARTBEAT_EVERY_MS = 5_000;
 /** A streamed answer's chunks beat at most this often. */
 const CHUNK_HEARTBEAT_MIN_MS = 1_000;
 
-/** What an opening turn reads besides its input: reports, lessons, and the repository map. */
-export function turnSources(deps: AgentActivityDeps): TurnSources {
+/**
+ * What an opening turn reads besides its input: reports, lessons, the repository map, and with
+ * the run's git directory (`git`, one holding its objects) the project's instructions, each set
+ * read reported to `onInstructions`.
+ */
+export function turnSources(
+  deps: AgentActivityDeps,
+  git?: GitTarget,
+  onInstructions?: (read: ProjectInstructions) => void,
+): TurnSources {
   const mapBudgets = deps.repositoryMap ?? DEFAULT_TURN_MAP_BUDGETS;
   return {
     loadReport: (ref) => deps.reports.loadReport(ref),
     recallLessons: deps.recallLessons,
     ...(deps.runCommand === false ? { runCommand: false } : {}),
     ...(deps.mcpTools ? { mcpTools: deps.mcpTools } : {}),
+    ...(git
+      ? {
+          async projectInstructions(request: InstructionsRequest) {
+            const started = performance.now();
+            // Never more than a quarter of the model's window: the task and the work need the rest.
+            const window = contextBudgetFor(
+              request.model,
+              optionsForModel(deps.modelOptions ?? {}, request.model),
+            ).contextTokens;
+            try {
+              const read = await readProjectInstructions({
+                git,
+                baseCommit: request.baseCommit,
+                paths: request.paths,
+                extra: request.instructions?.text ?? null,
+                extraChars: request.instructions?.chars ?? 0,
+                budgetTokens: Math.min(DEFAULT_INSTRUCTION_TOKENS, Math.floor(window / 4)),
+              });
+              log.info('project instructions', {
+                files: read.files.map((f) => `${f.path} (${f.tokens} tokens${f.clipped ? ', clipped' : ''})`),
+                omitted: read.omitted,
+                ms: Math.round(performance.now() - started),
+              });
+              onInstructions?.(read);
+              return read;
+            } catch (err) {
+              // The turn opens without them rather than fail for good on a repository git cannot read.
+              log.warn('project instructions could not be read; the turn opens without them', {
+                error: String(err),
+              });
+              return null;
+            }
+          },
+        }
+      : {}),
     ...(mapBudgets
       ? {
           async repositoryMap(request: TurnMapRequest) {
@@ -216,18 +273,21 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       }),
     );
   };
-  const sources = turnSources(deps);
   return {
-    /** Runs on the run's host: the repository map reads its work tree. */
+    /** Runs on the run's host: the repository map reads its work tree, the instructions its git. */
     async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
       return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
         atRecordedCommit(hostOf(deps), input.place, async (runGit) => {
+          let instructions: string[] = [];
+          const sources = turnSources(deps, { gitDir: runGit.commonDir }, (read) => {
+            instructions = read.files.map((f) => f.path);
+          });
           try {
             await openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources);
           } catch (err) {
             throw asMissingConversation(err);
           }
-          return { ref: input.open.ref };
+          return { ref: input.open.ref, ...(instructions.length ? { instructions } : {}) };
         }),
       );
     },

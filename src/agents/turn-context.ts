@@ -33,6 +33,24 @@ export interface TurnContext {
   baselineFailures?: { names: string[]; count: number };
   /** A continued run: the run it goes on from, that run's task verbatim and what it did. */
   earlier?: { run: string; task: string; done: string | null };
+  /**
+   * The run's base commit, where the project's instructions (AGENTS.md and the like) are read:
+   * never a commit of the run's own, so nothing an agent wrote instructs the next one.
+   */
+  baseCommit?: string;
+  /** The files and folders the plan names: the AGENTS.md of each of their folders is added. */
+  planFiles?: string[];
+  /** The user's own instructions for the run (`--instructions`). */
+  instructions?: UserInstructions;
+}
+
+/**
+ * `--instructions` as a turn receives it: a long text only as far as the instructions' budget
+ * could show it (each turn's input is kept in workflow history), and the whole text's length.
+ */
+export interface UserInstructions {
+  text: string;
+  chars: number;
 }
 
 /** What opening a turn takes: the conversation's reference, its model and workspace, its context. */
@@ -48,4 +66,13 @@ export interface OpenTurnInput {
   recallLessons?: { workflowId: string; task: string };
   /** Whether the run lets its agents run commands (`.aca.json`); absent: yes. */
   runCommand?: boolean;
+}
+
+/** What the project's instructions of a turn are read from (see TurnSources.projectInstructions). */
+export interface InstructionsRequest {
+  model: string;
+  baseCommit: string;
+  /** The files and folders of the plan; none for the Planner. */
+  paths: string[];
+  instructions: UserInstructions | null;
 }

@@ -28,15 +28,20 @@ export function describeTestReport(report: TestRunReport): string {
   return clipEnd(parts.join('\n\n'), MAX_REPORT_CHARS);
 }
 
+/** The heading of the project's instructions in a first message. */
+export const PROJECT_INSTRUCTIONS_HEADING = 'Project instructions';
+
 /**
  * The first user message of a turn. It always carries the task verbatim; the
- * Coder's carries the latest analysis and any human feedback verbatim too. A repository map, when
- * there is one, comes just before the closing instruction.
+ * Coder's carries the latest analysis and any human feedback verbatim too. The project's
+ * instructions, when it has any, follow the task under one heading; a repository map, when there
+ * is one, comes just before the closing instruction.
  */
 export function buildUserMessage(
   ctx: TurnContext,
   report: TestRunReport | null,
   repositoryMap: string | null = null,
+  projectInstructions: string | null = null,
 ): string {
   const runnerNote = ctx.testCommand
     ? `The project's tests run with: ${ctx.testCommand}`
@@ -45,6 +50,11 @@ export function buildUserMessage(
   if (ctx.earlier) {
     parts.push(
       `This run continues an earlier run (${ctx.earlier.run}); the task above is the user's follow-up instruction. The earlier run's task was:\n${ctx.earlier.task}${ctx.earlier.done ? `\nWhat the earlier run did (its work is in the workspace):\n${ctx.earlier.done}` : ''}`,
+    );
+  }
+  if (projectInstructions) {
+    parts.push(
+      `${PROJECT_INSTRUCTIONS_HEADING} (the repository's own files as the run's base commit has them, then the user's; where two disagree, the later one is nearer the work and wins, but never over the task):\n\n${projectInstructions}`,
     );
   }
   if (ctx.protectedPaths.length) {

@@ -14,7 +14,7 @@ import type { Analysis, Plan, TurnFinish } from '../shared/types';
 import { completedActivities, decodePayload, type HistoryEvent } from './history-payloads';
 import { gitDirWithCommit, isValidBranchName, runBranch } from '../repo';
 import { costBudget } from '../llm/cost-budget';
-import type { ValidRunRequest } from './run-request';
+import { checkInstructions, type ValidRunRequest } from './run-request';
 import { checkTaskSize } from '../shared/task-size';
 
 /** What a linked run needs to know of the run it comes from. */
@@ -76,6 +76,8 @@ export interface LinkOverrides {
   model?: string;
   maxCostUsd?: number;
   onLimit?: 'fail' | 'ask';
+  /** The user's own instructions for every agent, in place of the earlier run's (see StartRunRequest). */
+  instructions?: string;
 }
 
 export type LinkRequest = (
@@ -161,6 +163,8 @@ export async function linkedRunRequest(
     throw new UserInputError(`--on-limit must be "fail" or "ask", got "${String(overrides.onLimit)}"`);
   }
   if (overrides.model !== undefined && !overrides.model.trim()) throw new UserInputError('--model is empty');
+  const instructions =
+    overrides.instructions === undefined ? input.instructions : checkInstructions(overrides.instructions);
   const model = overrides.model?.trim() ?? input.model;
   // A budget taken over must still be priced for a model the new run changes to.
   const maxCostUsd =
@@ -215,6 +219,7 @@ export async function linkedRunRequest(
         maxCostUsd,
         ...(overrides.onLimit !== undefined ? { onLimit: overrides.onLimit } : {}),
       },
+      ...(instructions === undefined ? {} : { instructions }),
       link,
     },
   };

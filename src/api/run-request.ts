@@ -63,6 +63,29 @@ export interface StartRunRequest {
   targets?: string[];
   /** False: no failure memory for this run (no lessons recalled, none of its failures stored). */
   failureMemory?: boolean;
+  /**
+   * The user's own instructions for every agent (`--instructions FILE`'s text), added after the
+   * repository's AGENTS.md and the like; at most MAX_INSTRUCTIONS_BYTES.
+   */
+  instructions?: string;
+}
+
+/** The most `--instructions` may hold: far more than an agent's first message can show of it. */
+export const MAX_INSTRUCTIONS_BYTES = 256 * 1024;
+
+/** `instructions` of a request, checked; a UserInputError says what is wrong. */
+export function checkInstructions(text: unknown): string {
+  if (typeof text !== 'string') throw new UserInputError('instructions must be text');
+  if (!text.trim()) throw new UserInputError('the --instructions text is empty');
+  if (text.includes('\0'))
+    throw new UserInputError('the --instructions text contains a NUL byte; is it a text file?');
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_INSTRUCTIONS_BYTES) {
+    throw new UserInputError(
+      `the --instructions text is ${bytes} bytes, over the limit of ${MAX_INSTRUCTIONS_BYTES} (${MAX_INSTRUCTIONS_BYTES / 1024} KiB)`,
+    );
+  }
+  return text;
 }
 
 /** A validated request: the workflow id, the workflow's input, and what the user should be told. */
@@ -124,6 +147,8 @@ export async function validateRunRequest(
   if (request.base !== undefined && request.repo === undefined) {
     throw new UserInputError('--base needs --repo: it names the commit of the repository a run starts from');
   }
+  const instructions =
+    request.instructions === undefined ? undefined : checkInstructions(request.instructions);
   if (request.targets !== undefined && !Array.isArray(request.targets)) {
     throw new UserInputError('targets must be a list of test ids');
   }
@@ -193,6 +218,7 @@ export async function validateRunRequest(
       ...(targets.length ? { targets } : {}),
       ...(request.failureMemory === false ? { failureMemory: false } : {}),
       ...(limits ? { limits } : {}),
+      ...(instructions === undefined ? {} : { instructions }),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { LinkOverrides } from '../api/linked-run';
 import { positiveInteger } from '../shared/option-numbers';
+import { readInstructionsFile } from './instructions-file';
 import { dollars } from './run-command';
 
 /** The settings `continue`, `retry` and `fork` may change, as commander hands them over. */
@@ -8,6 +9,8 @@ export interface LinkFlags {
   model?: string;
   maxCost?: string;
   onLimit?: string;
+  /** `--instructions FILE`: read here, before anything is started. */
+  instructions?: string;
 }
 
 export function linkOverrides(flags: LinkFlags): LinkOverrides {
@@ -18,5 +21,6 @@ export function linkOverrides(flags: LinkFlags): LinkOverrides {
   if (flags.maxCost !== undefined) overrides.maxCostUsd = dollars(flags.maxCost);
   // Checked with the rest of the request (linkedRunRequest), for the library's callers too.
   if (flags.onLimit !== undefined) overrides.onLimit = flags.onLimit as 'fail' | 'ask';
+  if (flags.instructions !== undefined) overrides.instructions = readInstructionsFile(flags.instructions);
   return overrides;
 }

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { startRunWorkflow, type AcaClient } from '../api/aca-client';
 import { claimRunId } from '../api/claim-run-id';
 import type { LinkRequest } from '../api/linked-run';
-import type { ValidRunRequest } from '../api/run-request';
+import { MAX_INSTRUCTIONS_BYTES, type ValidRunRequest } from '../api/run-request';
 import { recordStartedRun } from '../api/started-runs';
 import type { AcaConfig } from '../config';
 import { UserInputError } from '../shared/errors';
@@ -56,6 +56,10 @@ export function addRunCommands(program: Command, ctx: ProgramContext): void {
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--no-failure-memory', 'recall no lessons from failure memory and store none of this run')
+    .option(
+      '--instructions <file>',
+      `project instructions for every agent, after the repository's AGENTS.md (at most ${MAX_INSTRUCTIONS_BYTES / 1024} KiB)`,
+    )
     .option('--detach', 'print the run id and return at once')
     .addOption(jsonOption())
     .action(async (task: string | undefined, flags: RunFlags) => {
@@ -115,15 +119,19 @@ export function addRunCommands(program: Command, ctx: ProgramContext): void {
       .option('--model <name>', "model of the new run (default: the earlier run's)")
       .option('--max-cost <usd>', 'budget in dollars of the new run (default: the earlier run’s)')
       .option('--on-limit <fail|ask>', "at the iteration limit: fail or ask (default: the earlier run's)")
+      .option('--instructions <file>', "project instructions for every agent (default: the earlier run's)")
       .option('--detach', 'print the new run id and return at once')
       .addOption(jsonOption());
   type LinkedFlags = LinkFlags & { id?: string; replace?: boolean; detach?: boolean; json?: boolean };
-  const startLinked = (parentId: string, request: LinkRequest, flags: LinkedFlags) =>
-    startAndFollow(
+  const startLinked = (parentId: string, request: LinkRequest, flags: LinkedFlags) => {
+    // Checked (and --instructions read) before a local stack or the server is touched.
+    const overrides = linkOverrides(flags);
+    return startAndFollow(
       config(),
       { detach: flags.detach === true, json: flags.json === true, replace: flags.replace === true },
-      (aca) => aca.prepareLinked(parentId, { ...request, overrides: linkOverrides(flags) }, flags.id),
+      (aca) => aca.prepareLinked(parentId, { ...request, overrides }, flags.id),
     );
+  };
 
   linkedOptions(
     program

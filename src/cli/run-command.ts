@@ -12,6 +12,7 @@ import { EXIT, type CliIO } from './cli-context';
 import { followRun } from './follow-run';
 import { summaryLines } from './progress';
 import { readRunResult } from '../shared/run-failure';
+import { readInstructionsFile } from './instructions-file';
 import { pauseSignal } from '../workflows/signals';
 import { enclosingWorkTree } from '../repo';
 import { missingWorker } from '../temporal/task-queue-pollers';
@@ -50,6 +51,8 @@ export interface RunFlags {
   target?: string[];
   memory?: string;
   wallTime?: string;
+  /** `--instructions FILE`: read here, before anything is started. */
+  instructions?: string;
 }
 
 /** `aca run` after its options are checked: the run's id and input, and how to follow it. */
@@ -93,6 +96,7 @@ export async function parseRunRequest(task: string, flags: RunFlags, config: Aca
     ...(flags.setupNetwork ? { setupNetwork: true } : {}),
     ...(flags.target !== undefined ? { targets: flags.target } : {}),
     ...(flags.failureMemory === false ? { failureMemory: false } : {}),
+    ...(flags.instructions !== undefined ? { instructions: readInstructionsFile(flags.instructions) } : {}),
   };
   const numbers: Array<[keyof StartRunRequest, string | undefined, string]> = [
     ['maxIterations', flags.maxIterations, 'max-iterations'],

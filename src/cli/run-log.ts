@@ -1,6 +1,6 @@
 import { decodePayload as decode, type HistoryEvent } from '../api/history-payloads';
 import type { RunSnapshot } from '../shared/run-types';
-import { printableLine } from '../shared/terminal-text';
+import { printableLine, printableName } from '../shared/terminal-text';
 import type { Analysis, Plan, TokenUsage, TurnFinish } from '../shared/types';
 import { describeCommand } from './command-log';
 import { costText, formatUsd, tokenText } from './progress';
@@ -43,6 +43,13 @@ function describeOutcome(type: string, result: unknown): string {
     return r.outcome === 'completed'
       ? counts
       : `${counts} (${r.outcome})${r.message ? `: ${short(r.message)}` : ''}`;
+  }
+  if (type === 'openTurn') {
+    // The project's instruction files the turn's first message carries (see OpenedTurn).
+    const files = (result as { instructions?: unknown } | undefined)?.instructions;
+    return Array.isArray(files) && files.length
+      ? `instructions from ${short(files.map((file) => printableName(String(file))).join(', '))}`
+      : 'done';
   }
   if (type === 'commitTurn')
     return typeof result === 'string' ? `commit ${result.slice(0, 12)}` : 'nothing changed';

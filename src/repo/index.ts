@@ -13,7 +13,8 @@
  * - review/: a run's changes as the user meets them: diff, apply onto the user's branch, discard,
  *   and the risks a reviewer cannot see in a diff;
  * - config/: what the project says about itself: `.aca.json`, its language, the test
- *   configuration and files of its base commit, the target tests it names.
+ *   configuration and files of its base commit, the target tests it names, its instructions
+ *   for agents (AGENTS.md and the like).
  */
 export { discoverRepository, git, GitError, type GitTarget } from './git/git';
 export { hasCommitAt } from './git/objects';
@@ -64,6 +65,12 @@ export { repositoryLanguage } from './config/repo-language';
 export { type BaseTestConfig, writeBaseTestConfig } from './config/base-test-config';
 export { writeBaseTestFiles, writeBaseTestHelpers } from './config/base-test-files';
 export { checkTargets } from './config/target-files';
+export {
+  DEFAULT_INSTRUCTION_TOKENS,
+  type InstructionFile,
+  type ProjectInstructions,
+  readProjectInstructions,
+} from './config/project-instructions';
 
 // Parts exposed for their own tests (src/repo is reached through here there too).
 export { gitBytes, gitWithStatus } from './git/git';

@@ -74,6 +74,11 @@ export interface RunInput {
   limits?: ProjectLimits;
   /** The repository's own variables for its setup command and tests (`aca eval --specs`); see test-env.ts. */
   testEnv?: TestEnv;
+  /**
+   * `--instructions FILE`: the user's own instructions, added to every agent's first message after
+   * the repository's (AGENTS.md and the like). Absent: none. A linked run keeps its parent's.
+   */
+  instructions?: string;
 }
 
 /** What a linked run takes over from the run it came from. */

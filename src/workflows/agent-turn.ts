@@ -90,10 +90,18 @@ function openingSummary(request: TurnRequest): string {
     : `${request.role} · open the turn`;
 }
 
+/**
+ * The user's `--instructions` as far as the instructions' budget (8,000 tokens at most, about
+ * 32,000 characters) could ever show them: each turn's input is kept in workflow history.
+ */
+const MAX_INSTRUCTION_CHARS_PER_TURN = 40_000;
+
 /** What opens a turn: its conversation's ref, the model, and the context its first message is made of. */
 function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
   const { input } = run;
   const link = input.link ?? null;
+  // The Coder's context carries the plan itself; the Planner has none yet.
+  const planFiles = request.role === 'planner' || request.context.plan ? [] : (run.work.plan?.files ?? []);
   return {
     ref: run.turnRef(request.turnKey),
     model: input.model,
@@ -109,6 +117,20 @@ function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
         ? { earlier: { run: link.parentRun, task: link.parentTask, done: link.done } }
         : {}),
       ...(request.role === 'planner' ? baselineFailuresOf(run) : {}),
+      // Where the project's instructions are read: the base commit, the plan's folders.
+      ...(run.record.baseCommit ? { baseCommit: run.record.baseCommit } : {}),
+      ...(planFiles.length ? { planFiles } : {}),
+      ...(input.instructions
+        ? {
+            instructions: {
+              // Never half of a surrogate pair: the conversation is stored as JSON.
+              text: input.instructions
+                .slice(0, MAX_INSTRUCTION_CHARS_PER_TURN)
+                .replace(/[\ud800-\udbff]$/, ''),
+              chars: input.instructions.length,
+            },
+          }
+        : {}),
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),

@@ -1,6 +1,5 @@
 import { log, workflowInfo } from '@temporalio/workflow';
-import type { ToolCallInput, ToolCallOutcome } from '../activities/agent-activities';
-import type { DecidedToolCall } from '../store/conversation-store';
+import type { DecidedToolCall, ToolCallInput, ToolCallOutcome } from '../activities/agent-activities';
 import type { AgentRole } from '../shared/types';
 import { mcpQueueFor } from '../shared/host-queues';
 import { mcpActivities } from './activity-options';

@@ -226,7 +226,14 @@ describe('a run, pinned whole', () => {
       git,
       disk: 'disk-1',
     });
-    const base = { task: 'Write a.py', language: 'python', attempt: 1, maxIterations: 3, protectedPaths: [] };
+    const base = {
+      task: 'Write a.py',
+      language: 'python',
+      attempt: 1,
+      maxIterations: 3,
+      protectedPaths: [],
+      baseCommit: 'base',
+    };
     const ref = (turn: string) => `wf-1/first-run/run-1/${turn}`;
     const step = (turn: string) => ({ ref: ref(turn), model: 'stub', stepIndex: 0, timeoutMs: 120_000 });
     const host = 'host-1';
@@ -318,7 +325,7 @@ describe('a run, pinned whole', () => {
         ],
         taskQueue: host,
       },
-      opening('tester', { role: 'tester', ...base, testPass: 1, analysis: null }),
+      opening('tester', { role: 'tester', ...base, planFiles: ['a.py'], testPass: 1, analysis: null }),
       { name: 'agentStep', summary: 'tester · model step 1', args: [step('tester-1')], taskQueue: undefined },
       {
         name: 'commitTurn',
@@ -399,6 +406,8 @@ describe('a run, pinned whole', () => {
       attempt: 1,
       maxIterations: 3,
       protectedPaths: [],
+      baseCommit: 'base',
+      planFiles: ['a.py'],
       testReportRef: 'report-1',
       regressions: [],
     });
@@ -409,6 +418,7 @@ describe('a run, pinned whole', () => {
       attempt: 2,
       maxIterations: 3,
       protectedPaths: [],
+      baseCommit: 'base',
       plan: { summary: 'plan', steps: ['write it'], files: ['a.py'] },
       analysis: {
         rootCause: 'off by one',

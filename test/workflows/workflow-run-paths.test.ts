@@ -1223,6 +1223,7 @@ describe("the Planner's targets", () => {
     expect(Object.keys(log.opens.get('coder-1')!.context).sort()).toEqual([
       'analysis',
       'attempt',
+      'baseCommit',
       'feedback',
       'language',
       'maxIterations',
@@ -1605,6 +1606,8 @@ describe('every turn opens with a step of its own', () => {
       attempt: 1,
       maxIterations: 3,
       protectedPaths: [],
+      baseCommit: 'base',
+      planFiles: ['a.py'],
       testReportRef: 'report-1',
       regressions: ['t::old'],
       targets: [{ id: 'tests/t.py::x', outcome: 'failed' }],

@@ -88,6 +88,8 @@ const PINNED_CONFIG = [
 ];
 
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+/** More than one read of a pipe gives (64 KiB on Linux). */
+const PIPE_CHUNK_ROOM = 256 * 1024;
 
 function gitBinary(): string {
   const found = findExecutable('git', '/usr/bin:/bin:/usr/local/bin');
@@ -131,12 +133,14 @@ interface ExecOptions {
   timeoutMs?: number;
   /** Written to git's stdin. */
   input?: Buffer;
+  /** Keep what came before git passed this much output and kill it, rather than fail the call. */
+  keepStart?: number;
 }
 
 async function execBytes(
   args: string[],
   env: NodeJS.ProcessEnv,
-  { cwd = '/', timeoutMs = 0, input }: ExecOptions = {},
+  { cwd = '/', timeoutMs = 0, input, keepStart }: ExecOptions = {},
 ): Promise<{ stdout: Buffer; stderr: Buffer; code: number | null; timedOut: boolean }> {
   const result = await runViaHelper({
     command: gitBinary(),
@@ -144,9 +148,12 @@ async function execBytes(
     cwd,
     env: env as Record<string, string>,
     timeoutMs,
-    maxOutputBytes: MAX_OUTPUT_BYTES,
+    maxOutputBytes: keepStart ?? MAX_OUTPUT_BYTES,
     ...(input ? { input } : {}),
   });
+  if (result.overflowed && keepStart !== undefined) {
+    return { stdout: result.stdout, stderr: result.stderr, code: 0, timedOut: false };
+  }
   if (result.overflowed) {
     throw Object.assign(new Error(`git ${args.join(' ')}: output over ${MAX_OUTPUT_BYTES} bytes`), {
       code: 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
@@ -364,4 +371,17 @@ export async function gitBytes(target: GitTarget, args: string[], input?: Buffer
   const result = await execBytes(full, env, input ? { input } : {});
   if (result.code !== 0) throw new GitError(args, result.code, result.stderr.toString('utf8'));
   return result.stdout;
+}
+
+/**
+ * Like gitBytes(), but git is killed once it has printed more than `maxBytes`: the start of a
+ * blob that may be of any size, of which no more than that and one read of the pipe is held.
+ */
+export async function gitBytesStart(target: GitTarget, args: string[], maxBytes: number): Promise<Buffer> {
+  const pins = [...PINNED_CONFIG, ...(await driverPins(target))];
+  const full = [...pins.flatMap((pin) => ['-c', pin]), ...args];
+  // The chunk that passes the bound is dropped whole: the room past it holds the largest chunk.
+  const result = await execBytes(full, { ...baseEnv(target) }, { keepStart: maxBytes + PIPE_CHUNK_ROOM });
+  if (result.code !== 0) throw new GitError(args, result.code, result.stderr.toString('utf8'));
+  return result.stdout.subarray(0, maxBytes);
 }

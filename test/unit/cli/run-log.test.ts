@@ -70,4 +70,19 @@ describe('aca log of the steps on the host', () => {
       'git · commit tester turn of attempt 1: nothing changed',
     ]);
   });
+
+  test("a turn's opening names the instruction files its first message carries, names escaped", () => {
+    const lines = renderRunLog(
+      [
+        ...hostStep('planner · open the turn', 'openTurn', {
+          ref: 'wf/run/planner',
+          instructions: ['AGENTS.md', 'src/\u001b[2Jx/AGENTS.md', '--instructions'],
+        }),
+      ],
+      null,
+    ).map((line) => line.slice(10));
+    expect(lines).toEqual([
+      'planner · open the turn: instructions from AGENTS.md, "src/\\x1b[2Jx/AGENTS.md", --instructions',
+    ]);
+  });
 });
