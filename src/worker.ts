@@ -198,7 +198,7 @@ async function createMcpWorkers(options: {
 export function mcpStatusLines(taskQueue: string, status: McpServerStatus[]): string[] {
   return status.map((s) =>
     s.ok
-      ? `  MCP server "${s.server}" on "${mcpQueueFor(taskQueue, s.server)}": ${s.tools.length} tools (${s.tools.join(', ')})`
+      ? `  MCP server "${s.server}" on "${mcpQueueFor(taskQueue, s.server)}": ${s.tools.length} tool${s.tools.length === 1 ? '' : 's'} (${s.tools.join(', ')})`
       : `  MCP server "${s.server}" is down, started again in the background: ${s.error ?? 'not started'}`,
   );
 }

@@ -2,9 +2,18 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolCallOutcome } from '../agents/agent-turn';
 import { takeUpConversation } from '../agents/conversation-fork';
-import { clipMiddle, McpServerUnavailableError, mcpToolAnswer, type McpPool } from '../mcp';
+import {
+  clipMiddle,
+  McpServerUnavailableError,
+  mcpToolAnswer,
+  offeredMcpTools,
+  UnknownMcpServerError,
+  type McpCallOutcome,
+  type McpPool,
+} from '../mcp';
 import {
   ConversationNotFoundError,
+  type Conversation,
   type ConversationStore,
   type OfferedMcpTool,
 } from '../store/conversation-store';
@@ -81,21 +90,35 @@ async function answerCall(
     throw ApplicationFailure.nonRetryable(`tool call ${input.toolCallId} is not part of ${input.ref}`);
   }
   const timeoutMs = input.timeoutMs ?? deps.callTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
-  const result = await runCall(deps, call, timeoutMs, signal);
+  const result = await runCall(deps, call, offeredTarget(conversation, call.name), timeoutMs, signal);
   conversation.toolResults[input.toolCallId] = result;
   await deps.store.save(conversation);
   return outcomeOf(result);
 }
 
+/**
+ * The server and tool the turn was offered under `name` as it opened: the call goes where the
+ * offer said, even if this worker lists the server's tools otherwise now.
+ */
+function offeredTarget(conversation: Conversation, name: string): { server: string; tool: string } | null {
+  const tool = conversation.offered?.mcp.find((t) => t.name === name);
+  return tool ? { server: tool.server, tool: tool.tool } : null;
+}
+
 async function runCall(
   deps: McpActivityDeps,
   call: { name: string; arguments: string },
+  offered: { server: string; tool: string } | null,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<ToolResult> {
+  const unknown: ToolResult = {
+    ok: false,
+    error: `unknown tool "${call.name}": no MCP server here offers it`,
+  };
   // Throws McpServerUnavailableError while the server is down: its tools are unknown then.
-  const target = deps.pool.resolve(call.name);
-  if (!target) return { ok: false, error: `unknown tool "${call.name}": no MCP server here offers it` };
+  const target = offered ?? deps.pool.resolve(call.name);
+  if (!target) return unknown;
   const parsed = parseModelJson(call.arguments || '{}', { repair: true });
   if (!parsed.ok) return { ok: false, error: `the arguments are ${parsed.error}` };
   const args = parsed.value;
@@ -103,10 +126,16 @@ async function runCall(
     return { ok: false, error: 'the arguments must be a JSON object' };
   }
   const started = performance.now();
-  const outcome = await deps.pool.call(target.server, target.tool, args as Record<string, unknown>, {
-    timeoutMs,
-    signal,
-  });
+  let outcome: McpCallOutcome;
+  try {
+    outcome = await deps.pool.call(target.server, target.tool, args as Record<string, unknown>, {
+      timeoutMs,
+      signal,
+    });
+  } catch (err) {
+    if (err instanceof UnknownMcpServerError) return unknown;
+    throw err;
+  }
   log.info('MCP call', {
     server: target.server,
     tool: target.tool,
@@ -144,6 +173,7 @@ function asActivityFailure(err: unknown): unknown {
   return err;
 }
 
+/** The MCP workers' activities, as a workflow proxies them. */
 export type McpActivities = ReturnType<typeof createMcpActivities>;
 
 /**
@@ -151,12 +181,5 @@ export type McpActivities = ReturnType<typeof createMcpActivities>;
  * model calls, with the server's schema, kept with the conversation.
  */
 export function mcpToolsForTurns(pool: McpPool): (role: AgentRole) => OfferedMcpTool[] {
-  return (role) =>
-    pool.toolsFor(role).map((tool) => ({
-      name: tool.functionName,
-      server: tool.server,
-      tool: tool.tool,
-      description: tool.description,
-      parameters: tool.inputSchema,
-    }));
+  return offeredMcpTools(pool);
 }

@@ -15,16 +15,23 @@ export {
   type StdioServerConfig,
 } from './mcp-config';
 export {
-  chatToolOf,
   DEFAULT_CONNECTION_TIMINGS,
   McpPool,
+  offeredMcpTools,
   UnknownMcpServerError,
   type McpPoolOptions,
   type McpServerStatus,
   type McpToolDefinition,
+  type OfferedMcpToolShape,
 } from './mcp-pool';
 export { McpServerUnavailableError, type McpCallOutcome } from './server-connection';
 export { clipMiddle, MAX_MCP_ANSWER_CHARS, mcpContentText, mcpToolAnswer, untrustedText } from './mcp-result';
-export { FUNCTION_NAME, toolFunctionNames, type ToolNameMap } from './tool-names';
+export {
+  FUNCTION_NAME,
+  MCP_FUNCTION_PREFIX,
+  mcpServerOfFunction,
+  toolFunctionNames,
+  type ToolNameMap,
+} from './tool-names';
 export type { ListedTool } from './listed-tools';
-export { mcpQueueFor, mcpServerOfFunction, MCP_FUNCTION_PREFIX } from '../shared/host-queues';
+export { mcpQueueFor } from '../shared/host-queues';

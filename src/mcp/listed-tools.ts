@@ -25,6 +25,8 @@ const MAX_PAGES = 16;
 const MAX_DESCRIPTION_CHARS = 2_000;
 const MAX_SCHEMA_CHARS = 32_000;
 const MAX_TOOL_NAME_CHARS = 256;
+/** Descriptions and schemas of one server together: what it may add to every prompt it is offered in. */
+const MAX_LISTING_CHARS = 200_000;
 
 const OPEN_OBJECT: Record<string, unknown> = { type: 'object' };
 
@@ -69,20 +71,25 @@ export async function listedTools(
     kept.map((tool) => tool.name),
   );
   const seen = new Set<string>();
-  return kept.flatMap((tool) => {
+  const listed: ListedTool[] = [];
+  let chars = 0;
+  for (const tool of kept) {
     // A listing that names a tool twice offers it once, as first described.
-    if (seen.has(tool.name)) return [];
+    if (seen.has(tool.name)) continue;
     seen.add(tool.name);
-    return [
-      {
-        functionName: names.functionOf.get(tool.name)!,
-        tool: tool.name,
-        description: clipMiddle(
-          untrustedText(typeof tool.description === 'string' ? tool.description : ''),
-          MAX_DESCRIPTION_CHARS,
-        ),
-        inputSchema: argumentSchema(tool.inputSchema),
-      },
-    ];
-  });
+    const offered: ListedTool = {
+      functionName: names.functionOf.get(tool.name)!,
+      tool: tool.name,
+      description: clipMiddle(
+        untrustedText(typeof tool.description === 'string' ? tool.description : ''),
+        MAX_DESCRIPTION_CHARS,
+      ),
+      inputSchema: argumentSchema(tool.inputSchema),
+    };
+    chars += offered.description.length + JSON.stringify(offered.inputSchema).length;
+    // The tools past the budget are left out, in the listing's order, rather than all clipped.
+    if (chars > MAX_LISTING_CHARS) break;
+    listed.push(offered);
+  }
+  return listed;
 }

@@ -46,6 +46,8 @@ export interface ServerState {
 
 const STDERR_TAIL_CHARS = 2_000;
 const MAX_ERROR_CHARS = 2_000;
+/** How long a server must have served for its next restart to wait only the first wait again. */
+const STAYED_UP_MS = 60_000;
 /** A single message from a server larger than this closes the connection (the SDK's check). */
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -61,6 +63,8 @@ export class ServerConnection {
   private stderrTail = '';
   /** Why the pool closed a connection it found broken, said when the close is noticed. */
   private dropReason: string | null = null;
+  /** When the server last came up; null while it has not. */
+  private upSince: number | null = null;
 
   constructor(
     readonly config: McpServerConfig,
@@ -109,7 +113,7 @@ export class ServerConnection {
       this.client = client;
       this.tools = tools;
       this.error = null;
-      this.nextWaitMs = this.timings.restartFirstMs;
+      this.upSince = Date.now();
     } catch (err) {
       up = false;
       await client.close().catch(() => undefined);
@@ -151,6 +155,12 @@ export class ServerConnection {
 
   private scheduleRestart(): void {
     if (this.closed || this.restartTimer) return;
+    // A server that served a while starts over from the first wait; one that keeps dying as soon
+    // as it is up is waited for longer each time.
+    if (this.upSince !== null && Date.now() - this.upSince >= STAYED_UP_MS) {
+      this.nextWaitMs = this.timings.restartFirstMs;
+    }
+    this.upSince = null;
     const wait = this.nextWaitMs;
     this.nextWaitMs = Math.min(this.timings.restartMaxMs, wait * 2);
     this.restartTimer = setTimeout(() => {

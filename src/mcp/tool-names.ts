@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { MCP_FUNCTION_PREFIX } from '../shared/host-queues';
 
 /**
  * The function names MCP tools are offered under: `mcp__<server>__<tool>`, within the chat API's
@@ -11,6 +10,8 @@ import { MCP_FUNCTION_PREFIX } from '../shared/host-queues';
  */
 
 export const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Every MCP tool's function name starts so; the name of a built-in tool never does. */
+export const MCP_FUNCTION_PREFIX = 'mcp__';
 const MAX_FUNCTION_NAME_CHARS = 64;
 const HASH_CHARS = 8;
 
@@ -56,4 +57,17 @@ export function toolFunctionNames(server: string, tools: readonly string[]): Too
     functionOf.set(tool, name);
   }
   return { toolOf, functionOf };
+}
+
+/**
+ * The server an MCP tool's function name belongs to, or null for a name that is not an MCP
+ * tool's. Server names hold no `__` and are never clipped, so the server is the text up to the
+ * next `__`.
+ */
+export function mcpServerOfFunction(functionName: string): string | null {
+  if (!functionName.startsWith(MCP_FUNCTION_PREFIX)) return null;
+  const rest = functionName.slice(MCP_FUNCTION_PREFIX.length);
+  const end = rest.indexOf('__');
+  if (end <= 0) return null;
+  return rest.slice(0, end);
 }

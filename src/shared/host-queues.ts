@@ -14,26 +14,7 @@ export function hostQueuesOf(disk: string): HostQueues {
   return { disk, host: `aca-host-${disk}`, tests: `aca-tests-${disk}` };
 }
 
-/**
- * The task queue of one MCP server's calls: polled only by workers that start that server (their
- * ACA_MCP_CONFIG names it), so a call never lands on a worker without it. Pure, for the workflow.
- */
+/** The queue of the workers that have the MCP server `server` (ACA_MCP_CONFIG), beside `taskQueue`. */
 export function mcpQueueFor(taskQueue: string, server: string): string {
   return `${taskQueue}-mcp-${server}`;
-}
-
-/** Every MCP tool's function name starts so; the name of a built-in tool never does. */
-export const MCP_FUNCTION_PREFIX = 'mcp__';
-
-/**
- * The server an MCP tool's function name (`mcp__<server>__<tool>`) belongs to, or null for a name
- * that is not an MCP tool's. Server names hold no `__` and are never clipped, so the server is
- * the text up to the next `__` (see src/mcp/tool-names.ts).
- */
-export function mcpServerOfFunction(functionName: string): string | null {
-  if (!functionName.startsWith(MCP_FUNCTION_PREFIX)) return null;
-  const rest = functionName.slice(MCP_FUNCTION_PREFIX.length);
-  const end = rest.indexOf('__');
-  if (end <= 0) return null;
-  return rest.slice(0, end);
 }

@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(() => pool.close());
 
 /** The activities over the pool, each call the server is asked noted in `calls`. */
-function activities(callTimeoutMs = 10_000) {
+function activities(callTimeoutMs = 30_000) {
   return createMcpActivities({
     store,
     callTimeoutMs,
@@ -50,7 +50,11 @@ function activities(callTimeoutMs = 10_000) {
 
 let turns = 0;
 /** A coder turn whose one step asked for `name(args)` as call `c1`. */
-async function turnCalling(name: string, args: string): Promise<McpToolCallInput> {
+async function turnCalling(
+  name: string,
+  args: string,
+  offered?: Array<{ name: string; server: string; tool: string }>,
+): Promise<McpToolCallInput> {
   const ref = `run-${++turns}/coder-1`;
   const conversation: Conversation = {
     ref,
@@ -67,7 +71,13 @@ async function turnCalling(name: string, args: string): Promise<McpToolCallInput
     toolResults: {},
     steps: [],
   };
-  await store.save(conversation);
+  const kept = offered
+    ? {
+        ...conversation,
+        offered: { runCommand: false, mcp: offered.map((t) => ({ ...t, description: '', parameters: {} })) },
+      }
+    : conversation;
+  await store.save(kept);
   return { ref, toolCallId: 'c1' };
 }
 
@@ -136,4 +146,21 @@ test('a call of a conversation this worker does not have fails at once, saying w
   )) as ApplicationFailure;
   expect(failure).toMatchObject({ type: 'ConversationMissing', nonRetryable: true });
   expect(failure.message).toContain('DATABASE_URL');
+});
+
+test('a call goes where the turn was offered it as it opened', async () => {
+  const offered = [
+    { name: 'mcp__tools__find', server: 'tools', tool: 'lookup' },
+    { name: 'mcp__gone__lookup', server: 'gone', tool: 'lookup' },
+  ];
+  const found = await turnCalling('mcp__tools__find', '{"key": "k"}', offered);
+  expect(await run(found)).toEqual({ ok: true });
+  expect((await store.load(found.ref)).toolResults.c1).toEqual({ ok: true, content: 'value of k' });
+  // A server this worker has no entry for: the model is told, nothing is retried.
+  const gone = await turnCalling('mcp__gone__lookup', '{"key": "k"}', offered);
+  expect(await run(gone)).toEqual({
+    ok: false,
+    error: 'unknown tool "mcp__gone__lookup": no MCP server here offers it',
+  });
+  expect(calls).toEqual(['tools/lookup', 'gone/lookup']);
 });

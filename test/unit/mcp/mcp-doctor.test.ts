@@ -1,12 +1,14 @@
 /**
  * `aca doctor`'s lines for ACA_MCP_CONFIG: each server with its tools, or why it cannot start
- * (a warning: workers start without it); a wrong file stops a worker, so it is `missing`.
+ * (a warning: workers start without it); a wrong file stops a worker, so it is `missing`. And
+ * what `aca worker` says of its servers as it starts.
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { formatCheck } from '../../../src/preflight/check-result';
 import { checkMcpServers } from '../../../src/preflight/mcp-check';
+import { mcpStatusLines } from '../../../src/worker';
 import { testServerEntry } from '../../helpers/mcp-test-config';
 import { tempDirs } from '../../helpers/temp-dirs';
 
@@ -41,7 +43,7 @@ test('each server, its tools, and what failed', async () => {
       remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer secret-token' } },
     },
   });
-  const checks = await checkMcpServers({ mcpConfigFile: file }, 10_000);
+  const checks = await checkMcpServers({ mcpConfigFile: file }, 30_000);
   expect(checks.map((c) => [c.name, c.status])).toEqual([
     ['mcp tools', 'ok'],
     ['mcp only_lookup', 'ok'],
@@ -64,4 +66,22 @@ test('a file that is wrong is named with its key, and would stop a worker', asyn
   const [check] = await checkMcpServers({ mcpConfigFile: file });
   expect(check).toMatchObject({ name: 'mcp', status: 'missing' });
   expect(check!.detail).toContain(`ACA_MCP_CONFIG file ${file}, key "mcpServers.a.tools"`);
+});
+
+test('what `aca worker` says of its servers at start: each queue and its tools, or why it is down', () => {
+  const lines = mcpStatusLines('q', [
+    {
+      server: 'tools',
+      transport: 'stdio',
+      ok: true,
+      tools: ['mcp__tools__lookup'],
+      error: null,
+      restarts: 0,
+    },
+    { server: 'broken', transport: 'stdio', ok: false, tools: [], error: 'it exited', restarts: 0 },
+  ]);
+  expect(lines).toEqual([
+    '  MCP server "tools" on "q-mcp-tools": 1 tool (mcp__tools__lookup)',
+    '  MCP server "broken" is down, started again in the background: it exited',
+  ]);
 });

@@ -47,12 +47,12 @@ test('headers sent, tools listed and called; a server that went away and came ba
         },
       ],
     },
-    { restartFirstMs: 100, restartMaxMs: 100, connectTimeoutMs: 5_000, log: () => undefined },
+    { restartFirstMs: 100, restartMaxMs: 100, connectTimeoutMs: 30_000, log: () => undefined },
   );
   try {
     await pool.start();
     expect(pool.status()[0]).toMatchObject({ ok: true, transport: 'http', tools: ['mcp__remote__whoami'] });
-    const call = () => pool.call('remote', 'whoami', {}, { timeoutMs: 5_000 });
+    const call = () => pool.call('remote', 'whoami', {}, { timeoutMs: 30_000 });
     const first = await call();
     expect(first.kind === 'result' && mcpToolAnswer(first.result)).toEqual({
       ok: true,
@@ -65,7 +65,7 @@ test('headers sent, tools listed and called; a server that went away and came ba
     // The connection found broken was dropped and made again, not kept.
     await until(
       () => pool.status()[0]!.ok && pool.status()[0]!.restarts === 1,
-      10_000,
+      60_000,
       'the HTTP server to be connected again',
     );
     const again = await call();
