@@ -8,22 +8,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadScenarioFile, type Scenario } from '../../src/llm/scenario';
+import type { Scenario } from '../../src/llm/scenario';
 import { MCP_TEST_SERVER } from '../helpers/mcp-test-config';
 import { createHarness, type Harness } from '../helpers/agent-harness';
+import { acceptanceTestsFolder, testScenario } from '../helpers/scenario-files';
 
-const scenario = (name: string): Scenario =>
-  loadScenarioFile(path.resolve(__dirname, '..', 'scenarios', `${name}.json`));
-const FIX = scenario('run-command-fix');
-
-function testsFolder(s: Scenario): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-run-command-tests-'));
-  for (const [file, text] of Object.entries(s.acceptanceTests ?? {})) {
-    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    fs.writeFileSync(path.join(dir, file), text);
-  }
-  return dir;
-}
+const FIX = testScenario('run-command-fix');
 
 /** The JSON answers of the tool messages a recorded request carried, in order. */
 function toolAnswers(request: {
@@ -51,7 +41,7 @@ describe('agent tools end to end', () => {
     });
 
     test('the Coder runs the failing test, reads the failure, fixes the code: SUCCESS', async () => {
-      const testsDir = testsFolder(FIX);
+      const testsDir = acceptanceTestsFolder(FIX);
       folders.push(testsDir);
       const handle = await h.start('run-command-fix', { testsDir, maxIterations: 2 });
       const result = await h.result(handle);
@@ -109,7 +99,7 @@ describe('agent tools end to end', () => {
         }),
       );
       h = await createHarness({
-        scenarios: [scenario('quick-pass'), MCP_SCENARIO],
+        scenarios: [testScenario('quick-pass'), MCP_SCENARIO],
         env: { ACA_RUN_COMMAND: 'off', ACA_MCP_CONFIG: configFile },
       });
       await h.startWorker();
@@ -150,7 +140,7 @@ describe('agent tools end to end', () => {
 
 /** quick-pass, with a Coder that asks the MCP server first. */
 const MCP_SCENARIO: Scenario = (() => {
-  const base = scenario('quick-pass');
+  const base = testScenario('quick-pass');
   const coderTurn = base.agents.coder![0]!;
   return {
     ...base,

@@ -6,23 +6,14 @@
  * instead ends FAILED.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadScenarioFile, type Scenario } from '../../src/llm/scenario';
+import { loadScenarioFile } from '../../src/llm/scenario';
 import { createHarness, type Harness } from '../helpers/agent-harness';
+import { acceptanceTestsFolder } from '../helpers/scenario-files';
 
 const SCENARIOS = ['ts-pythagorean-triplet', 'ts-crypto-square', 'ts-forges-passes'].map((name) =>
   loadScenarioFile(path.resolve(__dirname, '..', 'scenarios', `${name}.json`)),
 );
-
-function writeTests(scenario: Scenario): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-exercism-tests-'));
-  for (const [file, text] of Object.entries(scenario.acceptanceTests ?? {})) {
-    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    fs.writeFileSync(path.join(dir, file), text);
-  }
-  return dir;
-}
 
 describe('the Jest acceptance verdict end to end', () => {
   let h: Harness;
@@ -43,7 +34,7 @@ describe('the Jest acceptance verdict end to end', () => {
     ['ts-crypto-square', 3],
   ])('%s ends SUCCESS at the first attempt, its skipped tests counted as skipped', async (name, passed) => {
     const scenario = SCENARIOS.find((s) => s.name === name)!;
-    const testsDir = writeTests(scenario);
+    const testsDir = acceptanceTestsFolder(scenario);
     dirs.push(testsDir);
     const result = await h.result(await h.start(name, { testsDir, maxIterations: 2 }));
     expect(result.state).toBe('SUCCESS');
@@ -54,7 +45,7 @@ describe('the Jest acceptance verdict end to end', () => {
 
   test('a Coder that forges the verdict from its solution module ends FAILED at its limit', async () => {
     const scenario = SCENARIOS.find((s) => s.name === 'ts-forges-passes')!;
-    const testsDir = writeTests(scenario);
+    const testsDir = acceptanceTestsFolder(scenario);
     dirs.push(testsDir);
     const result = await h.result(await h.start('ts-forges-passes', { testsDir, maxIterations: 2 }));
     expect(result.state).toBe('FAILED');

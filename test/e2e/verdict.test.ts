@@ -5,25 +5,12 @@
  * acceptance tests skip, expect failures and parametrize ends SUCCESS.
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { loadScenarioFile, type Scenario } from '../../src/llm/scenario';
 import { createHarness, type Harness } from '../helpers/agent-harness';
+import { acceptanceTestsFolder, testScenario } from '../helpers/scenario-files';
 
-const scenario = (name: string): Scenario =>
-  loadScenarioFile(path.resolve(__dirname, '..', 'scenarios', `${name}.json`));
-const FORGER = scenario('forges-node-ids');
-const EQUAL_EVERYTHING = scenario('forges-equal-everything');
-const HONEST = scenario('skips-honestly');
-
-function testsFolder(s: Scenario): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-verdict-tests-'));
-  for (const [file, text] of Object.entries(s.acceptanceTests ?? {})) {
-    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    fs.writeFileSync(path.join(dir, file), text);
-  }
-  return dir;
-}
+const FORGER = testScenario('forges-node-ids');
+const EQUAL_EVERYTHING = testScenario('forges-equal-everything');
+const HONEST = testScenario('skips-honestly');
 
 describe('the pytest verdict end to end', () => {
   let h: Harness;
@@ -40,7 +27,7 @@ describe('the pytest verdict end to end', () => {
   });
 
   test('a Coder that renames the acceptance items and empties their runtest ends FAILED', async () => {
-    const testsDir = testsFolder(FORGER);
+    const testsDir = acceptanceTestsFolder(FORGER);
     folders.push(testsDir);
     const result = await h.result(await h.start('forges-node-ids', { testsDir, maxIterations: 2 }));
     expect(result.state).toBe('FAILED');
@@ -50,7 +37,7 @@ describe('the pytest verdict end to end', () => {
   });
 
   test("a Coder whose add returns an object equal to everything, with the test module's isinstance shadowed, ends FAILED", async () => {
-    const testsDir = testsFolder(EQUAL_EVERYTHING);
+    const testsDir = acceptanceTestsFolder(EQUAL_EVERYTHING);
     folders.push(testsDir);
     const result = await h.result(await h.start('forges-equal-everything', { testsDir, maxIterations: 2 }));
     expect(result.state).toBe('FAILED');
@@ -67,7 +54,7 @@ describe('the pytest verdict end to end', () => {
   });
 
   test('a correct Coder whose acceptance tests skip and expect failures ends SUCCESS', async () => {
-    const testsDir = testsFolder(HONEST);
+    const testsDir = acceptanceTestsFolder(HONEST);
     folders.push(testsDir);
     const result = await h.result(await h.start('skips-honestly', { testsDir, maxIterations: 2 }));
     expect(result.state).toBe('SUCCESS');
