@@ -148,7 +148,7 @@ export class ServerConnection {
   }
 
   private fail(reason: string): void {
-    this.error = oneLineOf(reason);
+    this.error = reasonLine(reason);
     this.log(`MCP server "${this.config.name}" is down: ${this.error}`);
     this.scheduleRestart();
   }
@@ -197,7 +197,7 @@ export class ServerConnection {
       }
       // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault. The
       // connection is started afresh: an HTTP server that restarted knows the old session no more.
-      const reason = describeError(err);
+      const reason = reasonLine(describeError(err));
       if (this.client === client) {
         this.dropReason = reason;
         void client.close().catch(() => undefined);
@@ -238,4 +238,14 @@ function describeError(err: unknown): string {
 
 function oneLineOf(text: string): string {
   return untrustedText(text).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Why a server is down, as the worker's log, its start lines, `aca doctor` and workflow history
+ * show it: one printable line of at most MAX_ERROR_CHARS. The reason can quote the server (an HTTP
+ * error's body, its stderr), which may send megabytes of escapes.
+ */
+function reasonLine(text: string): string {
+  // Clipped before escaping too, so a huge body costs no more than its kept part.
+  return clipMiddle(oneLineOf(clipMiddle(text, 2 * MAX_ERROR_CHARS)), MAX_ERROR_CHARS).replace(/\n/g, ' ');
 }
