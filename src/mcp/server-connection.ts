@@ -195,6 +195,14 @@ export class ServerConnection {
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
         return { kind: 'error', message: clipMiddle(untrustedText(err.message), MAX_ERROR_CHARS) };
       }
+      // The server answered, just not with a tool result: an answer, since the tool may have acted
+      // (taken for a server that is down, the call would be retried and the tool run again).
+      if (isSchemaError(err)) {
+        return {
+          kind: 'error',
+          message: `the server's answer is not a tool result: ${reasonLine((err as Error).message)}`,
+        };
+      }
       // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault. The
       // connection is started afresh: an HTTP server that restarted knows the old session no more.
       const reason = reasonLine(describeError(err));
@@ -215,6 +223,15 @@ export class ServerConnection {
     this.client = null;
     await client?.close().catch(() => undefined);
   }
+}
+
+/** The SDK's error for an answer that does not fit the protocol's schema (a zod error, duck-typed). */
+function isSchemaError(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    Array.isArray((err as { issues?: unknown }).issues) &&
+    /ZodError/.test(err.name || err.constructor.name)
+  );
 }
 
 /** An error's message and code, duck-typed: fetch's errors come from another realm than Error. */
