@@ -3,6 +3,7 @@ import type { TurnContext, TurnOpening } from '../activities/agent-activities';
 import type { AgentRole, TurnFinish } from '../shared/types';
 import type { RunContext } from './run-context';
 import { runToolCall } from './tool-calls';
+import { instructionsForTurn } from '../shared/turn-instructions';
 
 /** A turn that called its finishing tool, or one that ended without it. */
 export type TurnResult = { ok: true; finish: TurnFinish } | { ok: false; error: string };
@@ -90,12 +91,6 @@ function openingSummary(request: TurnRequest): string {
     : `${request.role} · open the turn`;
 }
 
-/**
- * The user's `--instructions` as far as the instructions' budget (8,000 tokens at most, about
- * 32,000 characters) could ever show them: each turn's input is kept in workflow history.
- */
-const MAX_INSTRUCTION_CHARS_PER_TURN = 40_000;
-
 /** What opens a turn: its conversation's ref, the model, and the context its first message is made of. */
 function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
   const { input } = run;
@@ -120,17 +115,7 @@ function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
       // Where the project's instructions are read: the base commit, the plan's folders.
       ...(run.record.baseCommit ? { baseCommit: run.record.baseCommit } : {}),
       ...(planFiles.length ? { planFiles } : {}),
-      ...(input.instructions
-        ? {
-            instructions: {
-              // Never half of a surrogate pair: the conversation is stored as JSON.
-              text: input.instructions
-                .slice(0, MAX_INSTRUCTION_CHARS_PER_TURN)
-                .replace(/[\ud800-\udbff]$/, ''),
-              chars: input.instructions.length,
-            },
-          }
-        : {}),
+      ...(input.instructions ? { instructions: instructionsForTurn(input.instructions) } : {}),
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),

@@ -2,13 +2,13 @@ import { log, workflowInfo } from '@temporalio/workflow';
 import type { DecidedToolCall, ToolCallInput, ToolCallOutcome } from '../activities/agent-activities';
 import type { AgentRole } from '../shared/types';
 import { mcpQueueFor } from '../shared/host-queues';
-import { mcpActivities } from './activity-options';
+import { mcpActivities, type HostActivities } from './activity-options';
 import type { RunContext } from './run-context';
 
 /**
  * One tool call where its kind runs: a file tool on the host's files queue, `run_command` on its
- * test queue (a test slot), an MCP tool on a worker that has its server. An MCP call that could
- * not be made stays unanswered ("not executed") and the turn goes on: a server down ends no run.
+ * test queue (a test slot), an MCP tool on a worker with its server. An MCP call that could not be
+ * made stays unanswered ("not executed"); the turn goes on.
  */
 export async function runToolCall(
   run: RunContext,
@@ -25,13 +25,11 @@ export async function runToolCall(
     case 'command': {
       const { testSetup: setup, protectedPaths, acceptanceCommit } = run.work;
       const sandbox = { setup, protectedPaths, acceptanceCommit, testsDir: run.input.testsDir };
-      return run.onHost(
-        (host) =>
-          host.testing.runCommand.executeWithOptions({ summary }, [
-            { ...input, place: run.place()!, ...sandbox },
-          ]),
-        'tests',
-      );
+      const runCommand = (host: HostActivities) =>
+        host.testing.runCommand.executeWithOptions({ summary }, [
+          { ...input, ...sandbox, place: run.place()! },
+        ]);
+      return run.onHost(runCommand, 'tests');
     }
     case 'mcp':
       try {
