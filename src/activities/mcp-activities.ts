@@ -90,7 +90,7 @@ async function answerCall(
     throw ApplicationFailure.nonRetryable(`tool call ${input.toolCallId} is not part of ${input.ref}`);
   }
   const timeoutMs = input.timeoutMs ?? deps.callTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
-  const result = await runCall(deps, call, offeredTarget(conversation, call.name), timeoutMs, signal);
+  const result = await runCall(deps, call, () => targetOf(deps, conversation, call.name), timeoutMs, signal);
   conversation.toolResults[input.toolCallId] = result;
   await deps.store.save(conversation);
   return outcomeOf(result);
@@ -98,17 +98,25 @@ async function answerCall(
 
 /**
  * The server and tool the turn was offered under `name` as it opened: the call goes where the
- * offer said, even if this worker lists the server's tools otherwise now.
+ * offer said, even if this worker lists the server's tools otherwise now. A name the turn was not
+ * offered is unknown, though a server here has it: a role not given a server's tools (its
+ * `roles`) cannot reach them by naming one. Only a conversation kept before turns kept their
+ * offer has the name looked up among this worker's servers.
  */
-function offeredTarget(conversation: Conversation, name: string): { server: string; tool: string } | null {
-  const tool = conversation.offered?.mcp.find((t) => t.name === name);
+function targetOf(
+  deps: McpActivityDeps,
+  conversation: Conversation,
+  name: string,
+): { server: string; tool: string } | null {
+  if (!conversation.offered) return deps.pool.resolve(name);
+  const tool = conversation.offered.mcp.find((t) => t.name === name);
   return tool ? { server: tool.server, tool: tool.tool } : null;
 }
 
 async function runCall(
   deps: McpActivityDeps,
   call: { name: string; arguments: string },
-  offered: { server: string; tool: string } | null,
+  targetOfCall: () => { server: string; tool: string } | null,
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<ToolResult> {
@@ -117,7 +125,7 @@ async function runCall(
     error: `unknown tool "${call.name}": no MCP server here offers it`,
   };
   // Throws McpServerUnavailableError while the server is down: its tools are unknown then.
-  const target = offered ?? deps.pool.resolve(call.name);
+  const target = targetOfCall();
   if (!target) return unknown;
   const parsed = parseModelJson(call.arguments || '{}', { repair: true });
   if (!parsed.ok) return { ok: false, error: `the arguments are ${parsed.error}` };

@@ -72,14 +72,21 @@ function describeItem(item: unknown): string {
   }
 }
 
+/** Structured content as JSON; a description for a value JSON cannot write (nested too deep to recurse). */
+function structuredText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '[structured content that cannot be written out as JSON]';
+  }
+}
+
 /** The answer's content as one text: text items joined, the others described. */
 export function mcpContentText(result: unknown, max = MAX_MCP_ANSWER_CHARS): string {
   const body = (typeof result === 'object' && result !== null ? result : {}) as Record<string, unknown>;
   const content = Array.isArray(body.content) ? body.content : [];
   let text = content.map(describeItem).join('\n');
-  if (text === '' && body.structuredContent !== undefined) {
-    text = JSON.stringify(body.structuredContent) ?? '';
-  }
+  if (text === '' && body.structuredContent !== undefined) text = structuredText(body.structuredContent);
   // Clipped before escaping too, so a huge answer costs no more than its kept part.
   return clipMiddle(untrustedText(clipMiddle(text, max * 2)), max);
 }

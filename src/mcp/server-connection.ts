@@ -148,7 +148,7 @@ export class ServerConnection {
   }
 
   private fail(reason: string): void {
-    this.error = oneLineOf(reason);
+    this.error = reasonLine(reason);
     this.log(`MCP server "${this.config.name}" is down: ${this.error}`);
     this.scheduleRestart();
   }
@@ -195,9 +195,17 @@ export class ServerConnection {
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
         return { kind: 'error', message: clipMiddle(untrustedText(err.message), MAX_ERROR_CHARS) };
       }
+      // The server answered, just not with a tool result: an answer, since the tool may have acted
+      // (taken for a server that is down, the call would be retried and the tool run again).
+      if (isSchemaError(err)) {
+        return {
+          kind: 'error',
+          message: `the server's answer is not a tool result: ${reasonLine((err as Error).message)}`,
+        };
+      }
       // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault. The
       // connection is started afresh: an HTTP server that restarted knows the old session no more.
-      const reason = describeError(err);
+      const reason = reasonLine(describeError(err));
       if (this.client === client) {
         this.dropReason = reason;
         void client.close().catch(() => undefined);
@@ -215,6 +223,15 @@ export class ServerConnection {
     this.client = null;
     await client?.close().catch(() => undefined);
   }
+}
+
+/** The SDK's error for an answer that does not fit the protocol's schema (a zod error, duck-typed). */
+function isSchemaError(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    Array.isArray((err as { issues?: unknown }).issues) &&
+    /ZodError/.test(err.name || err.constructor.name)
+  );
 }
 
 /** An error's message and code, duck-typed: fetch's errors come from another realm than Error. */
@@ -238,4 +255,14 @@ function describeError(err: unknown): string {
 
 function oneLineOf(text: string): string {
   return untrustedText(text).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Why a server is down, as the worker's log, its start lines, `aca doctor` and workflow history
+ * show it: one printable line of at most MAX_ERROR_CHARS. The reason can quote the server (an HTTP
+ * error's body, its stderr), which may send megabytes of escapes.
+ */
+function reasonLine(text: string): string {
+  // Clipped before escaping too, so a huge body costs no more than its kept part.
+  return clipMiddle(oneLineOf(clipMiddle(text, 2 * MAX_ERROR_CHARS)), MAX_ERROR_CHARS).replace(/\n/g, ' ');
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_COMMAND_CHARS } from '../sandbox';
+import { printableLine } from '../shared/terminal-text';
 
 /** An agent's command runs this long unless it asks for less; the worker's ACA_MAX_WALL_SECONDS caps it. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 120;
@@ -47,8 +48,12 @@ export const runCommandTool = {
   target: (args: RunCommandArguments): string => commandTarget(args.command),
 };
 
-/** A command line shortened to one line of at most TARGET_CHARS characters. */
+/**
+ * A command line shortened to one line of at most TARGET_CHARS characters, its hidden characters
+ * shown as escapes: the target is the step's summary in workflow history, which the Web UI and
+ * Temporal's own CLI show as it is (a terminal escape or bidi override of the model's must not).
+ */
 export function commandTarget(command: string): string {
-  const line = command.replace(/\s+/g, ' ').trim();
+  const line = printableLine(command.replace(/\s+/g, ' ').trim());
   return line.length > TARGET_CHARS ? `${line.slice(0, TARGET_CHARS - 1)}…` : line;
 }

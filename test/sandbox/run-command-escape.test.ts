@@ -139,6 +139,52 @@ describe('files', () => {
   });
 });
 
+describe('the read-only work tree, reached another way', () => {
+  test('a Planner command cannot write through /proc, a mount namespace, a remount or a bind mount', async () => {
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    fs.chmodSync(path.join(ws, 'a.txt'), 0o644);
+    const python = (code: string) => `/usr/bin/python3 -c '${code}'`;
+    const result = await run(
+      ws,
+      [
+        'echo x > /proc/self/cwd/w1 && echo wrote-1',
+        python(
+          'import os; fd = os.open(".", os.O_RDONLY); os.close(os.open("/proc/self/fd/%d/w2" % fd, os.O_CREAT | os.O_WRONLY))',
+        ) + ' && echo wrote-2',
+        `unshare -rm sh -c 'mount -o remount,rw /workspace && echo x > /workspace/w3' && echo wrote-3`,
+        'mount -o remount,rw /workspace && echo wrote-4',
+        'echo changed > /tmp/a.txt; mount --bind /tmp/a.txt /workspace/a.txt && echo wrote-5',
+        python('import os; os.chmod("/workspace/a.txt", 0o777)') + ' && echo wrote-6',
+        'ln -s /tmp /workspace/w7 && echo wrote-7',
+        'cat a.txt',
+      ].join('\n'),
+      { readOnly: true },
+    );
+    expect(result.stdout).toBe('a\n');
+    expect(result.stderr).toMatch(/Read-only file system/);
+    expect(fs.readdirSync(ws)).toEqual(['a.txt']);
+    expect(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(fs.statSync(path.join(ws, 'a.txt')).mode & 0o7777).toBe(0o644);
+  });
+});
+
+describe('the terminal', () => {
+  // Without a session of its own the command would share the worker's controlling terminal: it
+  // could write escapes to the terminal `aca` runs in, or push keystrokes into it (TIOCSTI).
+  test("the command runs in a session of its own, without the worker's terminal", async () => {
+    const ws = makeWorkspace({});
+    const result = await run(
+      ws,
+      [
+        '/usr/bin/python3 -c \'import os; print("session", os.getsid(0))\'',
+        '(exec 3<>/dev/tty && echo tty-opened) 2>/dev/null || echo no-tty',
+      ].join('\n'),
+    );
+    // A session led from outside the sandbox's pid namespace would show as session 0.
+    expect(result.stdout).toMatch(/^session [1-9]\d*\nno-tty\n$/);
+  });
+});
+
 describe('processes', () => {
   test('a command past its limit is killed and says it timed out', async () => {
     const ws = makeWorkspace({});

@@ -164,3 +164,17 @@ test('a call goes where the turn was offered it as it opened', async () => {
   });
   expect(calls).toEqual(['tools/lookup', 'gone/lookup']);
 });
+
+test("a tool the turn was not offered is unknown, though this worker's server has it", async () => {
+  // A role left out of a server's `roles` is offered none of its tools; naming one reaches nothing.
+  const notOffered = await turnCalling('mcp__tools__lookup', '{"key": "k"}', []);
+  expect(await run(notOffered)).toEqual({
+    ok: false,
+    error: 'unknown tool "mcp__tools__lookup": no MCP server here offers it',
+  });
+  const otherTool = await turnCalling('mcp__tools__lookup', '{"key": "k"}', [
+    { name: 'mcp__tools__find', server: 'tools', tool: 'lookup' },
+  ]);
+  expect((await run(otherTool)).ok).toBe(false);
+  expect(calls).toEqual([]);
+});

@@ -73,3 +73,14 @@ test('clipMiddle counts exactly what it cut', () => {
   const cut = Number(/(\d+) characters cut/.exec(clipped)![1]);
   expect(clipped.replace(/\n\[… \d+ characters cut …\]\n/, '').length + cut).toBe(100);
 });
+
+// JSON.parse takes any depth but JSON.stringify recurses: a server's answer nested deep enough
+// would throw in the worker, and the call be retried (and the tool called again) each time.
+test('structured content too deeply nested to write out is described, not thrown on', () => {
+  let deep: Record<string, unknown> = { leaf: 1 };
+  for (let depth = 0; depth < 200_000; depth++) deep = { a: deep };
+  expect(mcpToolAnswer({ content: [], structuredContent: deep })).toEqual({
+    ok: true,
+    content: '[structured content that cannot be written out as JSON]',
+  });
+});

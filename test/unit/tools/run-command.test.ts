@@ -74,4 +74,15 @@ describe('run_command arguments', () => {
     expect(long.endsWith('…')).toBe(true);
     expect(runCommandTool.target({ command: 'ls -la' })).toBe('ls -la');
   });
+
+  // The target is the step's summary in workflow history, which the Web UI and `temporal` show
+  // as they are: a terminal escape or a bidi override of the model's command must not reach them.
+  test("the target shows the command line's hidden characters as escapes", () => {
+    const target = commandTarget('printf ok\u001b]52;c;ZXZpbA==\u0007 # \u202etxt.exe\u009b2J\u200b');
+    expect(target).toBe('printf ok\\x1b]52;c;ZXZpbA==\\x07 # \\u202etxt.exe\\u009b2J\\u200b');
+    expect(target).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+    const long = commandTarget('\u001b'.repeat(200));
+    expect(long).toHaveLength(80);
+    expect(long).not.toMatch(/\p{Cc}/u);
+  });
 });

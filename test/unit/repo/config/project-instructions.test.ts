@@ -154,6 +154,21 @@ describe('project instructions from the base commit', () => {
     expect(result.text).toContain('AGENTS.md was not read: a symbolic link');
   });
 
+  test('a folder of the plan that is a link, or another repository, is never entered', async () => {
+    const repo = makeRepo({ 'real/AGENTS.md': 'REAL FOLDER\n' });
+    fs.symlinkSync('real', path.join(repo, 'src'));
+    fs.symlinkSync('/etc', path.join(repo, 'etc'));
+    gitIn(repo, 'add', '-A');
+    // A gitlink (a submodule's entry): its AGENTS.md is another repository's, not in this commit.
+    const inner = makeRepo({ 'AGENTS.md': 'SUBMODULE\n' });
+    gitIn(repo, 'update-index', '--add', '--cacheinfo', `160000,${head(inner)},vendor`);
+    gitIn(repo, 'commit', '--quiet', '-m', 'links');
+    const result = await read(repo, { paths: ['src/x.py', 'etc/passwd', 'vendor/x.py', 'vendor/AGENTS.md'] });
+    expect(result).toEqual({ text: '', files: [], omitted: [] });
+    // The same folder named by its own path is read.
+    expect((await read(repo, { paths: ['real/x.py'] })).text).toContain('REAL FOLDER');
+  });
+
   test('binary junk is left out, terminal escapes and invisible characters are dropped', async () => {
     const repo = makeRepo({ 'README.md': 'x\n' });
     fs.writeFileSync(
