@@ -20,6 +20,7 @@ import { turnMapRequest } from './turn-map-request';
 import type { ProjectInstructions } from '../repo';
 import type { InstructionsRequest, OpenTurnInput } from './turn-context';
 import { buildUserMessage } from './user-message';
+import { printableLine } from '../shared/terminal-text';
 import { parseMcpArguments } from './mcp-arguments';
 import { turnTools } from './offered-tools';
 
@@ -300,14 +301,15 @@ export async function runAgentStep(
         kind: 'command',
         id: call.id,
         name: 'run_command',
-        target: tool.target(parsed.args),
+        target: printableLine(tool.target(parsed.args)),
       });
     } else if (isFileToolName(call.name)) {
       decision.toolCalls.push({
         kind: 'file',
         id: call.id,
         name: call.name,
-        target: tool.target(parsed.args),
+        // The step's summary in history, which the Web UI shows as it is: hidden characters escaped.
+        target: printableLine(tool.target(parsed.args)),
       });
     }
   }

@@ -42,6 +42,7 @@ const scenario: Scenario = {
             { name: 'mcp__docs__lookup', arguments: '[1, 2]' },
             { name: 'mcp__other__tool', arguments: {} },
             { name: 'read_file', arguments: { path: 'a.py' } },
+            { name: 'read_file', arguments: { path: 'x\u001b]0;pwned\u0007\u202eyp.py' } },
           ],
         },
       ],
@@ -139,7 +140,10 @@ describe('the tools a turn is offered', () => {
       { kind: 'command', name: 'run_command', target: 'python3 -m pytest -q tests/test_a.py' },
       { kind: 'mcp', name: 'mcp__docs__lookup', target: '', server: 'docs' },
       { kind: 'file', name: 'read_file', target: 'a.py' },
+      { kind: 'file', name: 'read_file', target: expect.stringMatching(/^x.*pwned.*yp\.py$/) },
     ]);
+    // A target is the step's summary in history, shown by the Web UI as it is.
+    expect(step.toolCalls.at(-1)!.target).not.toMatch(/[\u001b\u0007\u202e]/);
     const answers = (await store.load(ref)).toolResults;
     const refused = Object.values(answers).map((a) => (a.ok ? 'ok' : a.error));
     expect(refused).toEqual([
