@@ -105,7 +105,7 @@ describe('npm run bench (smoke: every part, tiny)', () => {
       ],
       { out: (l) => stdout.push(l), progress: (l) => stderr.push(l) },
     );
-  }, 300_000);
+  }, 480_000);
 
   afterAll(() => {
     if (bundleBefore === undefined) delete process.env.ACA_WORKFLOW_BUNDLE;
