@@ -119,7 +119,7 @@ function turnOpening(run: RunContext, request: TurnRequest): TurnOpening {
       ...request.context,
     },
     ...(request.recallLessons ? { recallLessons: { workflowId: run.workflowId, task: input.task } } : {}),
-    ...(run.work.runCommand ? {} : { runCommand: false }),
+    ...(run.work.runCommand === false ? { runCommand: false } : {}),
   };
 }
 

@@ -181,6 +181,7 @@ describe('the state carried to the next execution', () => {
       movable: false,
       acceptanceCommit: null,
       setupCommand: null,
+      runCommand: true,
       pendingNotes: [],
     });
     expect(carried.record.headCommit).toBe('c-tester-1');
@@ -200,6 +201,7 @@ describe('the state carried to the next execution', () => {
       'attempt',
       'maxIterations',
       'protectedPaths',
+      'baseCommit',
       'plan',
       'analysis',
       'feedback',

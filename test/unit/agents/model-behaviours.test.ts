@@ -313,7 +313,9 @@ describe('models as they behave', () => {
   test('calls written as text run with generated ids; names the agent lacks are refused', async () => {
     const ref = await open('text-calls');
     const step0 = await runAgentStep(store, textModel(), ref, 0);
-    expect(step0.toolCalls).toEqual([{ id: 'call_text_0_0', name: 'create_file', target: 'hello.py' }]);
+    expect(step0.toolCalls).toEqual([
+      { kind: 'file', id: 'call_text_0_0', name: 'create_file', target: 'hello.py' },
+    ]);
     await executeTurnToolCall(store, ref, 'call_text_0_0');
     expect(fs.readFileSync(path.join(workspace, 'hello.py'), 'utf8')).toBe('print("hi")\n');
     expect((await runAgentStep(store, textModel(), ref, 1)).finished).toEqual({
@@ -451,7 +453,9 @@ describe('a model the server takes no tools for', () => {
       );
       fs.writeFileSync(path.join(root, 'a.py'), 'x = 1\n');
       const first = await runAgentStep(store, chat, ref, 0);
-      expect(first.toolCalls).toEqual([{ id: 'call_text_0_0', name: 'read_file', target: 'a.py' }]);
+      expect(first.toolCalls).toEqual([
+        { kind: 'file', id: 'call_text_0_0', name: 'read_file', target: 'a.py' },
+      ]);
       await executeTurnToolCall(store, ref, 'call_text_0_0');
       expect((await runAgentStep(store, chat, ref, 1)).finished).toEqual({ tool: 'finish', summary: 'done' });
       // The call and its answer were sent back as text: such a server's template may drop tool turns.
