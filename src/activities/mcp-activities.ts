@@ -1,9 +1,9 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolCallOutcome } from '../agents/agent-turn';
+import { clipMiddle } from '../shared/clip-text';
 import { takeUpConversation } from '../agents/conversation-fork';
 import {
-  clipMiddle,
   McpServerUnavailableError,
   mcpToolAnswer,
   offeredMcpTools,

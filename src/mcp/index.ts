@@ -25,7 +25,7 @@ export {
   type OfferedMcpToolShape,
 } from './mcp-pool';
 export { McpServerUnavailableError, type McpCallOutcome } from './server-connection';
-export { clipMiddle, MAX_MCP_ANSWER_CHARS, mcpContentText, mcpToolAnswer, untrustedText } from './mcp-result';
+export { MAX_MCP_ANSWER_CHARS, mcpContentText, mcpToolAnswer, untrustedText } from './mcp-result';
 export {
   FUNCTION_NAME,
   MCP_FUNCTION_PREFIX,

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpServerConfig } from './mcp-config';
-import { clipMiddle, untrustedText } from './mcp-result';
+import { clipMiddle } from '../shared/clip-text';
+import { untrustedText } from './mcp-result';
 import { toolFunctionNames } from './tool-names';
 
 /**

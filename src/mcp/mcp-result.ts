@@ -1,3 +1,4 @@
+import { clipMiddle } from '../shared/clip-text';
 import { printable } from '../shared/terminal-text';
 import type { ToolResult } from '../tools/tool';
 
@@ -26,17 +27,6 @@ const TERMINAL_SEQUENCES = new RegExp(
 /** Text with terminal sequences removed, line ends made `\n`, and other hidden characters escaped. */
 export function untrustedText(text: string): string {
   return printable(text.replace(TERMINAL_SEQUENCES, '').replace(/\r\n?/g, '\n'));
-}
-
-/** The start and the end of `text`, at most `max` characters, saying in the middle how much was cut. */
-export function clipMiddle(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const marker = (cut: number) => `\n[… ${cut} characters cut …]\n`;
-  const room = Math.max(0, max - marker(text.length).length);
-  const head = Math.ceil(room / 2);
-  const tail = room - head;
-  const cut = text.length - head - tail;
-  return text.slice(0, head) + marker(cut) + (tail > 0 ? text.slice(text.length - tail) : '');
 }
 
 /** Bytes of base64 data, without decoding it. */

@@ -5,7 +5,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stdioEnvironment, type McpServerConfig } from './mcp-config';
 import { listedTools, type ListedTool } from './listed-tools';
-import { clipMiddle, untrustedText } from './mcp-result';
+import { clipMiddle } from '../shared/clip-text';
+import { untrustedText } from './mcp-result';
 
 /**
  * One configured MCP server as a worker keeps it: connected at start, its tools listed, and

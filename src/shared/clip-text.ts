@@ -25,6 +25,17 @@ export function clipStart(text: string, max: number): string {
   return marker + text.slice(text.length - (max - marker.length));
 }
 
+/** The start and the end of `text`, at most `max` characters, saying in the middle how much was cut. */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = (cut: number) => `\n[… ${cut} characters cut …]\n`;
+  const room = Math.max(0, max - marker(text.length).length);
+  const head = Math.ceil(room / 2);
+  const tail = room - head;
+  const cut = text.length - head - tail;
+  return text.slice(0, head) + marker(cut) + (tail > 0 ? text.slice(text.length - tail) : '');
+}
+
 /** Collapses whitespace so one field fits on one line of a prompt or a table. */
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();

@@ -2,7 +2,8 @@
  * An MCP tool's answer is untrusted text: text joined, other content described, terminal escapes
  * removed, hidden characters made visible, and the whole clipped with the cut said in the middle.
  */
-import { clipMiddle, mcpToolAnswer, MAX_MCP_ANSWER_CHARS } from '../../../src/mcp';
+import { mcpToolAnswer, MAX_MCP_ANSWER_CHARS } from '../../../src/mcp';
+import { clipMiddle } from '../../../src/shared/clip-text';
 
 test('text items are joined; an image, audio and resources are described, not passed on', () => {
   const png = Buffer.alloc(300).toString('base64');
