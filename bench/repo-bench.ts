@@ -239,7 +239,7 @@ export async function runRepoBench(
           author: { name: 'aca bench', email: 'bench@aca.invalid' },
         }),
       );
-      return { workTree, branch: prepared.branch, prepared };
+      return { workTree, branch: prepared.place.branch, prepared };
     };
 
     progress('warm-up: one prepared run and one bare worktree (not measured)');

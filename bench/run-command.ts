@@ -192,15 +192,10 @@ export async function measureRunCommandRoundTrips(
       testCommand: null,
       setupCommand: null,
     })) as PreparedRun;
-    const place: RunPlace = {
-      workflowId: 'bench-run-command',
-      branch: prepared.branch,
-      commit: prepared.startCommit,
-      git: prepared.git,
-      disk: prepared.queues.disk,
-    };
+    const place: RunPlace = prepared.place;
+    const headCommit = prepared.startCommit;
     // The same work tree as the direct calls', so that the difference is Temporal's and the stores'.
-    writeWorkTree(place.git.workTree);
+    writeWorkTree(place.workTree);
     const store = new FileConversationStore(path.join(home, 'conversations'));
     const activities = createCommandActivities({
       store,
@@ -216,7 +211,7 @@ export async function measureRunCommandRoundTrips(
         role: 'coder',
         model: 'bench',
         language: 'python',
-        workspace: place.git.workTree,
+        workspace: place.workTree,
         protectedPaths: [],
         entries: [
           { kind: 'system', content: 'coder' },
@@ -243,7 +238,7 @@ export async function measureRunCommandRoundTrips(
         const handle = await stack.client.workflow.start('runCommandsWorkflow', {
           taskQueue,
           workflowId: taskQueue,
-          args: [ids.map((toolCallId) => ({ ref, toolCallId, place, execution: 'bench' }))],
+          args: [ids.map((toolCallId) => ({ ref, toolCallId, place, headCommit, execution: 'bench' }))],
         });
         await handle.result();
         perCall.push((performance.now() - started) / calls);

@@ -34,7 +34,7 @@ import {
   removeRunWorktree,
   type GitStoreLocation,
 } from '../src/repo';
-import type { RepoInput, RunGit, RunPlace } from '../src/shared/run-types';
+import type { RepoInput, RunPlace } from '../src/shared/run-types';
 import { openBenchStack, type BenchStack } from './bench-stack';
 import {
   formatPairs,
@@ -199,25 +199,24 @@ async function coldOpen(
   store: GitStoreLocation,
   author: { name: string; email: string },
   root: string,
-  place: RunPlace,
+  { place, headCommit }: { place: RunPlace; headCommit: string },
 ): Promise<{ ms: number; files: number; fetchedKiB: number }> {
   const home = fs.mkdtempSync(path.join(root, 'cold-home-'));
   try {
     const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
     const started = performance.now();
-    const adopted = await host.adopt(place);
+    const adopted = await host.adopt(place, headCommit);
     const ms = round(performance.now() - started);
-    if (adopted.workTree === place.git.workTree) {
+    if (adopted.workTree === place.workTree) {
       throw new Error(`the cold worker did not adopt ${place.workflowId} in a work tree of its own`);
     }
-    const local = { git: adopted };
     const target = { gitDir: adopted.gitDir, workTree: adopted.workTree };
     const head = (await git(target, ['rev-parse', 'HEAD'])).trim();
-    if (head !== place.commit) throw new Error(`the cold copy is at ${head}, not ${place.commit}`);
+    if (head !== headCommit) throw new Error(`the cold copy is at ${head}, not ${headCommit}`);
     const status = await git(target, ['status', '--porcelain']);
-    if (status.trim()) throw new Error(`the cold copy differs from ${place.commit}:\n${status}`);
+    if (status.trim()) throw new Error(`the cold copy differs from ${headCommit}:\n${status}`);
     const files = (await git(target, ['ls-files', '-z'])).split('\0').filter(Boolean).length;
-    return { ms, files, fetchedKiB: await countObjectsKiB(local.git.commonDir) };
+    return { ms, files, fetchedKiB: await countObjectsKiB(adopted.commonDir) };
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
@@ -248,12 +247,6 @@ export async function runStoreBench(
     if (store.isDefault || store.url !== storePath)
       throw new Error(`the store worker's store is ${store.url}`);
     const author = withStore.config.gitAuthor;
-    const disk = new HostRuns({
-      store,
-      home: withStore.home,
-      workspacesRoot: withStore.config.workspacesRoot,
-      author,
-    }).disk();
     for (const s of [stack, withStore]) s.llm.setDelay(options.delayMs);
     await warmUp(stack, progress);
     await warmUp(withStore, (m) => progress(`store worker: ${m}`));
@@ -277,11 +270,10 @@ export async function runStoreBench(
         ) + 1
       );
     };
-    const placeOf = (m: MeasuredRun): RunPlace => {
-      const { branch, headCommit, git: runGit } = m.result;
-      if (!branch || !headCommit || !runGit)
-        throw new Error(`${m.workflowId} recorded no branch, commit or git`);
-      return { workflowId: m.workflowId, branch, commit: headCommit, git: runGit, disk };
+    const placeOf = (m: MeasuredRun): { place: RunPlace; headCommit: string } => {
+      const { headCommit, place } = m.result;
+      if (!headCommit || !place) throw new Error(`${m.workflowId} recorded no place or commit`);
+      return { place, headCommit };
     };
 
     const measureCase = async (
@@ -377,11 +369,7 @@ export async function runStoreBench(
     fs.mkdirSync(repoDir);
     const repoFiles = await generateRepository(repoDir, options.files, REPO_TEST_FILES, true);
     const resolved = await resolveRepository(repoDir, 'HEAD');
-    const repoGit: RunGit = {
-      gitDir: path.join(repoDir, '.git'),
-      commonDir: path.join(repoDir, '.git'),
-      workTree: repoDir,
-    };
+    const userRepository = { commonDir: path.join(repoDir, '.git') };
 
     // The first push of the repository's history, into empty stores; the last fills the real store.
     const firstPushMs: number[] = [];
@@ -392,7 +380,7 @@ export async function runStoreBench(
       const started = performance.now();
       await pushRunCommit(
         parseGitStoreLocation(target, root),
-        repoGit,
+        userRepository,
         `aca/bench-first-push-${i}`,
         resolved.baseCommit,
         null,
@@ -410,9 +398,9 @@ export async function runStoreBench(
     let repoTestCommand: string | null = null;
     const removeWorktree = async (m: MeasuredRun): Promise<void> => {
       repoTestCommand ??= m.result.testCommand;
-      const { git: runGit, branch } = m.result;
-      if (!runGit || !branch) return;
-      await removeRunWorktree({ commonDir: runGit.commonDir, workTree: runGit.workTree, branch });
+      const { place } = m.result;
+      if (!place) return;
+      await removeRunWorktree(place);
     };
     const repoDescription = `${DEMO_SCENARIO} as a --repo run on ${repoFiles} files, ${REPO_TEST_FILES * TESTS_PER_FILE} tests of the repository`;
     progress(`repo: ${options.reps} runs each on one host and with the store, interleaved`);

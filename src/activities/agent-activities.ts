@@ -102,8 +102,10 @@ export interface AgentStepInput {
 export interface OpenTurnStepInput {
   /** The conversation to open (idempotent); its workspace is the place's work tree. */
   open: TurnOpening;
-  /** The run's work tree as recorded, which the repository map reads. */
+  /** Where the run's files are: the repository map reads its work tree. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
 }
 
 /** An opened turn. */
@@ -130,8 +132,10 @@ export type AgentStepOutcome = StepDecision & { usd: number | null; ref?: string
 export interface ToolCallInput {
   ref: string;
   toolCallId: string;
-  /** The run's work tree as recorded: the call starts from its commit. */
+  /** Where the run's files are. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   /** The workflow execution the call belongs to (see HostRuns.commit). */
   execution?: string;
   /** As in AgentStepInput: the conversation an earlier execution opened for the turn. */
@@ -236,19 +240,18 @@ function hostOf(deps: AgentActivityDeps): HostRuns {
 
 export function createAgentActivities(deps: AgentActivityDeps) {
   const runFileTool = async (input: ToolCallInput): Promise<ToolCallOutcome> => {
-    const { place } = input;
     const host = hostOf(deps);
     const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
     return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
-      atRecordedCommit(host, place, async (runGit) => {
+      atRecordedCommit(host, input, async (place) => {
         const site: ToolCallSite = {
-          workspace: runGit.workTree,
+          workspace: place.workTree,
           // With a store, each change is committed and pushed at once: another host that adopts
           // the run mid-turn finds every file the turn's answers say it wrote.
           ...(host.usesStore
             ? {
                 commitChange: (path: string, toolName: string) =>
-                  host.commit(place, {
+                  host.commit(place, input.headCommit, {
                     message: `aca: ${turn}: ${toolName} ${path}`,
                     step: `${input.ref}/${input.toolCallId}`,
                     execution: input.execution ?? '',
@@ -277,13 +280,13 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     /** Runs on the run's host: the repository map reads its work tree, the instructions its git. */
     async openTurn(input: OpenTurnStepInput): Promise<OpenedTurn> {
       return withHeartbeats(HEARTBEAT_EVERY_MS, () =>
-        atRecordedCommit(hostOf(deps), input.place, async (runGit) => {
+        atRecordedCommit(hostOf(deps), input, async (place) => {
           let instructions: string[] = [];
-          const sources = turnSources(deps, { gitDir: runGit.commonDir }, (read) => {
+          const sources = turnSources(deps, { gitDir: place.commonDir }, (read) => {
             instructions = read.files.map((f) => f.path);
           });
           try {
-            await openTurn(deps.store, { ...input.open, workspace: runGit.workTree }, sources);
+            await openTurn(deps.store, { ...input.open, workspace: place.workTree }, sources);
           } catch (err) {
             throw asMissingConversation(err);
           }

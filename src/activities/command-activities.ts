@@ -77,7 +77,7 @@ export function createCommandActivities(deps: CommandActivityDeps) {
     async runCommand(input: RunCommandInput): Promise<CommandCallOutcome> {
       const host = deps.host;
       if (!host) throw new Error('run_command runs on a worker with hosts (see createAcaActivities)');
-      return atRecordedCommit(host, input.place, async (runGit) => {
+      return atRecordedCommit(host, input, async (place) => {
         if (input.openedAs) {
           const openedAs = input.openedAs;
           await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
@@ -96,13 +96,13 @@ export function createCommandActivities(deps: CommandActivityDeps) {
         const done = conversation.toolResults[input.toolCallId];
         if (done) return { ...outcomeOf(done, line, conversation.toolCommits?.[input.toolCallId]), ...taken };
 
-        const answer = await answerCall(runGit.workTree, conversation, call.arguments, input);
+        const answer = await answerCall(place.workTree, conversation, call.arguments, input);
         let commit: string | null = null;
         if (answer.ok && CHANGING_ROLES.has(conversation.role) && host.usesStore) {
           // Pushed at once: another host that adopts the run mid-turn finds what the command wrote.
           const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
           commit = await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
-            commitStep(host, input.place, {
+            commitStep(host, input, {
               message: `aca: ${turn}: run_command`,
               step: `${input.ref}/${input.toolCallId}`,
               execution: input.execution ?? '',

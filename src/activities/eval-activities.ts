@@ -6,7 +6,7 @@ import { openBatchStore } from '../eval/open-batch-store';
 import type { EvalDatabase } from '../eval/batch-repository';
 import { writeBatchOutputs, withoutIds, type InstanceResult, type StoredInstance } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
-import { fetchStoreBranch, git, runBranch, withWorktreeLock, type GitStoreLocation } from '../repo';
+import { fetchStoreBranch, git, withWorktreeLock, type GitStoreLocation } from '../repo';
 import { copyOnThisHost } from '../eval/store-copies';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import {
@@ -18,7 +18,7 @@ import {
   type InstanceOutcome,
 } from '../shared/eval-types';
 import { NO_TOKENS, type EvalRunOutcome } from '../shared/eval-run';
-import type { RunGit, RunInput } from '../shared/run-types';
+import type { RunInput, RunPlace } from '../shared/run-types';
 import type { SandboxMode } from '../shared/types';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { sandboxLimitsOf } from './test-activities';
@@ -152,7 +152,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         }),
       );
       await store.saveResult({ ...base, ...evaluation, model_patch: patch });
-      if (request.source === 'agent' && run?.git) await removeWorkTree(run.git);
+      if (request.source === 'agent' && run?.place) await removeWorkTree(run.place);
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
@@ -230,8 +230,8 @@ async function patchOf(
       return stored.prediction?.model_patch ?? '';
     case 'agent': {
       const run = request.run;
-      if (!run?.git || !run.baseCommit || !run.headCommit || run.baseCommit === run.headCommit) return '';
-      const diff = await git({ gitDir: await runGitDirHere(run, run.git, stored, gitStore) }, [
+      if (!run?.place || !run.baseCommit || !run.headCommit || run.baseCommit === run.headCommit) return '';
+      const diff = await git({ gitDir: await gitDirHoldingRun(run.place, stored, gitStore) }, [
         'diff',
         '--binary',
         '--no-ext-diff',
@@ -256,15 +256,14 @@ async function patchOf(
  * A git directory on this host holding the run's commits: the run's own when it is here, else
  * this host's copy of the repository with the run's branch fetched from the git store.
  */
-async function runGitDirHere(
-  run: EvalRunOutcome,
-  runGit: RunGit,
+async function gitDirHoldingRun(
+  place: RunPlace,
   stored: StoredInstance,
   gitStore: GitStoreLocation | null,
 ): Promise<string> {
-  if (fs.existsSync(runGit.commonDir) || !gitStore) return runGit.commonDir;
+  if (fs.existsSync(place.commonDir) || !gitStore) return place.commonDir;
   const gitDir = path.join(stored.repoPath, '.git');
-  await fetchStoreBranch(gitStore, gitDir, runBranch(run.workflowId));
+  await fetchStoreBranch(gitStore, gitDir, place.branch);
   return gitDir;
 }
 
@@ -272,13 +271,13 @@ async function runGitDirHere(
  * The run's work tree once its patch is evaluated: a batch of thousands of instances would
  * otherwise keep a checkout of each. Its branch stays, with every commit of the run.
  */
-async function removeWorkTree(runGit: RunGit): Promise<void> {
+async function removeWorkTree(place: RunPlace): Promise<void> {
   // On another host: that host's to clean.
-  if (!fs.existsSync(runGit.commonDir)) return;
-  const common = { gitDir: runGit.commonDir };
-  await withWorktreeLock(runGit.commonDir, () =>
-    git(common, ['worktree', 'remove', '--force', '--force', '--', runGit.workTree]).catch(async () => {
-      fs.rmSync(runGit.workTree, { recursive: true, force: true });
+  if (!fs.existsSync(place.commonDir)) return;
+  const common = { gitDir: place.commonDir };
+  await withWorktreeLock(place.commonDir, () =>
+    git(common, ['worktree', 'remove', '--force', '--force', '--', place.workTree]).catch(async () => {
+      fs.rmSync(place.workTree, { recursive: true, force: true });
       await git(common, ['worktree', 'prune']);
     }),
   );

@@ -5,33 +5,42 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkTreeTooLargeError, type CommitRequest, type HostRuns } from '../repo';
-import type { RunGit, RunPlace } from '../shared/run-types';
+import type { RunPlace } from '../shared/run-types';
 import { asStoreFailure } from './store-failures';
 import { FAILURE_TYPES } from '../shared/failure-types';
+
+/**
+ * What every step that reads or changes a run's files is given: where they are, and the last
+ * commit the run recorded, which the step starts from.
+ */
+export interface HostStepInput {
+  place: RunPlace;
+  headCommit: string;
+}
 
 /** Runs `work` in the run's work tree, brought to the recorded commit first when it is elsewhere. */
 export async function atRecordedCommit<T>(
   host: HostRuns,
-  place: RunPlace,
-  work: (git: RunGit) => Promise<T>,
+  step: HostStepInput,
+  work: (place: RunPlace) => Promise<T>,
 ): Promise<T> {
-  let runGit: RunGit;
+  let place: RunPlace;
   try {
-    runGit = await host.atCommit(place);
+    place = await host.atCommit(step.place, step.headCommit);
   } catch (err) {
     throw asStoreFailure(err);
   }
-  return work(runGit);
+  return work(place);
 }
 
 /** Commits what the step changed on the run's branch (and pushes it, with a store); null: nothing changed. */
 export async function commitStep(
   host: HostRuns,
-  place: RunPlace,
+  step: HostStepInput,
   request: Omit<CommitRequest, 'warn'>,
 ): Promise<string | null> {
   try {
-    return await host.commit(place, { ...request, warn: warnInActivity });
+    return await host.commit(step.place, step.headCommit, { ...request, warn: warnInActivity });
   } catch (err) {
     throw asCommitFailure(err);
   }

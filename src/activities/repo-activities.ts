@@ -13,7 +13,8 @@ import { runRepositoryHere } from '../eval/store-copies';
 import { detectTestCommand, findDependencyFolders, isRoot, lendWorkspaceContents } from '../sandbox';
 import { UserInputError } from '../shared/errors';
 import type { HostQueues } from '../shared/host-queues';
-import type { RepoInput, RunGit, RunPlace, RunTestSetup } from '../shared/run-types';
+import type { HostStepInput } from './host-steps';
+import type { RepoInput, RunPlace, RunTestSetup } from '../shared/run-types';
 import type { ProjectLimits } from '../shared/test-command';
 import type { Language, SandboxMode } from '../shared/types';
 import type { TestEnv } from '../shared/test-env';
@@ -57,8 +58,8 @@ export interface PrepareRunInput {
 }
 
 export interface PreparedRun {
-  git: RunGit;
-  branch: string;
+  /** Where the run's files are: on the host that took the step. */
+  place: RunPlace;
   baseCommit: string;
   /** The commit the branch starts at: the base, or a linked run's start commit. */
   startCommit: string;
@@ -66,7 +67,7 @@ export interface PreparedRun {
   setupCommand: string | null;
   /** Whether the project lets agents run commands (`.aca.json` `tools.runCommand`, default true). */
   runCommand: boolean;
-  /** The host that has the run's files: its disk id and task queues. */
+  /** The task queues of the host that took the step (named after its disk, as `place.disk`). */
   queues: HostQueues;
   /** Whether the run can move to another host (a git store is configured). */
   movable: boolean;
@@ -74,11 +75,6 @@ export interface PreparedRun {
   hostStartTimeoutMs?: number;
   /** How long the run's steps may go without a heartbeat (ACA_HEARTBEAT_TIMEOUT); absent: each step's own. */
   heartbeatTimeoutMs?: number;
-}
-
-export interface AdoptedRun {
-  git: RunGit;
-  queues: HostQueues;
 }
 
 function badInput(message: string): ApplicationFailure {
@@ -105,16 +101,16 @@ export function createRepoActivities(deps: RepoActivityDeps) {
      * Runs on the shared queue when the run's host did not take a step in time: the worker that
      * takes it becomes the run's host, its work tree brought from the store at the recorded commit.
      */
-    async adoptRun(input: { place: RunPlace }): Promise<AdoptedRun> {
+    async adoptRun(input: HostStepInput): Promise<Pick<PreparedRun, 'place' | 'queues'>> {
       return withHeartbeats(5_000, async () => {
-        let adopted: RunGit;
+        let adopted: RunPlace;
         try {
-          adopted = await deps.host.adopt(input.place);
+          adopted = await deps.host.adopt(input.place, input.headCommit);
         } catch (err) {
           throw asStoreFailure(err);
         }
         if (deps.sandboxMode === 'bwrap' && isRoot()) await lendWorkspaceContents(adopted.workTree);
-        return { git: adopted, queues: deps.host.queues() };
+        return { place: adopted, queues: deps.host.queues() };
       });
     },
 
@@ -139,14 +135,14 @@ export async function prepareRun(
 ): Promise<PreparedRun> {
   const workspace = path.resolve(input.workspace ?? host.workspaceFor(input.workflowId));
   const prepared = await prepareRunRepository(
-    { ...input, workspace, gitDir: input.repo ? null : host.gitDirFor(input.workflowId) },
+    { ...input, workspace, disk: host.disk(), gitDir: input.repo ? null : host.gitDirFor(input.workflowId) },
     gitStore,
   );
   if (gitStore) {
     try {
       // The branch as the run starts: the base commit (a linked run's start commit, whose
       // history holds the base), for any worker that runs a later step of it.
-      await pushRunCommit(gitStore, prepared.git, prepared.branch, prepared.startCommit, null, {
+      await pushRunCommit(gitStore, prepared.place, prepared.place.branch, prepared.startCommit, null, {
         timeoutMs: PREPARE_PUSH_TIMEOUT_MS,
       });
     } catch (err) {
@@ -172,7 +168,7 @@ export async function prepareRun(
  * dependency folders are read from the base commit and the user's repository.
  */
 export async function prepareRunRepository(
-  input: PrepareRunInput & { workspace: string; gitDir: string | null },
+  input: PrepareRunInput & { workspace: string; disk: string; gitDir: string | null },
   gitStore: GitStoreLocation | null = null,
 ): Promise<Omit<PreparedRun, 'queues' | 'movable'>> {
   let made: MadeRunRepository;
@@ -182,7 +178,7 @@ export async function prepareRunRepository(
     if (err instanceof UserInputError) throw badInput(err.message);
     throw err;
   }
-  const { git: runGit, config } = made;
+  const { place, config } = made;
   const dependencies = input.repo ? findDependencyFolders(input.repo.path) : [];
   const testCommandLine = input.testCommand ?? config.testCommand;
   const command = testCommandLine
@@ -192,10 +188,9 @@ export async function prepareRunRepository(
         source: input.testCommand ? ('option' as const) : ('config' as const),
         label: testCommandLine,
       }
-    : detectTestCommand(runGit.workTree, input.language, dependencies);
+    : detectTestCommand(place.workTree, input.language, dependencies);
   return {
-    git: runGit,
-    branch: made.branch,
+    place,
     baseCommit: made.baseCommit,
     startCommit: made.startCommit,
     testSetup: {

@@ -42,8 +42,10 @@ export interface RunTestsInput {
   setup?: RunTestSetup | null;
   /** The stored report of the baseline run, when the run has one. */
   baselineRef?: string | null;
-  /** The run's work tree as recorded. */
+  /** Where the run's files are. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   /**
    * On a host that adopted the run: the commit that added the `--tests` files, whose originals
    * are read there (the folder given is on the host that prepared the run).
@@ -70,8 +72,10 @@ export interface RunSetupInput {
   setup: RunTestSetup;
   /** The user's explicit opt-in (`--setup-network`). */
   network: boolean;
-  /** The run's work tree as recorded. */
+  /** Where the run's files are. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   /** When given, what the command changed is committed with this message, in this activity. */
   commitMessage?: string;
   /** The workflow execution the step belongs to (see HostRuns.commit). */
@@ -167,11 +171,11 @@ export function createTestActivities(deps: TestActivityDeps) {
       const available = checkSandboxAvailable(deps.sandboxMode);
       if (!available.ok)
         throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
-      return atRecordedCommit(deps.host, input.place, async (runGit) => {
-        const result = await setupIn(runGit.workTree, input);
+      return atRecordedCommit(deps.host, input, async (place) => {
+        const result = await setupIn(place.workTree, input);
         if (!result.ok || !input.commitMessage) return result;
         const commit = await withHeartbeats(5_000, () =>
-          commitStep(deps.host, input.place, {
+          commitStep(deps.host, input, {
             message: input.commitMessage!,
             step: 'setup',
             execution: input.execution,
@@ -192,7 +196,7 @@ export function createTestActivities(deps: TestActivityDeps) {
         throw ApplicationFailure.nonRetryable(available.message, FAILURE_TYPES.sandboxUnavailable);
       const sandboxWarning = available.warning ?? null;
       if (sandboxWarning) log.warn(sandboxWarning);
-      return atRecordedCommit(deps.host, input.place, async (runGit) => {
+      return atRecordedCommit(deps.host, input, async (place) => {
         const sourceDir =
           input.testsDir && input.protectedPaths?.length && input.acceptanceCommit
             ? await deps.host.acceptanceOriginals(input.place, input.acceptanceCommit, input.protectedPaths)
@@ -201,7 +205,7 @@ export function createTestActivities(deps: TestActivityDeps) {
         // the verdict process to load and judge instead of what the run may have written since.
         const trusted = await prepareTrustedTests({
           language: input.language,
-          commonDir: runGit.commonDir,
+          commonDir: place.commonDir,
           baseCommit: input.baseCommit ?? null,
           acceptanceCommit: input.acceptanceCommit ?? null,
           hasAcceptance: sourceDir !== null,
@@ -209,7 +213,7 @@ export function createTestActivities(deps: TestActivityDeps) {
           ...(input.targets ? { targets: input.targets } : {}),
         });
         try {
-          return await testsIn(runGit.workTree, { ...input, testsDir: sourceDir }, sandboxWarning, trusted);
+          return await testsIn(place.workTree, { ...input, testsDir: sourceDir }, sandboxWarning, trusted);
         } finally {
           trusted.dispose();
         }

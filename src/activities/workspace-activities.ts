@@ -14,8 +14,10 @@ import { FAILURE_TYPES } from '../shared/failure-types';
 
 export interface PrepareWorkspaceInput {
   testsDir: string | null;
-  /** The run's work tree as recorded: the tests are copied into it and committed there. */
+  /** Where the run's files are: the tests are copied into its work tree and committed there. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   commitMessage: string;
   /** The workflow execution the step belongs to (see HostRuns.commit). */
   execution: string;
@@ -33,8 +35,10 @@ export interface WorkspaceActivityDeps {
 }
 
 export interface CommitTurnInput {
-  /** The run's work tree as recorded: the turn's changes are committed on top of its commit. */
+  /** Where the run's files are: the turn's changes are committed on top of the recorded commit. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   message: string;
   /** Names the commit step, unique within the execution (see HostRuns.commit). */
   step: string;
@@ -43,8 +47,10 @@ export interface CommitTurnInput {
 }
 
 export interface CloseRunInput {
-  /** The run's work tree as recorded. */
+  /** Where the run's files are. */
   place: RunPlace;
+  /** The run's last recorded commit: the step starts from it. */
+  headCommit: string;
   /** The branch's base: the changes listed are those from it to the run's last commit. */
   baseCommit: string | null;
   /** List the work tree's files too (a run without `--repo`, whose every file is its own). */
@@ -64,14 +70,13 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
      * read-only, and commits them. Returns those paths so no agent may write them.
      */
     async prepareWorkspace(input: PrepareWorkspaceInput): Promise<PreparedWorkspace> {
-      const { place } = input;
       return withHeartbeats(5_000, () =>
-        atRecordedCommit(deps.host, place, async (runGit) => {
-          const { protectedPaths } = await copyAcceptanceTests(runGit.workTree, input.testsDir);
+        atRecordedCommit(deps.host, input, async (place) => {
+          const { protectedPaths } = await copyAcceptanceTests(place.workTree, input.testsDir);
           const commit =
             protectedPaths.length === 0
               ? null
-              : await commitStep(deps.host, place, {
+              : await commitStep(deps.host, input, {
                   message: input.commitMessage,
                   step: 'acceptance tests',
                   execution: input.execution,
@@ -89,7 +94,7 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
     async commitTurn(input: CommitTurnInput): Promise<string | null> {
       // A push to a slow store can take seconds: the beats keep the step from timing out.
       return withHeartbeats(5_000, () =>
-        commitStep(deps.host, input.place, {
+        commitStep(deps.host, input, {
           message: input.message,
           step: input.step,
           execution: input.execution,
@@ -105,13 +110,13 @@ export function createWorkspaceActivities(deps: WorkspaceActivityDeps) {
     async closeRun(input: CloseRunInput): Promise<ClosedRun> {
       // A large tree takes seconds to list and give back: the beats keep the step from timing out.
       return withHeartbeats(5_000, () =>
-        atRecordedCommit(deps.host, input.place, async (runGit) => {
+        atRecordedCommit(deps.host, input, async (place) => {
           const [files, changedFiles] = await Promise.all([
-            input.listFiles ? listRunFiles({ workspace: runGit.workTree }) : null,
-            input.baseCommit ? changedFilesBetween(runGit, input.baseCommit, input.place.commit) : [],
+            input.listFiles ? listRunFiles({ workspace: place.workTree }) : null,
+            input.baseCommit ? changedFilesBetween(place, input.baseCommit, input.headCommit) : [],
           ]);
-          if (deps.sandboxMode === 'bwrap' && isRoot() && existsSync(runGit.workTree)) {
-            await releaseWorkspace(runGit.workTree);
+          if (deps.sandboxMode === 'bwrap' && isRoot() && existsSync(place.workTree)) {
+            await releaseWorkspace(place.workTree);
           }
           return { files, changedFiles };
         }),

@@ -231,14 +231,14 @@ export class AcaRun {
    * with its counts. Works while the run is going too (up to its last commit).
    */
   async diff(options: { stat?: boolean } = {}): Promise<string> {
-    const { git, base, head } = await this.commitsToDiff();
-    return diffRun(git, base, head, options);
+    const { place, base, head } = await this.commitsToDiff();
+    return diffRun(place, base, head, options);
   }
 
   /** diff() as git wrote it, byte for byte: what `aca diff --raw` prints. */
   async diffBytes(options: { stat?: boolean } = {}): Promise<Buffer> {
-    const { git, base, head } = await this.commitsToDiff();
-    return diffRunBytes(git, base, head, options);
+    const { place, base, head } = await this.commitsToDiff();
+    return diffRunBytes(place, base, head, options);
   }
 
   private async commitsToDiff(): ReturnType<typeof runCommitsHere> {
@@ -262,8 +262,8 @@ export class AcaRun {
     if (discarded) {
       throw new RunStateError(this.id, `run ${this.id} was discarded (${discarded}); its changes are gone`);
     }
-    const { git, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'reading-copy');
-    return reviewRisks({ gitDir: git.commonDir }, base, head);
+    const { place, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'reading-copy');
+    return reviewRisks({ gitDir: place.commonDir }, base, head);
   }
 
   /**
@@ -280,10 +280,10 @@ export class AcaRun {
         `run ${this.id} was not started with --repo, so there is no repository to apply it to; its files are in ${snapshot.workspace}`,
       );
     }
-    const { git, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'repository');
+    const { place, base, head } = await runCommitsHere(this.client.config, this.id, snapshot, 'repository');
     return applyRun({
       repoDir: snapshot.repo,
-      commonDir: git.commonDir,
+      commonDir: place.commonDir,
       base,
       head,
       message: applyMessage(await this.taskLine(), this.id, snapshot.branch),
@@ -300,7 +300,7 @@ export class AcaRun {
    */
   async discard(options: { force?: boolean } = {}): Promise<DiscardRunResult> {
     const snapshot = await this.endedSnapshot('discarded');
-    if (!snapshot.git) {
+    if (!snapshot.place) {
       throw new RunStateError(
         this.id,
         `run ${this.id} ended before its workspace was prepared; nothing to discard`,
@@ -309,11 +309,11 @@ export class AcaRun {
     // Discarded once already: what is left (a store's branch) holds nothing the user could lose.
     if (options.force !== true && snapshot.changedFiles.length > 0 && this.discardedAt() === null) {
       const applied =
-        snapshot.repo !== null && (await wasApplied(snapshot.git.commonDir, this.id, snapshot.branch));
+        snapshot.repo !== null && (await wasApplied(snapshot.place.commonDir, this.id, snapshot.branch));
       if (!applied)
         throw new UnappliedChangesError(this.id, snapshot.changedFiles.length, snapshot.repo !== null);
     }
-    const removed = await discardRun({ git: snapshot.git, repo: snapshot.repo, branch: snapshot.branch });
+    const removed = await discardRun({ place: snapshot.place, repo: snapshot.repo });
     // Last, so a store out of reach fails the discard after the local parts are gone; discarding
     // again then only has the store's branch left to remove.
     const storeTip = snapshot.branch

@@ -50,8 +50,8 @@ export async function planClean(
     }
     const run = aca.run(row.workflowId);
     const snapshot = await run.state().catch(() => null);
-    if (!snapshot?.git || !ours(row.workflowId, snapshot.git.workTree)) continue;
-    if (!fs.existsSync(path.join(snapshot.git.commonDir, 'HEAD'))) continue;
+    if (!snapshot?.place || !ours(row.workflowId, snapshot.place.workTree)) continue;
+    if (!fs.existsSync(path.join(snapshot.place.commonDir, 'HEAD'))) continue;
     const left = await leftovers(snapshot);
     if (!left.workTree && !left.branch) continue;
     const found = { workflowId: row.workflowId, ...left };
@@ -59,7 +59,7 @@ export async function planClean(
     else if (snapshot.changedFiles.length === 0) plan.remove.push({ ...found, reason: 'no changes' });
     else if (
       snapshot.repo !== null &&
-      (await wasApplied(snapshot.git.commonDir, row.workflowId, snapshot.branch))
+      (await wasApplied(snapshot.place.commonDir, row.workflowId, snapshot.branch))
     )
       plan.remove.push({ ...found, reason: 'applied' });
     else if (options.neverApplied) plan.remove.push({ ...found, reason: 'never applied' });
@@ -90,12 +90,13 @@ export async function cleanRuns(
 }
 
 async function leftovers(snapshot: RunSnapshot): Promise<{ workTree: string | null; branch: string | null }> {
-  const { git: runGit, branch } = snapshot;
-  const workTree = runGit && fs.existsSync(runGit.workTree) ? runGit.workTree : null;
+  const { place } = snapshot;
+  const workTree = place && fs.existsSync(place.workTree) ? place.workTree : null;
   let kept: string | null = null;
-  if (runGit && branch) {
+  if (place) {
+    const branch = place.branch;
     const found = await git(
-      { gitDir: runGit.commonDir },
+      { gitDir: place.commonDir },
       ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`],
       {
         allowExitCodes: [1],

@@ -98,7 +98,7 @@ export async function linkedRunRequest(
 ): Promise<ValidRunRequest> {
   const { input, result } = earlier;
   const parentRun = result.workflowId;
-  if (!result.git || !result.baseCommit || !result.headCommit) {
+  if (!result.place || !result.baseCommit || !result.headCommit) {
     throw new RunStateError(parentRun, `run ${parentRun} ended before it had a repository to go on from`);
   }
   let startCommit = result.headCommit;
@@ -172,16 +172,14 @@ export async function linkedRunRequest(
       ? costBudget(overrides.maxCostUsd ?? input.options.maxCostUsd ?? undefined, model, config)
       : input.options.maxCostUsd;
   const readable = await gitDirWithCommit(config.gitStore, config.home, {
-    workflowId: parentRun,
-    branch: result.branch,
-    git: result.git,
+    place: result.place,
     repo: result.repo,
     commit: startCommit,
   });
   if (!readable) {
     throw new RunStateError(
       parentRun,
-      `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.git.commonDir}${config.gitStore.isDefault ? '' : ` and from the git store ${config.gitStore.display}`}; was the run discarded?`,
+      `the commit run ${parentRun} would go on from (${startCommit.slice(0, 10)}) is gone from ${result.place.commonDir}${config.gitStore.isDefault ? '' : ` and from the git store ${config.gitStore.display}`}; was the run discarded?`,
     );
   }
   const workflowId = id?.trim() || newRunId(`${request.kind} ${parentRun}`);
@@ -195,7 +193,7 @@ export async function linkedRunRequest(
     parentRun,
     parentTask: input.task,
     startCommit,
-    parentGit: result.git,
+    parentPlace: result.place,
     baseCommit: result.baseCommit,
     plan: earlier.plan,
     analysis,

@@ -1,22 +1,22 @@
 import type { AcaConfig } from '../config';
 import { gitDirWithCommit } from '../repo';
 import { RunStateError } from '../shared/errors';
-import type { RunResult, RunSnapshot } from '../shared/run-types';
+import type { RunPlace, RunResult } from '../shared/run-types';
 
-/** A run's git directory and the two commits its diff spans. */
+/** Where a run's commits are read and the two commits its diff spans. */
 export interface RunCommits {
-  git: NonNullable<RunSnapshot['git']>;
+  place: Pick<RunPlace, 'gitDir' | 'commonDir'>;
   base: string;
   head: string;
 }
 
 /** The commits a run recorded; a run whose workspace was never prepared has none. */
-export function runCommits(id: string, snapshot: RunResult): RunCommits {
-  const git = snapshot.git;
-  if (git === null || !snapshot.baseCommit) {
+export function runCommits(id: string, snapshot: RunResult): RunCommits & { place: RunPlace } {
+  const place = snapshot.place;
+  if (place === null || !snapshot.baseCommit) {
     throw new RunStateError(id, `run ${id} has no commits yet (its workspace is not prepared)`);
   }
-  return { git, base: snapshot.baseCommit, head: snapshot.headCommit ?? snapshot.baseCommit };
+  return { place, base: snapshot.baseCommit, head: snapshot.headCommit ?? snapshot.baseCommit };
 }
 
 /**
@@ -33,8 +33,8 @@ export async function runCommitsHere(
   const here = await gitDirWithCommit(
     config.gitStore,
     config.home,
-    { workflowId: id, branch: snapshot.branch, git: commits.git, repo: snapshot.repo, commit: commits.head },
+    { place: commits.place, repo: snapshot.repo, commit: commits.head },
     into,
   );
-  return here ? { ...commits, git: here } : commits;
+  return here ? { ...commits, place: here } : commits;
 }

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { AcaConfig } from '../config';
 import { discoverRepository, git, changedFilesBetween, runBranch } from '../repo';
-import type { RunGit, RunInput, RunSnapshot } from '../shared/run-types';
+import type { RunInput, RunPlace, RunSnapshot } from '../shared/run-types';
 import { safeKey } from '../shared/safe-key';
 import { AgentIterationKey, AgentPassRateKey, AgentStateKey } from '../shared/search-attributes';
 import { AGENT_STATES, LISTED_WAITING, type AgentState } from '../shared/types';
@@ -26,9 +26,8 @@ export function endedWithoutResult(status: string): status is EndedWithoutResult
 
 interface FromHistory {
   input: RunInput | null;
-  /** The run's git directories and branch as its prepareRun step (or a later adoptRun) recorded them. */
-  git: RunGit | null;
-  branch: string | null;
+  /** Where the run's files are, as its prepareRun step (or a later adoptRun) recorded it. */
+  place: RunPlace | null;
   baseCommit: string | null;
   /** Why the newest execution ended, in Temporal's words. */
   reason: string | null;
@@ -36,7 +35,7 @@ interface FromHistory {
 
 /** Reads a run's executions, newest first, for what a snapshot without result needs. */
 async function readHistory(client: Client, id: string, runId: string): Promise<FromHistory> {
-  const found: FromHistory = { input: null, git: null, branch: null, baseCommit: null, reason: null };
+  const found: FromHistory = { input: null, place: null, baseCommit: null, reason: null };
   let next: string | undefined = runId;
   let newest = true;
   while (next) {
@@ -46,13 +45,11 @@ async function readHistory(client: Client, id: string, runId: string): Promise<F
     if (newest) found.reason = endingReason(events);
     // The newest adoption wins over the preparation: the run's files moved to that host.
     for (const step of completedActivities(events).reverse()) {
-      const result = step.result as { git?: RunGit; branch?: string; baseCommit?: string } | undefined;
-      if (!result?.git) continue;
-      if (step.type === 'adoptRun') found.git ??= result.git;
+      if (step.type === 'adoptRun') found.place ??= (step.result as RunPlace | undefined) ?? null;
       if (step.type === 'prepareRun') {
-        found.git ??= result.git;
-        found.branch ??= result.branch ?? null;
-        found.baseCommit ??= result.baseCommit ?? null;
+        const prepared = step.result as { place?: RunPlace; baseCommit?: string } | undefined;
+        found.place ??= prepared?.place ?? null;
+        found.baseCommit ??= prepared?.baseCommit ?? null;
       }
     }
     next = started?.continuedExecutionRunId || undefined;
@@ -81,18 +78,28 @@ function endingReason(events: HistoryEvent[]): string | null {
  * ACA_HOME and ACA_WORKSPACES. Only what git knows as the run's is ever removed from there (see
  * discardRun), so a guess that finds nothing removes nothing.
  */
-async function expectedGit(id: string, input: RunInput, config: AcaConfig): Promise<RunGit | null> {
+async function expectedPlace(id: string, input: RunInput, config: AcaConfig): Promise<RunPlace | null> {
   const workTree = input.workspace ?? path.join(config.workspacesRoot, safeKey(id));
+  const guessed = { workflowId: id, branch: runBranch(id), disk: thisDisk(config), workTree };
   if (input.repo) {
     try {
       const { commonDir } = await discoverRepository(input.repo.path);
-      return { gitDir: commonDir, commonDir, workTree };
+      return { ...guessed, gitDir: commonDir, commonDir };
     } catch {
       return null;
     }
   }
   const gitDir = path.join(config.home, 'git', `${safeKey(id)}.git`);
-  return fs.existsSync(path.join(gitDir, 'HEAD')) ? { gitDir, commonDir: gitDir, workTree } : null;
+  return fs.existsSync(path.join(gitDir, 'HEAD')) ? { ...guessed, gitDir, commonDir: gitDir } : null;
+}
+
+/** The disk id of this machine's ACA_HOME (see HostRuns.disk); empty when no worker made one. */
+function thisDisk(config: AcaConfig): string {
+  try {
+    return fs.readFileSync(path.join(config.home, 'disk-id'), 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** The snapshot of a run that ended without a result (see endedWithoutResult). */
@@ -104,12 +111,11 @@ export async function snapshotWithoutResult(
   const id = description.workflowId;
   const found = await readHistory(client, id, description.runId);
   const input = found.input;
-  const git = found.git ?? (input ? await expectedGit(id, input, config) : null);
-  const branch = found.branch ?? (git ? runBranch(id) : null);
+  const place = found.place ?? (input ? await expectedPlace(id, input, config) : null);
   const baseCommit = found.baseCommit ?? input?.repo?.baseCommit ?? null;
-  const head = git && branch ? await branchTip(git, branch) : null;
+  const head = place ? await branchTip(place) : null;
   const changedFiles =
-    git && baseCommit && head ? await changedFilesBetween(git, baseCommit, head).catch(() => []) : [];
+    place && baseCommit && head ? await changedFilesBetween(place, baseCommit, head).catch(() => []) : [];
   const sa = description.typedSearchAttributes;
   const status = description.status.name as EndedWithoutResult;
   const words = status === 'TIMED_OUT' ? 'timed out' : status.toLowerCase();
@@ -121,7 +127,7 @@ export async function snapshotWithoutResult(
     maxIterations: input?.options.maxIterations ?? 0,
     passRate: sa.get(AgentPassRateKey) ?? null,
     tests: { passed: 0, failed: 0, errors: 0 },
-    workspace: git?.workTree ?? '',
+    workspace: place?.workTree ?? '',
     files: [],
     tokens: { prompt: 0, completion: 0 },
     transitions: [],
@@ -131,7 +137,7 @@ export async function snapshotWithoutResult(
     lastAnalysis: null,
     error: `${words} by Temporal${found.reason ? `: ${found.reason}` : ''}`,
     repo: input?.repo?.path ?? null,
-    branch,
+    branch: place?.branch ?? null,
     baseCommit,
     headCommit: head,
     changedFiles,
@@ -143,7 +149,7 @@ export async function snapshotWithoutResult(
     attempts: [],
     cost: null,
     parentRun: input?.link?.parentRun ?? null,
-    git,
+    place,
     testCommand: null,
     ended: { status, reason: found.reason },
   };
@@ -156,8 +162,9 @@ function publishedState(value: string | undefined): AgentState {
 }
 
 /** The commit the run's branch points at, or null when it is gone (or never made). */
-async function branchTip(runGit: RunGit, branch: string): Promise<string | null> {
-  const target = { gitDir: runGit.commonDir };
+async function branchTip(place: RunPlace): Promise<string | null> {
+  const { branch } = place;
+  const target = { gitDir: place.commonDir };
   try {
     const tip = await git(target, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
       allowExitCodes: [1],

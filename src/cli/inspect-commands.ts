@@ -47,9 +47,9 @@ export async function statusCommand(
     lines.push(`  fix hypothesis: ${s.lastAnalysis.fixHypothesis}`);
   }
   if (s.error) lines.push(`  last error: ${s.error}`);
-  if (s.ended && s.git) {
+  if (s.ended && s.place) {
     lines.push(
-      `  left behind: ${s.git.workTree}${s.branch ? `, branch ${s.branch}` : ''}; aca discard ${s.workflowId} removes them`,
+      `  left behind: ${s.place.workTree}, branch ${s.place.branch}; aca discard ${s.workflowId} removes them`,
     );
   }
   const discarded = aca.run(id).discardedAt();
@@ -137,7 +137,7 @@ async function reviewWithCareOf(
   run: AcaRun,
   result: RunResult,
 ): Promise<{ risks: ReviewRisk[] } | { error: string }> {
-  if (!result.git || !result.baseCommit) return { risks: [] };
+  if (!result.place || !result.baseCommit) return { risks: [] };
   try {
     return { risks: await run.reviewRisks(result) };
   } catch (err) {

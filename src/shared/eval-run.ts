@@ -3,12 +3,12 @@
  * show it: pure functions the batch workflow uses (no Node built-ins here).
  */
 import type { EvalBatchInput, EvalCarried, EvalProgress } from './eval-types';
-import type { RunGit, RunResult } from './run-types';
+import type { RunPlace, RunResult } from './run-types';
 
 /** The run whose diff against the base commit is the instance's patch. */
 export interface EvalRunOutcome {
   workflowId: string;
-  git: RunGit | null;
+  place: RunPlace | null;
   baseCommit: string | null;
   headCommit: string | null;
   /** The run could not be run at all (its start or its workflow failed). */
@@ -29,7 +29,7 @@ export const NO_TOKENS = { prompt: 0, completion: 0 };
 export function runNotRun(workflowId: string, error: string): EvalRunOutcome {
   return {
     workflowId,
-    git: null,
+    place: null,
     baseCommit: null,
     headCommit: null,
     error,
@@ -46,7 +46,7 @@ export function runNotRun(workflowId: string, error: string): EvalRunOutcome {
 export function runOutcomeOf(workflowId: string, result: RunResult, error: string | null): EvalRunOutcome {
   return {
     workflowId,
-    git: result.git,
+    place: result.place,
     baseCommit: result.baseCommit,
     headCommit: result.headCommit,
     error,

@@ -89,8 +89,8 @@ export interface RunLink {
   parentTask: string;
   /** The commit the new run's work tree starts from (its base stays the earlier run's base). */
   startCommit: string;
-  /** Where that commit is: the earlier run's git directories. */
-  parentGit: RunGit;
+  /** Where that commit is: the earlier run's place. */
+  parentPlace: RunPlace;
   /** The earlier run's base commit. */
   baseCommit: string;
   plan: Plan | null;
@@ -119,22 +119,18 @@ export interface RepoInput {
 }
 
 /**
- * A run's work tree as the workflow knows it, passed to every step that reads or changes it (each
- * runs on the task queue of the host that has the files): the step starts from the recorded commit.
+ * Where a run's files are: the host that has them and, there, the run's git directories, work tree
+ * and branch. Made when the run is prepared and again by a host that adopts the run; every step
+ * that reads or changes the files is given it with the commit it starts from, and `aca diff`,
+ * `apply`, `discard` and a linked run reach the run's commits through it.
  */
 export interface RunPlace {
   workflowId: string;
+  /** The run's branch, `aca/<workflowId>`. */
   branch: string;
-  /** The commit the step starts from: the last one the run recorded. */
-  commit: string;
-  /** The run's git directory and work tree on the host that has its files. */
-  git: RunGit;
-  /** That host's disk id (see host-runs.ts). */
+  /** The disk id of the host that has the files (see host-runs.ts); its task queues are named after it. */
   disk: string;
-}
-
-export interface RunGit {
-  /** The git directory aca runs git with for this run (a worktree's own, or the fresh repository's). */
+  /** The git directory aca runs git with for this run (a worktree's own, or the run's repository's). */
   gitDir: string;
   /** The git directory shared by the repository and its worktrees: where branches and objects are. */
   commonDir: string;
@@ -211,8 +207,8 @@ export interface RunSnapshot {
   /** What the model calls cost, in all and per agent; null while the model has no known price. */
   cost: RunCost | null;
   parentRun: string | null;
-  /** The run's git directories and work tree, once prepared (for `aca diff`, `apply`, `discard`). */
-  git: RunGit | null;
+  /** Where the run's files are, once prepared (for `aca diff`, `apply`, `discard`). */
+  place: RunPlace | null;
   /** What runs the tests, once decided (its label, for people). */
   testCommand: string | null;
   /**

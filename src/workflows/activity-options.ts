@@ -60,16 +60,13 @@ export function runActivities(options: RunOptions, heartbeatTimeoutMs?: number) 
   };
 }
 
-/** The task queues of the host that has a run's files (see HostRuns). */
-export type RunHostQueues = HostQueues;
-
 /**
  * The activities of a run's host. `startTimeoutMs` (only for a run that can move): a step not
  * started by then fails with a schedule-to-start timeout, and the workflow moves the run.
  * `heartbeatTimeoutMs`: as for runActivities.
  */
 export function hostActivities(
-  queues: RunHostQueues,
+  queues: HostQueues,
   startTimeoutMs: number | undefined,
   heartbeatTimeoutMs?: number,
 ) {

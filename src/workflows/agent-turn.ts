@@ -37,7 +37,7 @@ export async function runAgentTurn(run: RunContext, request: TurnRequest): Promi
   await run.whenNotPaused();
   const opened = await run.onHost((host) =>
     host.files.openTurn.executeWithOptions({ summary: openingSummary(request) }, [
-      { open: opening, place: run.place()! },
+      { open: opening, ...run.hostStep()! },
     ]),
   );
   // The conversation as opened: this execution's, or after a Reset maybe an earlier one's.

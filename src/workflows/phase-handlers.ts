@@ -174,7 +174,7 @@ async function test(run: RunContext): Promise<PhaseOutcome> {
           protectedPaths: work.protectedPaths,
           setup: work.testSetup,
           baselineRef: work.baselineRef,
-          place: run.place()!,
+          ...run.hostStep()!,
           acceptanceCommit: run.acceptanceCommitHere(),
           ...(input.repo && record.baseCommit ? { baseCommit: record.baseCommit } : {}),
           ...run.targetsToJudge(),

@@ -1,5 +1,7 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { RunInput, RunPlace, RunSnapshot } from '../shared/run-types';
+import type { HostStepInput } from '../activities/host-steps';
+import type { HostQueues } from '../shared/host-queues';
+import type { RunInput, RunSnapshot } from '../shared/run-types';
 import { AcaError } from '../shared/errors';
 import { safeKey } from '../shared/safe-key';
 import type { AgentRole, FailureReason, TokenUsage } from '../shared/types';
@@ -137,14 +139,17 @@ export class RunContext {
   }
 
   /**
-   * The run's work tree as the steps that read or change it are given it: the branch, the last
-   * commit recorded and the host that has it. Null before the branch exists.
+   * What the steps that read or change the run's files are given: where the files are and the
+   * last commit recorded, which the step starts from. Null before the run is prepared.
    */
-  place(): RunPlace | null {
-    const { git, branch, headCommit } = this.record;
-    const host = this.work.host;
-    if (!git || !branch || !headCommit || !host) return null;
-    return { workflowId: this.workflowId, branch, commit: headCommit, git, disk: host.disk };
+  hostStep(): HostStepInput | null {
+    const { place, headCommit } = this.record;
+    return place && headCommit ? { place, headCommit } : null;
+  }
+
+  /** The task queues of the host that has the run's files; null before the run is prepared. */
+  hostQueues(): HostQueues | null {
+    return this.work.host;
   }
 
   /**

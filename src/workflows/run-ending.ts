@@ -31,15 +31,14 @@ export async function endRun(run: RunContext, ending: RunEnding): Promise<RunRes
   if (run.work.taskRemembered) storeOutcome(run, ending, outcome);
   await CancellationScope.nonCancellable(async () => {
     run.publish('Saving failure memory before the run ends…');
-    const place = run.place();
     const [closed] = await Promise.all([
-      place
+      run.hostStep()
         ? run.onHost((host) =>
             host.files.closeRun.executeWithOptions(
               { summary: 'git · changed files; give the workspace back from the sandbox user' },
               [
                 {
-                  place: run.place()!,
+                  ...run.hostStep()!,
                   baseCommit: run.record.baseCommit,
                   // A repository's own files are not news: a --repo run lists what it changed.
                   listFiles: !run.input.repo,

@@ -15,7 +15,7 @@ export async function stepOnHost<T>(
   queue: 'files' | 'tests',
 ): Promise<T> {
   for (;;) {
-    const queues = run.work.host;
+    const queues = run.hostQueues();
     if (!queues) throw new Error('the run has no host yet');
     const host = hostActivities(queues, hostStartTimeoutMs(run), run.work.heartbeatTimeoutMs);
     try {
@@ -46,15 +46,15 @@ async function hostAnswers(host: HostActivities): Promise<boolean> {
 /** Another worker takes the run over from the git store, its setup command run again there. */
 async function moveRun(run: RunContext): Promise<void> {
   const { record, work } = run;
-  const from = work.host!.host;
+  const from = run.hostQueues()!.host;
   const adopted = await run.activities.repository.adoptRun.executeWithOptions(
     { summary: `host · adopt the run from the git store (${from} took no step)` },
-    [{ place: run.place()! }],
+    [run.hostStep()!],
   );
   log.warn('the run moved to another host', { from, to: adopted.queues.host });
   work.host = adopted.queues;
-  record.git = adopted.git;
-  record.workspace = adopted.git.workTree;
+  record.place = adopted.place;
+  record.workspace = adopted.place.workTree;
   run.publish();
   const command = work.setupCommand;
   // Before the run's own setup step has succeeded, that step (retried on the new host) runs it.
@@ -67,7 +67,7 @@ async function moveRun(run: RunContext): Promise<void> {
           command,
           setup: work.testSetup!,
           network: run.input.setupNetwork,
-          place: run.place()!,
+          ...run.hostStep()!,
           execution: run.execution,
         },
       ]),

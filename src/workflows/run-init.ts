@@ -40,19 +40,19 @@ async function prepareRunRepository(run: RunContext): Promise<void> {
           ? {
               commit: link.startCommit,
               baseCommit: link.baseCommit,
-              parentGit: link.parentGit,
+              parentPlace: link.parentPlace,
               parentRun: link.parentRun,
             }
           : null,
       },
     ],
   );
-  record.git = prepared.git;
-  record.branch = prepared.branch;
+  record.place = prepared.place;
+  record.branch = prepared.place.branch;
   record.baseCommit = prepared.baseCommit;
   record.headCommit = prepared.startCommit;
   record.testCommand = prepared.testSetup.command.label;
-  record.workspace = prepared.git.workTree;
+  record.workspace = prepared.place.workTree;
   work.testSetup = prepared.testSetup;
   work.host = prepared.queues;
   work.preparedOn = prepared.queues.disk;
@@ -75,7 +75,7 @@ async function runSetupCommand(run: RunContext, command: string): Promise<void> 
           command,
           setup: work.testSetup!,
           network: input.setupNetwork,
-          place: run.place()!,
+          ...run.hostStep()!,
           commitMessage: 'aca: setup command output',
           execution: run.execution,
         },
@@ -105,7 +105,7 @@ async function runBaseline(run: RunContext): Promise<void> {
           attempt: 0,
           language: input.language,
           setup,
-          place: run.place()!,
+          ...run.hostStep()!,
           baseCommit: record.baseCommit,
           ...run.targetsToJudge(),
         },
@@ -141,7 +141,7 @@ async function prepareWorkspace(run: RunContext): Promise<void> {
         testsDir: input.testsDir,
         commitMessage: 'aca: acceptance tests given with --tests',
         execution: run.execution,
-        place: run.place()!,
+        ...run.hostStep()!,
       },
     ]),
   );

@@ -1,8 +1,8 @@
 import type { RememberAttemptInput } from '../activities/memory-activities';
+import type { HostQueues } from '../shared/host-queues';
 import type { RunInput, RunSnapshot, RunTestSetup } from '../shared/run-types';
 import { mergeTargets } from '../shared/targets';
 import type { Plan } from '../shared/types';
-import type { RunHostQueues } from './activity-options';
 import type { MachineState } from './state-machine';
 
 /** What users see of a run besides its state and transitions, which the state machine keeps. */
@@ -29,8 +29,8 @@ export interface RunWork {
   taskRemembered: boolean;
   /** More attempts `aca extend` gave a run waiting at its limit, until the wait takes them. */
   extension: LimitExtension | null;
-  /** The host that has the run's files: every step that reads or writes them goes to its queues. */
-  host: RunHostQueues | null;
+  /** The task queues of the host that has the run's files: every step that reads or writes them goes there. */
+  host: HostQueues | null;
   /** The disk the run was prepared on, where the `--tests` folder given is the user's. */
   preparedOn: string | null;
   /** Whether the run can move to another host (a git store is configured). */
@@ -94,7 +94,7 @@ export function startingRecord(workflowId: string, input: RunInput): RunRecord {
     attempts: [],
     cost: null,
     parentRun: link?.parentRun ?? null,
-    git: null,
+    place: null,
     testCommand: null,
   };
 }

@@ -14,20 +14,20 @@ export async function runToolCall(
   run: RunContext,
   role: AgentRole,
   call: DecidedToolCall,
-  input: Omit<ToolCallInput, 'place'>,
+  input: Omit<ToolCallInput, 'place' | 'headCommit'>,
 ): Promise<ToolCallOutcome> {
   const summary = `${role} · ${call.name}${call.target ? ` ${call.target}` : ''}`;
   switch (call.kind) {
     case 'file':
       return run.onHost((host) =>
-        host.files[call.name].executeWithOptions({ summary }, [{ ...input, place: run.place()! }]),
+        host.files[call.name].executeWithOptions({ summary }, [{ ...input, ...run.hostStep()! }]),
       );
     case 'command': {
       const { testSetup: setup, protectedPaths, acceptanceCommit } = run.work;
       const sandbox = { setup, protectedPaths, acceptanceCommit, testsDir: run.input.testsDir };
       const runCommand = (host: HostActivities) =>
         host.testing.runCommand.executeWithOptions({ summary }, [
-          { ...input, ...sandbox, place: run.place()! },
+          { ...input, ...sandbox, ...run.hostStep()! },
         ]);
       return run.onHost(runCommand, 'tests');
     }

@@ -12,7 +12,7 @@ export async function commitTurn(
   turnKey: string,
   summary: string | undefined,
 ): Promise<void> {
-  if (!run.place()) return;
+  if (!run.hostStep()) return;
   const iteration = run.record.iterations;
   await run.whenNotPaused();
   const commit = await run.onHost((host) =>
@@ -20,7 +20,7 @@ export async function commitTurn(
       { summary: `git · commit ${role} turn of attempt ${iteration}` },
       [
         {
-          place: run.place()!,
+          ...run.hostStep()!,
           message: commitMessage(iteration, role, summary),
           step: turnKey,
           execution: run.execution,

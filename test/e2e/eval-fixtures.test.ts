@@ -243,8 +243,8 @@ describe('aca eval on generated repositories', () => {
     const child = (await readRunResult(
       h.client.workflow.getHandle(`fx-agent-${RUN}/acme__calc-add`),
     )) as RunResult;
-    expect(fs.existsSync(child.git!.workTree)).toBe(false);
-    expect(gitIn(child.git!.commonDir, 'rev-parse', `aca/fx-agent-${RUN}/acme__calc-add`).trim()).toBe(
+    expect(fs.existsSync(child.place!.workTree)).toBe(false);
+    expect(gitIn(child.place!.commonDir, 'rev-parse', `aca/fx-agent-${RUN}/acme__calc-add`).trim()).toBe(
       child.headCommit,
     );
 

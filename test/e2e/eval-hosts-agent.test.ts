@@ -102,9 +102,9 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
       async () => {
         for (const id of ids) {
           const snapshot = await snapshotOf(id);
-          if (snapshot?.git && under(a.workspaces, snapshot.git.workTree)) {
+          if (snapshot?.place && under(a.workspaces, snapshot.place.workTree)) {
             onA = id;
-            onAGitDir = snapshot.git.commonDir;
+            onAGitDir = snapshot.place.commonDir;
           }
         }
         return onA !== null;
@@ -153,10 +153,10 @@ describe('aca eval with the agent over two hosts that share no folder', () => {
     for (const id of ids) {
       expect(h.llm.requests.some((r) => r.scenario === id && r.agent === 'planner')).toBe(true);
       const result = await readRunResult(child(id));
-      expect(under(b.workspaces, result.git!.workTree)).toBe(true);
+      expect(under(b.workspaces, result.place!.workTree)).toBe(true);
       if ((await adoptionsOf(child(id))) === 0) {
         preparedOnB += 1;
-        expect(under(path.join(b.home, 'eval', 'repos'), result.git!.commonDir)).toBe(true);
+        expect(under(path.join(b.home, 'eval', 'repos'), result.place!.commonDir)).toBe(true);
       }
     }
     expect(await adoptionsOf(child(onA!))).toBeGreaterThan(0);

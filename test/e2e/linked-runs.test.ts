@@ -34,7 +34,7 @@ describe('linked runs: continue, retry, fork', () => {
     return { code: out.code, result: JSON.parse(out.stdout) as RunResult };
   };
   const git = (result: RunResult, ...args: string[]) =>
-    execFileSync('git', ['--git-dir', result.git!.commonDir, ...args], { encoding: 'utf8' }).trim();
+    execFileSync('git', ['--git-dir', result.place!.commonDir, ...args], { encoding: 'utf8' }).trim();
   // One SUCCESS run serves every test that only starts from it or is refused on it; the fork
   // test has its own, as it lists the original's whole family.
   let ended: Promise<RunResult> | undefined;

@@ -41,13 +41,13 @@ describe('workers on two hosts sharing only Temporal, Postgres and the git store
     expect(original).toMatchObject({ state: 'SUCCESS', iterations: 2 });
     const expectedDiff = execFileSync(
       'git',
-      ['--git-dir', original.git!.commonDir, 'diff', original.baseCommit!, original.headCommit!, '--stat'],
+      ['--git-dir', original.place!.commonDir, 'diff', original.baseCommit!, original.headCommit!, '--stat'],
       { encoding: 'utf8' },
     );
     expect(expectedDiff).toContain('fizzbuzz.py');
     // Host A and the run's folders on its disk are gone; host B never saw the run.
     await a.worker.kill('SIGKILL');
-    fs.rmSync(original.git!.commonDir, { recursive: true, force: true });
+    fs.rmSync(original.place!.commonDir, { recursive: true, force: true });
     fs.rmSync(original.workspace, { recursive: true, force: true });
     fs.rmSync(a.home, { recursive: true, force: true });
     const b = await startHost('b', store);

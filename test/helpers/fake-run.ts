@@ -87,8 +87,14 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
   const tool = async () => ({ ok: true, commit: null });
   resetWorkflowFake({
     prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
-      git: { gitDir: '/g', commonDir: '/g', workTree: input.workspace ?? '/w' },
-      branch: `aca/${input.workflowId}`,
+      place: {
+        workflowId: input.workflowId,
+        branch: `aca/${input.workflowId}`,
+        disk: 'disk-1',
+        gitDir: '/g',
+        commonDir: '/g',
+        workTree: input.workspace ?? '/w',
+      },
       baseCommit: 'base',
       startCommit: input.start?.commit ?? 'base',
       testSetup: {

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { commitAll, createRunWorktree, type RunWorktree } from '../../src/repo';
-import type { RunGit } from '../../src/shared/run-types';
+import type { RunPlace } from '../../src/shared/run-types';
 
 /** git as the user runs it in their own repository: their config, hooks and filters apply. */
 export function userGit(repo: string, ...args: string[]): string {
@@ -53,8 +53,8 @@ export function commitAsUser(repo: string, files: Record<string, string>, messag
 
 export interface MadeRun {
   worktree: RunWorktree;
-  /** What a run's snapshot carries in `git`. */
-  git: RunGit;
+  /** What a run's snapshot carries in `place`. */
+  place: RunPlace;
   base: string;
   head: string;
 }
@@ -75,7 +75,14 @@ export async function makeRun(
   const head = (await commitAll(worktree, 'aca: attempt 1, coder: change')) ?? worktree.baseCommit;
   return {
     worktree,
-    git: { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree },
+    place: {
+      workflowId: branch.replace(/^aca\//, ''),
+      branch,
+      disk: 'test-disk',
+      gitDir: worktree.gitDir,
+      commonDir: worktree.commonDir,
+      workTree,
+    },
     base: worktree.baseCommit,
     head,
   };

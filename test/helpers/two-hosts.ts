@@ -153,7 +153,7 @@ export function twoHosts(harness: () => Harness) {
     expect(adoptions.filter((n) => n > 0).length).toBeGreaterThan(0);
     for (const [i, result] of results.entries()) {
       if (ended[i]) continue;
-      expect(result.git!.workTree.startsWith(`${b.workspaces}${path.sep}`)).toBe(true);
+      expect(result.place!.workTree.startsWith(`${b.workspaces}${path.sep}`)).toBe(true);
     }
     const successes = results.filter((r) => r.state === 'SUCCESS');
     expect(successes.length).toBe(15);

@@ -65,22 +65,29 @@ test('from an adopted run the code under test reaches neither its git directory,
     workTree: a.workspaceFor(id),
     branch,
   });
-  await pushRunCommit(store, run.git, branch, run.baseCommit, null);
-  let place: RunPlace = { workflowId: id, branch, commit: run.baseCommit, git: run.git, disk: a.disk() };
-  fs.mkdirSync(path.join(run.git.workTree, 'tests'));
-  fs.writeFileSync(path.join(run.git.workTree, 'tests', 'test_acc.py'), ACCEPTANCE);
-  place = {
-    ...place,
-    commit: (await a.commit(place, { message: 'aca: tests', step: 'tests', execution: 'e' }))!,
+  await pushRunCommit(store, run, branch, run.baseCommit, null);
+  const place: RunPlace = {
+    workflowId: id,
+    branch,
+    disk: a.disk(),
+    gitDir: run.gitDir,
+    commonDir: run.commonDir,
+    workTree: run.workTree,
   };
+  fs.mkdirSync(path.join(run.workTree, 'tests'));
+  fs.writeFileSync(path.join(run.workTree, 'tests', 'test_acc.py'), ACCEPTANCE);
+  const commit = (await a.commit(place, run.baseCommit, {
+    message: 'aca: tests',
+    step: 'tests',
+    execution: 'e',
+  }))!;
 
   const bHome = path.join(root, 'b-home');
   const b = new HostRuns({ store, home: bHome, workspacesRoot: path.join(root, 'b-ws'), author: AUTHOR });
-  const adopted = await b.adopt(place);
-  const local = { workspace: adopted.workTree };
+  const here = await b.adopt(place, commit);
+  const local = { workspace: here.workTree };
   expect(local.workspace).toBe(b.workspaceFor(id));
-  const here: RunPlace = { ...place, git: adopted, disk: b.disk() };
-  const originals = await b.acceptanceOriginals(here, place.commit, ['tests/test_acc.py']);
+  const originals = await b.acceptanceOriginals(here, commit, ['tests/test_acc.py']);
   expect(originals.startsWith(bHome)).toBe(true);
   const gitDir = b.gitDirFor(id);
   const targets = {

@@ -46,13 +46,8 @@ async function preparedRun(): Promise<Setup> {
     testCommand: null,
     setupCommand: null,
   })) as PreparedRun;
-  const place: RunPlace = {
-    workflowId: 'wf-cmd',
-    branch: prepared.branch,
-    commit: prepared.startCommit,
-    git: prepared.git,
-    disk: prepared.queues.disk,
-  };
+  const place: RunPlace = prepared.place;
+  const headCommit = prepared.startCommit;
   const conversations = new FileConversationStore(path.join(home, 'conversations'));
   const reports = new FileReportStore(path.join(home, 'conversations'));
   const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode: 'bwrap' });
@@ -60,12 +55,13 @@ async function preparedRun(): Promise<Setup> {
     place,
     conversations,
     reports,
-    workTree: place.git.workTree,
+    workTree: place.workTree,
     call: (toolCallId) =>
       env.run(activities.runCommand, {
         ref: REF,
         toolCallId,
         place,
+        headCommit,
         execution: 'run',
       }) as Promise<CommandCallOutcome>,
     askedFor: (role, calls, protectedPaths = []) =>
@@ -74,7 +70,7 @@ async function preparedRun(): Promise<Setup> {
         role,
         model: 'stub',
         language: 'python',
-        workspace: place.git.workTree,
+        workspace: place.workTree,
         protectedPaths,
         entries: [
           { kind: 'system', content: role },

@@ -46,7 +46,7 @@ const succeeded: RunSnapshot = {
   attempts: [],
   cost: null,
   parentRun: null,
-  git: null,
+  place: null,
   testCommand: 'pytest',
 };
 

@@ -73,7 +73,7 @@ interface RunLog {
   checkedTargets: CheckTargetsInput[];
   memory: Array<{ kind: string; input: unknown }>;
   /** The places each adoption was asked to take over from. */
-  adoptions: RunPlace[];
+  adoptions: Array<{ place: RunPlace; headCommit: string }>;
   /** Setup commands run, and on which queue. */
   setups: string[];
 }
@@ -146,12 +146,14 @@ const memoryStub = (kind: string) => async (input: unknown) => {
 const stubActivities = {
   prepareWorkspace: async () => ({ protectedPaths: [] }),
   prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
-    git: {
+    place: {
+      workflowId: input.workflowId,
+      branch: `aca/${input.workflowId}`,
+      disk: 'first',
       gitDir: '/nonexistent/git',
       commonDir: '/nonexistent/git',
       workTree: input.workspace ?? '/nonexistent/stub-workspace',
     },
-    branch: `aca/${input.workflowId}`,
     baseCommit: 'base',
     startCommit: input.start?.commit ?? 'base',
     testSetup: {
@@ -168,11 +170,12 @@ const stubActivities = {
     },
     movable: current().script.host?.movable ?? false,
   }),
-  async adoptRun(input: { place: RunPlace }) {
-    current().log.adoptions.push(input.place);
+  async adoptRun(input: { place: RunPlace; headCommit: string }) {
+    current().log.adoptions.push(input);
     const workTree = '/nonexistent/adopted-workspace';
+    const gitDir = '/nonexistent/adopted-git';
     return {
-      git: { gitDir: '/nonexistent/adopted-git', commonDir: '/nonexistent/adopted-git', workTree },
+      place: { ...input.place, disk: 'adopter', gitDir, commonDir: gitDir, workTree },
       queues: { disk: 'adopter', host: TASK_QUEUE, tests: TASK_QUEUE },
     };
   },
@@ -187,7 +190,7 @@ const stubActivities = {
     changedFiles: [{ path: 'a.py', status: 'added' as const, added: 1, removed: 0 }],
   }),
   runSetup: async (input: RunSetupInput) => {
-    current().log.setups.push(`${input.command} in ${input.place.git.workTree}`);
+    current().log.setups.push(`${input.command} in ${input.place.workTree}`);
     return { ok: true, outcome: 'completed', message: null, outputTail: '' };
   },
   async agentStep(input: AgentStepInput): Promise<AgentStepOutcome> {
@@ -490,11 +493,14 @@ describe('the run state machine with stub activities', () => {
     const log = logOf(workflowId);
     // The first host step (the setup command) never started: the run moved once, at the base commit.
     expect(log.adoptions).toHaveLength(1);
-    expect(log.adoptions[0]).toMatchObject({ commit: 'base', branch: `aca/${workflowId}`, disk: 'first' });
+    expect(log.adoptions[0]).toMatchObject({
+      headCommit: 'base',
+      place: { branch: `aca/${workflowId}`, disk: 'first' },
+    });
     // The setup step itself never started: it ran once, on the adopting host.
     expect(log.setups).toEqual(['pip install -e . in /nonexistent/adopted-workspace']);
     // Every later step went to the adopting host, with its paths.
-    expect(result.git?.workTree).toBe('/nonexistent/adopted-workspace');
+    expect(result.place?.workTree).toBe('/nonexistent/adopted-workspace');
     expect(log.testRuns).toEqual([1]);
     const history = await handle.fetchHistory();
     const timedOut = (history.events ?? []).filter(
@@ -1164,7 +1170,7 @@ describe('the run state machine with stub activities', () => {
         attempts: [],
         cost: null,
         parentRun: null,
-        git: null,
+        place: null,
         testCommand: null,
         targets: [],
         failingTests: [],

@@ -37,7 +37,7 @@ const snapshot: RunSnapshot = {
   attempts: [],
   cost: null,
   parentRun: null,
-  git: null,
+  place: null,
   testCommand: 'pytest',
 };
 

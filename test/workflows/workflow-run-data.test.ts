@@ -191,7 +191,14 @@ describe('a run, pinned whole', () => {
       attempts: [{ iteration: 1, commit: 'c-tester-1', passRate: 1 }],
       cost: { usd: 0.75, byAgent: { planner: 0.25, coder: 0.25, tester: 0.25, reflector: 0 } },
       parentRun: null,
-      git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
+      place: {
+        workflowId: 'wf-1',
+        branch: 'aca/wf-1',
+        disk: 'disk-1',
+        gitDir: '/g',
+        commonDir: '/g',
+        workTree: '/nonexistent/stub-workspace',
+      },
       testCommand: 'pytest',
     };
     expect(await result).toEqual(expected);
@@ -218,13 +225,17 @@ describe('a run, pinned whole', () => {
         },
       },
     ]);
-    const git = { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' };
-    const place = (commit: string) => ({
-      workflowId: 'wf-1',
-      branch: 'aca/wf-1',
-      commit,
-      git,
-      disk: 'disk-1',
+    /** Where the run's files are, and the commit a step starts from, as every host step is given them. */
+    const at = (headCommit: string) => ({
+      place: {
+        workflowId: 'wf-1',
+        branch: 'aca/wf-1',
+        disk: 'disk-1',
+        gitDir: '/g',
+        commonDir: '/g',
+        workTree: '/nonexistent/stub-workspace',
+      },
+      headCommit,
     });
     const base = {
       task: 'Write a.py',
@@ -243,7 +254,7 @@ describe('a run, pinned whole', () => {
       args: [
         {
           open: { ref: ref(turn === 'tester' ? 'tester-1' : `${turn}-1`), model: 'stub', context },
-          place: place(turn === 'coder' ? 'base' : 'c-coder-1'),
+          ...at(turn === 'coder' ? 'base' : 'c-coder-1'),
         },
       ],
       taskQueue: host,
@@ -275,7 +286,7 @@ describe('a run, pinned whole', () => {
             testsDir: null,
             commitMessage: 'aca: acceptance tests given with --tests',
             execution: 'run-1',
-            place: place('base'),
+            ...at('base'),
           },
         ],
         taskQueue: host,
@@ -291,7 +302,7 @@ describe('a run, pinned whole', () => {
               context: { role: 'planner', ...base },
               recallLessons: { workflowId: 'wf-1', task: 'Write a.py' },
             },
-            place: place('base'),
+            ...at('base'),
           },
         ],
         taskQueue: host,
@@ -317,7 +328,7 @@ describe('a run, pinned whole', () => {
         summary: 'git · commit coder turn of attempt 1',
         args: [
           {
-            place: place('base'),
+            ...at('base'),
             message: 'aca: attempt 1, coder: wrote a.py',
             step: 'coder-1',
             execution: 'run-1',
@@ -332,7 +343,7 @@ describe('a run, pinned whole', () => {
         summary: 'git · commit tester turn of attempt 1',
         args: [
           {
-            place: place('c-coder-1'),
+            ...at('c-coder-1'),
             message: 'aca: attempt 1, tester: wrote tests',
             step: 'tester-1',
             execution: 'run-1',
@@ -356,7 +367,7 @@ describe('a run, pinned whole', () => {
               limits: {},
             },
             baselineRef: null,
-            place: place('c-tester-1'),
+            ...at('c-tester-1'),
             acceptanceCommit: null,
           },
         ],
@@ -365,7 +376,7 @@ describe('a run, pinned whole', () => {
       {
         name: 'closeRun',
         summary: 'git · changed files; give the workspace back from the sandbox user',
-        args: [{ place: place('c-tester-1'), baseCommit: 'base', listFiles: true }],
+        args: [{ ...at('c-tester-1'), baseCommit: 'base', listFiles: true }],
         taskQueue: host,
       },
       // Memory writes are queued behind each other and run while the run goes on.

@@ -35,7 +35,7 @@ const quiet: RunSnapshot = {
   attempts: [],
   cost: null,
   parentRun: null,
-  git: null,
+  place: null,
   testCommand: null,
 };
 

@@ -227,7 +227,14 @@ function baseRecord() {
     attempts: [],
     cost: null,
     parentRun: null,
-    git: { gitDir: '/g', commonDir: '/g', workTree: '/w' },
+    place: {
+      workflowId: 'wf-1',
+      branch: 'aca/wf-1',
+      disk: 'disk-1',
+      gitDir: '/g',
+      commonDir: '/g',
+      workTree: '/w',
+    },
     testCommand: 'pytest',
   };
 }
@@ -370,7 +377,14 @@ describe('a --repo run and its baseline', () => {
       parentRun: 'parent',
       parentTask: 'old task',
       startCommit: 'start',
-      parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+      parentPlace: {
+        workflowId: 'parent',
+        branch: 'aca/parent',
+        disk: 'disk-1',
+        gitDir: '/pg',
+        commonDir: '/pg',
+        workTree: '/pw',
+      },
       baseCommit: 'base',
       plan,
       analysis,
@@ -401,7 +415,7 @@ describe('a --repo run and its baseline', () => {
         .map((c) => (c.args[0] as { baselineRef: string }).baselineRef),
     ).toEqual(['report-old']);
     expect(fake.calls[0]!.args[0]).toMatchObject({
-      start: { commit: 'start', baseCommit: 'base', parentGit: link.parentGit, parentRun: 'parent' },
+      start: { commit: 'start', baseCommit: 'base', parentPlace: link.parentPlace, parentRun: 'parent' },
     });
     expect(log.memory.map((m) => m.kind)).toEqual(['run', 'outcome']);
     expect(log.memory[1]!.input).toMatchObject({
@@ -418,7 +432,14 @@ describe('a --repo run and its baseline', () => {
       parentRun: 'parent',
       parentTask: 'old task',
       startCommit: 'start',
-      parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+      parentPlace: {
+        workflowId: 'parent',
+        branch: 'aca/parent',
+        disk: 'disk-1',
+        gitDir: '/pg',
+        commonDir: '/pg',
+        workTree: '/pw',
+      },
       baseCommit: 'base',
       plan: { summary: 'old plan', steps: ['s'], files: ['b.py'] },
       analysis: null,
@@ -466,7 +487,7 @@ describe('the setup command', () => {
       network: false,
     });
     expect(
-      (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { place: { commit: string } }).place.commit,
+      (fake.calls.find((c) => c.name === 'runTests')!.args[0] as { headCommit: string }).headCommit,
     ).toBe('setup-commit');
   });
 
@@ -543,7 +564,14 @@ describe('a host that is gone', () => {
           adoptRun: async () => {
             gone = false;
             return {
-              git: { gitDir: '/g2', commonDir: '/g2', workTree: '/w2' },
+              place: {
+                workflowId: 'wf-1',
+                branch: 'aca/wf-1',
+                disk: 'disk-2',
+                gitDir: '/g2',
+                commonDir: '/g2',
+                workTree: '/w2',
+              },
               queues: { disk: 'disk-2', host: 'host-2', tests: 'tests-2' },
             };
           },
@@ -553,7 +581,7 @@ describe('a host that is gone', () => {
       { setupCommand: 'make' },
     );
     const done = await result;
-    expect(done).toMatchObject({ state: 'SUCCESS', workspace: '/w2', git: { workTree: '/w2' } });
+    expect(done).toMatchObject({ state: 'SUCCESS', workspace: '/w2', place: { workTree: '/w2' } });
     expect(fake.calls.map((c) => `${c.name}@${c.taskQueue ?? ''}`).slice(0, 6)).toEqual([
       'prepareRun@',
       'runSetup@tests-1',
@@ -567,10 +595,12 @@ describe('a host that is gone', () => {
       place: {
         workflowId: 'wf-1',
         branch: 'aca/wf-1',
-        commit: 'base',
-        git: { gitDir: '/g', commonDir: '/g', workTree: '/nonexistent/stub-workspace' },
         disk: 'disk-1',
+        gitDir: '/g',
+        commonDir: '/g',
+        workTree: '/nonexistent/stub-workspace',
       },
+      headCommit: 'base',
     });
     expect(fake.calls[4]!.summary).toBe('setup · make (adopted run)');
     const hostProxies = fake.proxies.filter((p) => p.taskQueue === 'host-1' || p.taskQueue === 'tests-1');
@@ -649,7 +679,14 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     return async () => {
       const host = hosts[next++]!;
       return {
-        git: { gitDir: `/g-${host}`, commonDir: `/g-${host}`, workTree: `/w-${host}` },
+        place: {
+          workflowId: 'wf-1',
+          branch: 'aca/wf-1',
+          disk: `disk-${host}`,
+          gitDir: `/g-${host}`,
+          commonDir: `/g-${host}`,
+          workTree: `/w-${host}`,
+        },
         queues: { disk: `disk-${host}`, host: `host-${host}`, tests: `tests-${host}` },
       };
     };
@@ -724,10 +761,12 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
         place: {
           workflowId: 'wf-1',
           branch: 'aca/wf-1',
-          commit: 'base',
-          git: { gitDir: '/g-2', commonDir: '/g-2', workTree: '/w-2' },
           disk: 'disk-2',
+          gitDir: '/g-2',
+          commonDir: '/g-2',
+          workTree: '/w-2',
         },
+        headCommit: 'base',
         execution: fake.info.runId,
       },
     ]);
@@ -933,7 +972,14 @@ describe('the record a run starts from', () => {
     parentRun: 'parent',
     parentTask: 'old task',
     startCommit: 'start',
-    parentGit: { gitDir: '/pg', commonDir: '/pg', workTree: '/pw' },
+    parentPlace: {
+      workflowId: 'parent',
+      branch: 'aca/parent',
+      disk: 'disk-1',
+      gitDir: '/pg',
+      commonDir: '/pg',
+      workTree: '/pw',
+    },
     baseCommit: 'base',
     plan,
     analysis: null,
@@ -1066,7 +1112,7 @@ describe('the record a run starts from', () => {
       attempts: [],
       cost: null,
       parentRun: null,
-      git: null,
+      place: null,
       testCommand: null,
       transitions: [{ from: 'INIT', to: 'FAILED', at: expect.any(String) }],
     });
@@ -1372,13 +1418,12 @@ describe('turns that end badly', () => {
     expect(calls[0]!.args[0]).toEqual({
       ref: 'wf-1/first-run/run-1/coder-1',
       toolCallId: 'c0',
-      place: {
+      place: expect.objectContaining({
         workflowId: 'wf-1',
         branch: 'aca/wf-1',
-        commit: 'base',
-        git: expect.any(Object),
         disk: 'disk-1',
-      },
+      }),
+      headCommit: 'base',
       execution: 'run-1',
     });
   });
@@ -1403,7 +1448,8 @@ describe('turns that end badly', () => {
     expect(calls[0]!.args[0]).toMatchObject({
       ref: 'wf-1/first-run/run-1/coder-1',
       toolCallId: 'c0',
-      place: { commit: 'base', disk: 'disk-1' },
+      headCommit: 'base',
+      place: { disk: 'disk-1' },
       setup: { command: { kind: 'pytest' } },
       protectedPaths: [],
       testsDir: null,
@@ -1569,11 +1615,11 @@ function turnCommits(): Array<Record<string, unknown>> {
         message: string;
         step: string;
         execution: string;
-        place: { commit: string };
+        headCommit: string;
       };
       return {
         taskQueue: c.taskQueue,
-        from: input.place.commit,
+        from: input.headCommit,
         message: input.message,
         step: input.step,
         execution: input.execution,
@@ -1628,6 +1674,7 @@ describe('every turn opens with a step of its own', () => {
       'acceptanceCommit',
       'attempt',
       'baselineRef',
+      'headCommit',
       'language',
       'place',
       'protectedPaths',
@@ -1719,7 +1766,7 @@ describe('every turn opens with a step of its own', () => {
     const names = fake.calls.map((c) => c.name);
     expect(names.slice(0, 4)).toEqual(['prepareRun', 'prepareWorkspace', 'openTurn', 'agentStep']);
     expect(fake.calls[1]!.taskQueue).toBe('host-1');
-    expect(fake.calls[2]!.args[0]).toMatchObject({ place: { commit: 'acc' } });
+    expect(fake.calls[2]!.args[0]).toMatchObject({ headCommit: 'acc' });
     expect(log.opens.get('planner')!.context.protectedPaths).toEqual(['tests/test_a.py']);
     expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
       protectedPaths: ['tests/test_a.py'],
@@ -1787,11 +1834,12 @@ describe('commits of the turns', () => {
     const names = fake.calls.map((c) => c.name);
     expect(names[names.indexOf('commitTurn') - 1]).toBe('agentStep');
     expect(fake.calls.find((c) => c.name === 'runTests')!.args[0]).toMatchObject({
-      place: { commit: 'c-tester-1' },
+      headCommit: 'c-tester-1',
     });
     // The ending starts from the last commit.
     expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toEqual({
-      place: expect.objectContaining({ commit: 'c-tester-1' }),
+      place: expect.objectContaining({ branch: 'aca/wf-1' }) as unknown,
+      headCommit: 'c-tester-1',
       baseCommit: 'base',
       listFiles: true,
     });
@@ -1815,7 +1863,7 @@ describe('commits of the turns', () => {
     expect(await result).toMatchObject({ state: 'FAILED', reason: 'budget', headCommit: 'c-coder-1' });
     expect(turnCommits()).toEqual([expect.objectContaining({ step: 'coder-1' })]);
     expect(fake.calls.find((c) => c.name === 'closeRun')!.args[0]).toMatchObject({
-      place: { commit: 'c-coder-1' },
+      headCommit: 'c-coder-1',
     });
   });
 });
@@ -1848,7 +1896,8 @@ describe('the INIT phase, one step per job', () => {
       testsDir: null,
       commitMessage: 'aca: acceptance tests given with --tests',
       execution: 'run-1',
-      place: expect.objectContaining({ commit: 'base', disk: 'disk-1' }) as unknown,
+      place: expect.objectContaining({ disk: 'disk-1' }) as unknown,
+      headCommit: 'base',
     });
   });
 });

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { git } from './git';
 import type { GitStoreLocation } from './git-store-location';
 import {
@@ -32,19 +32,19 @@ import { callStore, ensureGitStore, storeBranchTip, storeFault, type StoreCallOp
  */
 export async function pushRunCommit(
   store: GitStoreLocation,
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   branch: string,
   commit: string,
   expectedOld: string | null,
   options: StoreCallOptions = {},
 ): Promise<void> {
   await ensureGitStore(store);
-  const first = await pushWithLease(store, runGit, branch, commit, expectedOld, options);
+  const first = await pushWithLease(store, place, branch, commit, expectedOld, options);
   if (first.ok) return;
-  const actual = await storeBranchTip(store, runGit.commonDir, branch, options).catch(() => undefined);
+  const actual = await storeBranchTip(store, place.commonDir, branch, options).catch(() => undefined);
   if (actual === commit) return;
   if (actual === null && expectedOld !== null) {
-    const again = await pushWithLease(store, runGit, branch, commit, null, options);
+    const again = await pushWithLease(store, place, branch, commit, null, options);
     if (again.ok) return;
   }
   throw new GitStorePushRejectedError(store.display, branch, expectedOld, actual, first.reason);
@@ -60,18 +60,18 @@ export async function pushRunCommit(
  */
 export async function pushRunBranchTip(
   store: GitStoreLocation,
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   branch: string,
   options: StoreCallOptions = {},
 ): Promise<string> {
-  const target = { gitDir: runGit.commonDir };
+  const target = { gitDir: place.commonDir };
   const tip = (
     await git(target, ['rev-parse', '--verify', '--end-of-options', `refs/heads/${branch}`])
   ).trim();
   const parent = await git(target, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${tip}^`], {
     allowExitCodes: [1],
   });
-  await pushRunCommit(store, runGit, branch, tip, parent.trim() || null, options);
+  await pushRunCommit(store, place, branch, tip, parent.trim() || null, options);
   return tip;
 }
 
@@ -134,7 +134,7 @@ type PushOutcome = { ok: true } | { ok: false; reason: string };
 
 async function pushWithLease(
   store: GitStoreLocation,
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   branch: string,
   commit: string,
   expectedOld: string | null,
@@ -144,7 +144,7 @@ async function pushWithLease(
   const result = await callStore(
     store,
     'push',
-    runGit.commonDir,
+    place.commonDir,
     options,
     [
       'push',
@@ -165,13 +165,13 @@ async function pushWithLease(
   const line = result.stdout.split('\n').find((l) => l.includes(`:${ref}\t`));
   if (!line) {
     if (result.code === 0) return { ok: true };
-    throw storeFault(store, 'push', runGit.commonDir, result.stderr);
+    throw storeFault(store, 'push', place.commonDir, result.stderr);
   }
   if (!line.startsWith('!')) return { ok: true };
   const summary = line.split('\t')[2] ?? '';
   if (summary.startsWith('[remote rejected]') || summary.startsWith('[remote failure]')) {
     // The store took the connection but not the update (its disk, its permissions, a hook there).
-    throw storeFault(store, 'push', runGit.commonDir, `${summary} ${result.stderr}`);
+    throw storeFault(store, 'push', place.commonDir, `${summary} ${result.stderr}`);
   }
   return { ok: false, reason: summary.replace(/^\[rejected\]\s*/, '').replace(/[()]/g, '') || 'rejected' };
 }

@@ -24,9 +24,10 @@ import { SystemError } from '../../shared/errors';
 import { IrregularFileError, readRegularFile } from '../../shared/regular-file';
 
 /**
- * What one git call runs with. Not a run's location: that is RunGit (src/shared/run-types.ts),
- * which is a GitTarget as it stands, so a run's git is called with it directly; a call that only
- * reads objects or branches names the run's common directory alone.
+ * What one git call runs with, in any repository (the user's, the store, an evaluation's copy).
+ * A run's files are located by RunPlace (src/shared/run-types.ts), which is a GitTarget as it
+ * stands: a run's git is called with its place; a call that only reads objects or branches
+ * names the run's common directory alone.
  */
 export interface GitTarget {
   /** The git directory (for a linked worktree, its `.git/worktrees/<name>` folder). */

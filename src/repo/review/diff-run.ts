@@ -1,4 +1,4 @@
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { UserInputError } from '../../shared/errors';
 import { git, gitBytes, type GitTarget } from '../git/git';
 import { isCommit } from '../git/objects';
@@ -9,37 +9,37 @@ import { isCommit } from '../git/objects';
  * worktree exists and after it is gone, as long as the commits are there.
  */
 export async function diffRun(
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   base: string,
   head: string,
   options: { stat?: boolean } = {},
 ): Promise<string> {
-  const { target, args } = await diffCall(runGit, base, head, options);
+  const { target, args } = await diffCall(place, base, head, options);
   return git(target, args);
 }
 
 /** diffRun's output as git wrote it, byte for byte (file content need not be UTF-8). */
 export async function diffRunBytes(
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   base: string,
   head: string,
   options: { stat?: boolean } = {},
 ): Promise<Buffer> {
-  const { target, args } = await diffCall(runGit, base, head, options);
+  const { target, args } = await diffCall(place, base, head, options);
   return gitBytes(target, args);
 }
 
 async function diffCall(
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   base: string,
   head: string,
   options: { stat?: boolean },
 ): Promise<{ target: GitTarget; args: string[] }> {
-  const target: GitTarget = { gitDir: runGit.commonDir };
+  const target: GitTarget = { gitDir: place.commonDir };
   for (const commit of [base, head]) {
     if (!(await isCommit(target, commit))) {
       throw new UserInputError(
-        `the run's commit ${commit} is not in ${runGit.commonDir} (was the run discarded?)`,
+        `the run's commit ${commit} is not in ${place.commonDir} (was the run discarded?)`,
       );
     }
   }

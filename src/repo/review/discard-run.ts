@@ -2,16 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { UserInputError } from '../../shared/errors';
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { git, type GitTarget } from '../git/git';
 import { withWorktreeLock } from '../worktree/run-worktree';
 
 export interface DiscardRunTarget {
-  git: RunGit;
+  place: Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree' | 'branch'>;
   /** The user's repository of a `--repo` run; null for a run with a repository of its own. */
   repo: string | null;
-  /** The run's branch (`aca/<id>`). */
-  branch: string | null;
 }
 
 /** What was removed; null for what was gone already. */
@@ -63,16 +61,17 @@ async function listWorktrees(common: GitTarget): Promise<WorktreeEntry[]> {
 }
 
 /** A `--repo` run: its linked worktree and its branch go; the user's checkout and other branches stay. */
-async function discardWorktreeRun(runGit: RunGit, branch: string | null): Promise<DiscardRunResult> {
-  if (branch !== null && !branch.startsWith(RUN_BRANCH_PREFIX)) {
+async function discardWorktreeRun(place: DiscardRunTarget['place']): Promise<DiscardRunResult> {
+  const branch = place.branch;
+  if (!branch.startsWith(RUN_BRANCH_PREFIX)) {
     throw new UserInputError(`refusing to delete branch ${branch}: not a branch aca made`);
   }
-  if (!fs.existsSync(path.join(runGit.commonDir, 'HEAD'))) {
-    throw new UserInputError(`the run's repository (${runGit.commonDir}) is gone`);
+  if (!fs.existsSync(path.join(place.commonDir, 'HEAD'))) {
+    throw new UserInputError(`the run's repository (${place.commonDir}) is gone`);
   }
-  const common: GitTarget = { gitDir: runGit.commonDir };
+  const common: GitTarget = { gitDir: place.commonDir };
   const worktrees = await listWorktrees(common);
-  const runTree = realPath(runGit.workTree);
+  const runTree = realPath(place.workTree);
   const elsewhere = worktrees.find(
     (w) => w.branch === `refs/heads/${branch}` && realPath(w.path) !== runTree,
   );
@@ -85,50 +84,48 @@ async function discardWorktreeRun(runGit: RunGit, branch: string | null): Promis
   const registered = worktrees.slice(1).some((w) => realPath(w.path) === runTree);
   let workTree: string | null = null;
   if (registered) {
-    await withWorktreeLock(runGit.commonDir, () =>
-      git(common, ['worktree', 'remove', '--force', '--force', runGit.workTree]).catch(async () => {
+    await withWorktreeLock(place.commonDir, () =>
+      git(common, ['worktree', 'remove', '--force', '--force', place.workTree]).catch(async () => {
         // Code under test may have wrecked the `.git` file git validates; the registration is what
         // says the folder is the run's, so it can go anyway.
-        fs.rmSync(runGit.workTree, { recursive: true, force: true });
+        fs.rmSync(place.workTree, { recursive: true, force: true });
         await git(common, ['worktree', 'prune']);
       }),
     );
-    workTree = runGit.workTree;
+    workTree = place.workTree;
   }
   let deleted: string | null = null;
-  if (branch !== null) {
-    const exists = await git(common, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
-      allowExitCodes: [1],
-    });
-    if (exists.trim()) {
-      await git(common, ['branch', '--quiet', '-D', branch]);
-      deleted = branch;
-    }
+  const exists = await git(common, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+    allowExitCodes: [1],
+  });
+  if (exists.trim()) {
+    await git(common, ['branch', '--quiet', '-D', branch]);
+    deleted = branch;
   }
   return { workTree, branch: deleted, gitDir: null };
 }
 
 /** A run without `--repo`: its workspace and the git directory it alone used both go. */
-function discardOwnRepositoryRun(runGit: RunGit): DiscardRunResult {
-  if (realPath(runGit.gitDir) !== realPath(runGit.commonDir)) {
+function discardOwnRepositoryRun(place: DiscardRunTarget['place']): DiscardRunResult {
+  if (realPath(place.gitDir) !== realPath(place.commonDir)) {
     throw new UserInputError(
-      `the run's git directory ${runGit.gitDir} is shared with ${runGit.commonDir}; not removing it`,
+      `the run's git directory ${place.gitDir} is shared with ${place.commonDir}; not removing it`,
     );
   }
-  refuseSweepingRemoval(runGit.workTree);
-  refuseSweepingRemoval(runGit.gitDir);
+  refuseSweepingRemoval(place.workTree);
+  refuseSweepingRemoval(place.gitDir);
   let gitDir: string | null = null;
-  if (fs.existsSync(runGit.gitDir)) {
-    if (!fs.existsSync(path.join(runGit.gitDir, 'HEAD'))) {
-      throw new UserInputError(`${runGit.gitDir} is not a git directory; not removing it`);
+  if (fs.existsSync(place.gitDir)) {
+    if (!fs.existsSync(path.join(place.gitDir, 'HEAD'))) {
+      throw new UserInputError(`${place.gitDir} is not a git directory; not removing it`);
     }
-    fs.rmSync(runGit.gitDir, { recursive: true, force: true });
-    gitDir = runGit.gitDir;
+    fs.rmSync(place.gitDir, { recursive: true, force: true });
+    gitDir = place.gitDir;
   }
   let workTree: string | null = null;
-  if (fs.existsSync(runGit.workTree)) {
-    fs.rmSync(runGit.workTree, { recursive: true, force: true });
-    workTree = runGit.workTree;
+  if (fs.existsSync(place.workTree)) {
+    fs.rmSync(place.workTree, { recursive: true, force: true });
+    workTree = place.workTree;
   }
   return { workTree, branch: null, gitDir };
 }
@@ -140,5 +137,5 @@ function discardOwnRepositoryRun(runGit: RunGit): DiscardRunResult {
  * The caller checks that the run has ended.
  */
 export async function discardRun(run: DiscardRunTarget): Promise<DiscardRunResult> {
-  return run.repo !== null ? discardWorktreeRun(run.git, run.branch) : discardOwnRepositoryRun(run.git);
+  return run.repo !== null ? discardWorktreeRun(run.place) : discardOwnRepositoryRun(run.place);
 }

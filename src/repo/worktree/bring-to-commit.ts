@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { git, GitError, type GitTarget } from '../git/git';
 import type { GitStoreLocation } from '../git/git-store-location';
 import { fetchStoreBranch } from '../git/git-store';
@@ -19,7 +19,7 @@ import { resetWorkTree, workTreeIsAt } from './work-tree-reset';
  * file or folder, nested repositories, symlinks where the commit has folders) are removed
  * without being followed or run.
  *
- * @returns the run's git locations on this worker, and whether anything had to change.
+ * @returns the run's git directories and work tree on this worker, and whether anything had to change.
  */
 export async function bringToCommit(
   store: GitStoreLocation,
@@ -30,29 +30,29 @@ export async function bringToCommit(
     commit: string;
     removeIgnored?: boolean;
   } & StoreCallOptions,
-): Promise<{ git: RunGit; fetched: boolean; changed: boolean }> {
+): Promise<Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'> & { fetched: boolean; changed: boolean }> {
   const { workTree, gitDir, branch, commit } = input;
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit)) throw new Error(`"${commit}" is not a full commit id`);
   if (!branch.startsWith('aca/') || /[\s\0~^:?*[\\]|\.\.|@\{/.test(branch)) {
     throw new Error(`"${branch}" is not a run's branch`);
   }
   const madeHere = prepareWorkTreeFolder(workTree);
-  const runGit = await openOrCreateRunRepository(gitDir, workTree, branch);
-  const common: GitTarget = { gitDir: runGit.commonDir };
+  const dirs = await openOrCreateRunRepository(gitDir, workTree, branch);
+  const common: GitTarget = { gitDir: dirs.commonDir };
   let fetched = false;
   if (!(await isCommit(common, commit))) {
-    await fetchStoreBranch(store, runGit.commonDir, branch, input);
+    await fetchStoreBranch(store, dirs.commonDir, branch, input);
     fetched = true;
     if (!(await isCommit(common, commit))) {
       throw new GitStoreMissingCommitError(store.display, branch, commit);
     }
   }
-  const linked = runGit.gitDir !== runGit.commonDir;
+  const linked = dirs.gitDir !== dirs.commonDir;
   try {
-    if (!fetched && (await workTreeIsAt(runGit, branch, commit, linked))) {
-      return { git: runGit, fetched, changed: false };
+    if (!fetched && (await workTreeIsAt(dirs, branch, commit, linked))) {
+      return { ...dirs, fetched, changed: false };
     }
-    await resetWorkTree(runGit, branch, commit, {
+    await resetWorkTree(dirs, branch, commit, {
       linked,
       removeIgnored: input.removeIgnored ?? false,
       emptyFolder: madeHere,
@@ -64,7 +64,7 @@ export async function bringToCommit(
       throw new WorkerDiskFullError(workTree, (err as Error).message);
     throw err;
   }
-  return { git: runGit, fetched, changed: true };
+  return { ...dirs, fetched, changed: true };
 }
 
 /** The work tree's folder, made (empty) when absent: true when this call made it. */
@@ -86,7 +86,11 @@ function prepareWorkTreeFolder(workTree: string): boolean {
  * uses its repository's objects and branches; any other is the run's repository. Made, empty,
  * if absent: the fetch that follows fills it.
  */
-async function openOrCreateRunRepository(gitDir: string, workTree: string, branch: string): Promise<RunGit> {
+async function openOrCreateRunRepository(
+  gitDir: string,
+  workTree: string,
+  branch: string,
+): Promise<Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'>> {
   if (fs.existsSync(path.join(gitDir, 'HEAD'))) {
     const commonFile = path.join(gitDir, 'commondir');
     const commonDir = fs.existsSync(commonFile)

@@ -12,7 +12,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunGit, RunPlace } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { hostQueuesOf, type HostQueues } from '../../shared/host-queues';
 import { safeKey } from '../../shared/safe-key';
 import { git, gitBytes, gitWithStatus } from '../git/git';
@@ -98,72 +98,76 @@ export class HostRuns {
   }
 
   /**
-   * The run's work tree at the recorded commit. Only the branch's tip is compared (a status of a
-   * large tree would cost every tool call a scan): a step that changes files commits them, so a
-   * tree at the right tip holds the right files.
+   * The run's work tree at `commit` (the one the workflow recorded). Only the branch's tip is
+   * compared (a status of a large tree would cost every tool call a scan): a step that changes
+   * files commits them, so a tree at the right tip holds the right files.
    */
-  async atCommit(place: RunPlace): Promise<RunGit> {
-    const { git: runGit, branch, commit } = place;
-    if ((await this.tipOf(place)) === commit) return runGit;
-    if (!(await isCommit({ gitDir: runGit.commonDir }, commit))) {
-      if (!this.options.store) throw new GitStoreMissingCommitError('(no git store)', branch, commit);
-      await fetchStoreBranch(this.options.store, runGit.commonDir, branch);
+  async atCommit(place: RunPlace, commit: string): Promise<RunPlace> {
+    if ((await this.tipOf(place)) === commit) return place;
+    if (!(await isCommit({ gitDir: place.commonDir }, commit))) {
+      if (!this.options.store) throw new GitStoreMissingCommitError('(no git store)', place.branch, commit);
+      await fetchStoreBranch(this.options.store, place.commonDir, place.branch);
     }
-    await resetWorkTree(runGit, branch, commit, {
-      linked: runGit.gitDir !== runGit.commonDir,
+    await resetWorkTree(place, place.branch, commit, {
+      linked: place.gitDir !== place.commonDir,
       removeIgnored: false,
     });
-    return runGit;
+    return place;
   }
 
   /**
-   * Takes over a run from the store at the recorded commit: a work tree and git directory of this
-   * host's, made afresh (whatever a run of the same id left there goes, ignored files too). On
-   * the disk the run was prepared on, the run's own paths are used as they are.
+   * Takes over a run from the store at `commit`: a work tree and git directory of this host's,
+   * made afresh (whatever a run of the same id left there goes, ignored files too). On the disk
+   * the run was prepared on, the run's own paths are used as they are.
+   *
+   * @returns the run's place on this host.
    */
-  async adopt(place: RunPlace): Promise<RunGit> {
-    if (place.disk === this.disk() && fs.existsSync(path.join(place.git.gitDir, 'HEAD'))) {
-      return this.atCommit(place);
+  async adopt(place: RunPlace, commit: string): Promise<RunPlace> {
+    if (place.disk === this.disk() && fs.existsSync(path.join(place.gitDir, 'HEAD'))) {
+      return this.atCommit(place, commit);
     }
     if (!this.options.store) throw new Error('a run moves to another host only through a git store');
-    const brought = await bringToCommit(this.options.store, {
+    const { gitDir, commonDir, workTree } = await bringToCommit(this.options.store, {
       workTree: this.workspaceFor(place.workflowId),
       gitDir: this.gitDirFor(place.workflowId),
       branch: place.branch,
-      commit: place.commit,
+      commit,
       removeIgnored: true,
     });
-    return brought.git;
+    return {
+      workflowId: place.workflowId,
+      branch: place.branch,
+      disk: this.disk(),
+      gitDir,
+      commonDir,
+      workTree,
+    };
   }
 
   /**
-   * Commits what the step changed (only `paths`, when given) on the run's branch and, with a
-   * store, pushes it there, expecting the store at the recorded commit. A retry of a step whose
-   * first try committed (and maybe pushed) and then died finds that commit (same parent, same
-   * step, same execution) and takes it. A store branch that a Reset left behind (commits of
-   * another execution after the recorded one) is replaced: the reset execution is the run now.
+   * Commits what the step that started from `from` changed (only `paths`, when given) on the
+   * run's branch and, with a store, pushes it there, expecting the store at `from`. A retry of a
+   * step whose first try committed (and maybe pushed) and then died finds that commit (same
+   * parent, same step, same execution) and takes it. A store branch that a Reset left behind
+   * (commits of another execution after the recorded one) is replaced: the reset execution is
+   * the run now.
    *
    * @returns the new commit, or null when nothing changed.
    */
-  async commit(place: RunPlace, request: CommitRequest): Promise<string | null> {
-    const runGit = place.git;
+  async commit(place: RunPlace, from: string, request: CommitRequest): Promise<string | null> {
     const tip = await this.tipOf(place);
-    if (tip !== place.commit && tip !== null) {
-      const made = await this.madeBy(runGit, tip);
-      if (
-        made.parent === place.commit &&
-        made.step === request.step &&
-        made.execution === request.execution
-      ) {
-        await this.push(place, tip, request);
+    if (tip !== from && tip !== null) {
+      const made = await this.madeBy(place, tip);
+      if (made.parent === from && made.step === request.step && made.execution === request.execution) {
+        await this.push(place, from, tip, request);
         return tip;
       }
-      await this.atCommit(place);
+      await this.atCommit(place, from);
     }
     const message = `${request.message}\n\n${STEP_TRAILER}: ${request.step}\n${EXECUTION_TRAILER}: ${request.execution}`;
-    const commit = await commitAll(runGit, message, this.options.author, request.paths, request.warn);
+    const commit = await commitAll(place, message, this.options.author, request.paths, request.warn);
     if (commit === null) return null;
-    return this.push(place, commit, request);
+    return this.push(place, from, commit, request);
   }
 
   /**
@@ -173,43 +177,38 @@ export class HostRuns {
   private async tipOf(place: RunPlace): Promise<string | null> {
     const loose = looseTip(place);
     if (loose) return loose;
-    const tip = await git(place.git, ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], {
+    const tip = await git(place, ['rev-parse', '--verify', '--quiet', `refs/heads/${place.branch}`], {
       allowExitCodes: [1],
     });
     return tip.trim() || null;
   }
 
-  /** Pushes the step's commit to the store (when there is one); the commit the run goes on from. */
-  private async push(place: RunPlace, commit: string, request: CommitRequest): Promise<string> {
+  /** Pushes the step's commit (made from `from`) to the store, if any; the commit the run goes on from. */
+  private async push(place: RunPlace, from: string, commit: string, request: CommitRequest): Promise<string> {
     const store = this.options.store;
     if (!store) return commit;
-    const runGit = place.git;
     const timeout = this.options.pushTimeoutMs ? { timeoutMs: this.options.pushTimeoutMs } : {};
     try {
-      await pushRunCommit(store, runGit, place.branch, commit, place.commit, timeout);
+      await pushRunCommit(store, place, place.branch, commit, from, timeout);
       return commit;
     } catch (err) {
       const actual = err instanceof GitStorePushRejectedError ? err.actual : null;
       if (!actual) throw err;
-      if (!(await isCommit({ gitDir: runGit.commonDir }, actual))) {
-        await fetchStoreBranch(store, runGit.commonDir, place.branch);
+      if (!(await isCommit({ gitDir: place.commonDir }, actual))) {
+        await fetchStoreBranch(store, place.commonDir, place.branch);
       }
-      const made = await this.madeBy(runGit, actual);
-      if (
-        made.parent === place.commit &&
-        made.step === request.step &&
-        made.execution === request.execution
-      ) {
+      const made = await this.madeBy(place, actual);
+      if (made.parent === from && made.step === request.step && made.execution === request.execution) {
         // An earlier try of this step pushed from a copy that is gone (the run moved since).
-        await this.atCommit({ ...place, commit: actual });
+        await this.atCommit(place, actual);
         return actual;
       }
       if (
         made.execution &&
         made.execution !== request.execution &&
-        (await this.descends(runGit, actual, place.commit))
+        (await this.descends(place, actual, from))
       ) {
-        await pushRunCommit(store, runGit, place.branch, commit, actual, timeout);
+        await pushRunCommit(store, place, place.branch, commit, actual, timeout);
         return commit;
       }
       throw err;
@@ -217,10 +216,10 @@ export class HostRuns {
   }
 
   private async madeBy(
-    runGit: RunGit,
+    place: RunPlace,
     commit: string,
   ): Promise<{ parent: string; step: string; execution: string }> {
-    const target = { gitDir: runGit.commonDir };
+    const target = { gitDir: place.commonDir };
     const parents = await git(target, ['rev-list', '--parents', '-n', '1', '--end-of-options', commit]);
     const trailer = async (key: string) =>
       (await git(target, ['log', '-1', `--format=%(trailers:key=${key},valueonly)`, commit])).trim();
@@ -231,9 +230,9 @@ export class HostRuns {
     };
   }
 
-  private async descends(runGit: RunGit, commit: string, from: string): Promise<boolean> {
+  private async descends(place: RunPlace, commit: string, from: string): Promise<boolean> {
     const result = await gitWithStatus(
-      { gitDir: runGit.commonDir },
+      { gitDir: place.commonDir },
       ['merge-base', '--is-ancestor', '--end-of-options', from, commit],
       { allowExitCodes: [1, 128] },
     );
@@ -260,11 +259,7 @@ export class HostRuns {
     const temporary = `${folder}.new-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
     try {
       for (const file of files) {
-        const blob = await gitBytes({ gitDir: place.git.commonDir }, [
-          'cat-file',
-          'blob',
-          `${commit}:${file}`,
-        ]);
+        const blob = await gitBytes({ gitDir: place.commonDir }, ['cat-file', 'blob', `${commit}:${file}`]);
         const target = path.join(temporary, file);
         fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o755 });
         const fd = fs.openSync(
@@ -296,7 +291,7 @@ export class HostRuns {
 function looseTip(place: RunPlace): string | null {
   try {
     const loose = fs
-      .readFileSync(path.join(place.git.commonDir, 'refs', 'heads', ...place.branch.split('/')), 'utf8')
+      .readFileSync(path.join(place.commonDir, 'refs', 'heads', ...place.branch.split('/')), 'utf8')
       .trim();
     return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose) ? loose : null;
   } catch {

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UserInputError } from '../../shared/errors';
-import type { RepoInput, RunGit } from '../../shared/run-types';
+import type { RepoInput, RunPlace } from '../../shared/run-types';
 import { discoverRepository, GitError } from '../git/git';
 import type { GitStoreLocation } from '../git/git-store-location';
 import { fetchStoreBranch } from '../git/git-store';
@@ -17,18 +17,17 @@ import { NO_PROJECT_CONFIG, type ProjectConfig } from '../config/project-config'
 import { createFreshRunRepository, readProjectConfigAt, runBranch } from './run-repository';
 import { createRunWorktree, removeRunWorktree } from './run-worktree';
 
-/** Where a linked run starts: the commit its branch starts at, the earlier run's base and git directories. */
+/** Where a linked run starts: the commit its branch starts at, the earlier run's base and place. */
 export interface RunStart {
   commit: string;
   baseCommit: string;
-  parentGit: RunGit;
+  parentPlace: RunPlace;
   /** The earlier run's id: with a git store, its branch there holds the start commit. */
   parentRun?: string;
 }
 
 export interface MadeRunRepository {
-  git: RunGit;
-  branch: string;
+  place: RunPlace;
   baseCommit: string;
   /** The commit the branch starts at: the base, or a linked run's start commit. */
   startCommit: string;
@@ -39,6 +38,8 @@ export interface MadeRunRepository {
 export async function makeRunRepository(
   input: {
     workflowId: string;
+    /** The disk id of the host the run is made on. */
+    disk: string;
     /** The run's work tree, an absolute path. */
     workspace: string;
     repo: RepoInput | null;
@@ -67,14 +68,17 @@ export async function makeRunRepository(
       if (!(await hasCommitAt(commonDir, start.commit))) await fetchEarlierRun(commonDir);
     }
     const worktree = await freshWorktree(repo, workspace, branch, start?.commit);
-    const git: RunGit = {
+    const place: RunPlace = {
+      workflowId: input.workflowId,
+      branch,
+      disk: input.disk,
       gitDir: worktree.gitDir,
       commonDir: worktree.commonDir,
       workTree: worktree.workTree,
     };
-    const config = await readProjectConfigAt({ gitDir: git.commonDir }, worktree.baseCommit, repo.path);
+    const config = await readProjectConfigAt({ gitDir: place.commonDir }, worktree.baseCommit, repo.path);
     const baseCommit = worktree.baseCommit;
-    return { git, branch, baseCommit, startCommit: start?.commit ?? baseCommit, config };
+    return { place, baseCommit, startCommit: start?.commit ?? baseCommit, config };
   }
   if (!input.gitDir) throw new UserInputError('a run without --repo needs a git directory of its own');
   const made = await createFreshRunRepository({
@@ -85,7 +89,7 @@ export async function makeRunRepository(
       ? {
           from: {
             ...start,
-            ...(fetchEarlierRun && !(await hasCommitAt(start.parentGit.commonDir, start.commit))
+            ...(fetchEarlierRun && !(await hasCommitAt(start.parentPlace.commonDir, start.commit))
               ? { fetch: fetchEarlierRun }
               : {}),
           },
@@ -93,8 +97,14 @@ export async function makeRunRepository(
       : {}),
   });
   return {
-    git: made.git,
-    branch,
+    place: {
+      workflowId: input.workflowId,
+      branch,
+      disk: input.disk,
+      gitDir: made.gitDir,
+      commonDir: made.commonDir,
+      workTree: made.workTree,
+    },
     baseCommit: made.baseCommit,
     startCommit: start?.commit ?? made.baseCommit,
     config: NO_PROJECT_CONFIG,

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { discoverRepository, git } from '../git/git';
 import { hasCommitAt } from '../git/objects';
 import type { GitStoreLocation } from '../git/git-store-location';
@@ -14,9 +14,7 @@ import * as crypto from 'node:crypto';
 import { safeKey } from '../../shared/safe-key';
 
 export interface RunCommitsQuery {
-  workflowId: string;
-  branch: string | null;
-  git: RunGit;
+  place: RunPlace;
   /** The user's repository of a `--repo` run (its path on the machine that started it). */
   repo: string | null;
   /** The commit that must be readable. */
@@ -35,23 +33,24 @@ export async function gitDirWithCommit(
   query: RunCommitsQuery,
   /** `aca apply` reads them in the user's repository, which it changes anyway; the others never do. */
   into: 'repository' | 'reading-copy' = 'reading-copy',
-): Promise<RunGit | null> {
-  if (await hasCommitAt(query.git.commonDir, query.commit)) return query.git;
-  if (store.isDefault || !query.branch) return null;
-  let target: RunGit;
+): Promise<Pick<RunPlace, 'gitDir' | 'commonDir'> | null> {
+  const { place } = query;
+  if (await hasCommitAt(place.commonDir, query.commit)) return place;
+  if (store.isDefault) return null;
+  let target: Pick<RunPlace, 'gitDir' | 'commonDir'>;
   if (into === 'repository' && query.repo && fs.existsSync(query.repo)) {
     const { commonDir } = await discoverRepository(query.repo);
-    target = { gitDir: commonDir, commonDir, workTree: query.repo };
+    target = { gitDir: commonDir, commonDir };
   } else {
-    const gitDir = path.join(home, 'read-runs', `${runFolderName(query.workflowId)}.git`);
+    const gitDir = path.join(home, 'read-runs', `${runFolderName(place.workflowId)}.git`);
     if (!fs.existsSync(path.join(gitDir, 'HEAD'))) {
       fs.mkdirSync(path.dirname(gitDir), { recursive: true, mode: 0o700 });
       await git({ gitDir }, ['init', '--bare', '--quiet']);
     }
-    target = { gitDir, commonDir: gitDir, workTree: query.git.workTree };
+    target = { gitDir, commonDir: gitDir };
   }
   if (!(await hasCommitAt(target.commonDir, query.commit))) {
-    await fetchStoreBranch(store, target.commonDir, query.branch);
+    await fetchStoreBranch(store, target.commonDir, place.branch);
   }
   return (await hasCommitAt(target.commonDir, query.commit)) ? target : null;
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UserInputError } from '../../shared/errors';
-import type { ChangedFile, RunGit } from '../../shared/run-types';
+import type { ChangedFile, RunPlace } from '../../shared/run-types';
 import { discoverRepository, git, GitError, type GitTarget } from '../git/git';
 import {
   NO_PROJECT_CONFIG,
@@ -121,6 +121,19 @@ export async function isValidBranchName(branch: string): Promise<boolean> {
   }
 }
 
+/** The git directories and work tree of a run's repository as it is made, before its place is known. */
+type RunDirs = Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'>;
+
+/** A linked run's start: a commit of the earlier run, whose history holds the base. */
+interface EarlierRunStart {
+  commit: string;
+  baseCommit: string;
+  /** The earlier run's place, or the part of it that holds its commits. */
+  parentPlace: Pick<RunPlace, 'commonDir'>;
+  /** Fetches the earlier run's branch into a git directory (from the git store), when this host never held it. */
+  fetch?: (gitDir: string) => Promise<void>;
+}
+
 /**
  * A repository of the run's own for a run without `--repo`: its git directory outside the
  * workspace (code under test never reaches it), the branch starting at an empty commit, so the
@@ -134,10 +147,10 @@ export async function createFreshRunRepository(options: {
    * A linked run: its branch starts at `commit`, fetched with its history from the earlier run's
    * git directory, or by `fetch` (from the git store, on a host that never held that run).
    */
-  from?: { commit: string; baseCommit: string; parentGit: RunGit; fetch?: (gitDir: string) => Promise<void> };
-}): Promise<{ git: RunGit; baseCommit: string }> {
+  from?: EarlierRunStart;
+}): Promise<RunDirs & { baseCommit: string }> {
   const target: GitTarget = { gitDir: options.gitDir, workTree: options.workTree };
-  const runGit: RunGit = { gitDir: options.gitDir, commonDir: options.gitDir, workTree: options.workTree };
+  const dirs: RunDirs = { gitDir: options.gitDir, commonDir: options.gitDir, workTree: options.workTree };
   fs.mkdirSync(options.workTree, { recursive: true });
   const ref = `refs/heads/${options.branch}`;
   if (fs.existsSync(path.join(options.gitDir, 'HEAD'))) {
@@ -145,7 +158,7 @@ export async function createFreshRunRepository(options: {
       allowExitCodes: [128],
     });
     const baseCommit = existing.trim().split('\n')[0];
-    if (baseCommit) return { git: runGit, baseCommit };
+    if (baseCommit) return { ...dirs, baseCommit };
   }
   fs.mkdirSync(path.dirname(options.gitDir), { recursive: true, mode: 0o700 });
   // Without git's template (sample hooks, which never run here: core.hooksPath is pinned) init
@@ -156,7 +169,7 @@ export async function createFreshRunRepository(options: {
     '--template=',
     `--initial-branch=${options.branch}`,
   ]);
-  if (options.from) return startFromEarlierRun(target, runGit, ref, options.from);
+  if (options.from) return startFromEarlierRun(target, dirs, ref, options.from);
   // The new repository has no index yet: its first commit holds the empty tree, on the branch
   // HEAD names.
   await git(target, [
@@ -168,8 +181,8 @@ export async function createFreshRunRepository(options: {
     '-m',
     'aca: empty base of a run without --repo',
   ]);
-  const baseCommit = looseHead(runGit) ?? (await git(target, ['rev-parse', '--verify', ref])).trim();
-  return { git: runGit, baseCommit };
+  const baseCommit = looseHead(dirs) ?? (await git(target, ['rev-parse', '--verify', ref])).trim();
+  return { ...dirs, baseCommit };
 }
 
 /**
@@ -178,39 +191,39 @@ export async function createFreshRunRepository(options: {
  */
 async function startFromEarlierRun(
   target: GitTarget,
-  runGit: RunGit,
+  dirs: RunDirs,
   ref: string,
-  from: { commit: string; baseCommit: string; parentGit: RunGit; fetch?: (gitDir: string) => Promise<void> },
-): Promise<{ git: RunGit; baseCommit: string }> {
-  if (from.fetch) await from.fetch(runGit.commonDir);
+  from: EarlierRunStart,
+): Promise<RunDirs & { baseCommit: string }> {
+  if (from.fetch) await from.fetch(dirs.commonDir);
   else
     await git(target, [
       'fetch',
       '--quiet',
       '--no-tags',
       '--end-of-options',
-      from.parentGit.commonDir,
+      from.parentPlace.commonDir,
       `+refs/heads/*:refs/earlier-runs/*`,
     ]);
   for (const commit of [from.commit, from.baseCommit]) {
     await git(target, ['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).catch(() => {
-      throw new UserInputError(`commit ${commit} of the earlier run is not in ${from.parentGit.commonDir}`);
+      throw new UserInputError(`commit ${commit} of the earlier run is not in ${from.parentPlace.commonDir}`);
     });
   }
   await git(target, ['update-ref', ref, from.commit]);
   // The index and the work tree to that commit; also right for an empty tree (a fork at attempt 1).
   await git(target, ['read-tree', '--reset', '-u', from.commit]);
-  return { git: runGit, baseCommit: from.baseCommit };
+  return { ...dirs, baseCommit: from.baseCommit };
 }
 
 /** Files changed between two commits, with their line counts (binary files count 0). */
 export async function changedFilesBetween(
-  runGit: RunGit,
+  place: Pick<RunPlace, 'commonDir'>,
   from: string,
   to: string,
   limit = 1000,
 ): Promise<ChangedFile[]> {
-  const target: GitTarget = { gitDir: runGit.commonDir };
+  const target: GitTarget = { gitDir: place.commonDir };
   // One process for both: -z --raw gives ":<modes> <ids> <status>\0<path>\0" per file, then
   // --numstat "<added>\t<removed>\t<path>\0" per file. A path always follows its raw line, so a
   // path that looks like either form is read as the path it is.

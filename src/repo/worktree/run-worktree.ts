@@ -4,20 +4,19 @@ import { withFileLock } from '../../shared/file-lock';
 import { readRegularFile } from '../../shared/regular-file';
 import { checkCommitSize } from './commit-size';
 import { listFiles } from '../review/apply-errors';
-import type { RunGit } from '../../shared/run-types';
+import type { RunPlace } from '../../shared/run-types';
 import { discoverRepository, git, GitError, gitWithStatus, type GitTarget } from '../git/git';
 import { NEVER_COMMITTED_PATHSPECS } from './never-committed';
 import { isUnaddableName } from '../git/unaddable-names';
 
 /**
- * A run made as a linked worktree of the user's repository: where its files are (its own git
- * directory `<commonDir>/worktrees/<name>`, the user's `.git` as the common one), on a branch of
- * its own started from `baseCommit`.
+ * A run made as a linked worktree of the user's repository: its own git directory
+ * `<commonDir>/worktrees/<name>`, the user's `.git` as the common one, on a branch of its own
+ * started from `baseCommit`.
  */
-export interface RunWorktree extends RunGit {
-  branch: string;
+export type RunWorktree = Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree' | 'branch'> & {
   baseCommit: string;
-}
+};
 
 /** Bound of a linked worktree's `.git` file (`gitdir: <path>`) when it is read. */
 export const MAX_POINTER_BYTES = 64 * 1024;
@@ -264,7 +263,7 @@ export function removeSpecialFiles(workTree: string, limit = 200_000): void {
 
 /** Commits everything in the work tree that differs from the branch; the commit id, or null if nothing changed. */
 export async function commitAll(
-  runGit: RunGit,
+  place: Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'>,
   message: string,
   author?: { name: string; email: string },
   /** Only these paths (relative to the work tree), e.g. the file a tool call wrote; default: all. */
@@ -272,7 +271,7 @@ export async function commitAll(
   /** Told what the commit leaves out that the step's own code may have meant to keep. */
   warn: (message: string) => void = () => undefined,
 ): Promise<string | null> {
-  const { unaddable, paths: leftOut } = clearForCommit(runGit.workTree);
+  const { unaddable, paths: leftOut } = clearForCommit(place.workTree);
   if (unaddable.length > 0) {
     warn(
       `left out of the commit: ${listFiles(unaddable)} (names git refuses to add, as they would read as .git on some file systems)`,
@@ -290,7 +289,7 @@ export async function commitAll(
     // never tracked), and a tool call's commit failing on every retry would fail the run: only
     // what git would take from a commit of the whole tree is named, file by file.
     included = (
-      await git(runGit, [
+      await git(place, [
         'ls-files',
         '-z',
         '--cached',
@@ -306,13 +305,13 @@ export async function commitAll(
       .map((file) => `:(literal)${file}`);
     if (included.length === 0) return null;
   }
-  await checkCommitSize(runGit, [...included, ...excluded]);
+  await checkCommitSize(place, [...included, ...excluded]);
   const addSpecs = [
     ...included.map((spec) => Buffer.from(spec)),
     ...NEVER_COMMITTED_PATHSPECS.map((spec) => Buffer.from(spec)),
     ...leftOut.map(excludeLiteral),
   ];
-  await git(runGit, ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+  await git(place, ['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
     input: Buffer.concat(addSpecs.flatMap((spec) => [spec, NUL])),
   });
   // A model's summary in the message may hold NUL, which no argument can carry: the commit would
@@ -321,18 +320,18 @@ export async function commitAll(
   // Committing straight away saves asking first whether anything is staged: git refuses with
   // status 1 when nothing is, which only then is checked (a status 1 for any other reason fails).
   const committed = await gitWithStatus(
-    runGit,
+    place,
     ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', text],
     { ...(author ? { author } : {}), allowExitCodes: [1] },
   );
   if (committed.code === 1) {
-    const staged = await gitWithStatus(runGit, ['diff', '--cached', '--quiet', '--ignore-submodules=all'], {
+    const staged = await gitWithStatus(place, ['diff', '--cached', '--quiet', '--ignore-submodules=all'], {
       allowExitCodes: [1],
     });
     if (staged.code === 0) return null;
     throw new GitError(['commit'], committed.code, `${committed.stdout}${committed.stderr}`.trim());
   }
-  return looseHead(runGit) ?? (await git(runGit, ['rev-parse', 'HEAD'])).trim();
+  return looseHead(place) ?? (await git(place, ['rev-parse', 'HEAD'])).trim();
 }
 
 /**
@@ -340,13 +339,13 @@ export async function commitAll(
  * ref (as right after a commit on it): every file tool call of a run with a git store commits,
  * and a git process costs more than two small reads. Null where git has to say (a packed ref).
  */
-export function looseHead(runGit: Pick<RunGit, 'gitDir' | 'commonDir'>): string | null {
+export function looseHead(place: Pick<RunPlace, 'gitDir' | 'commonDir'>): string | null {
   try {
     const head = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(
-      fs.readFileSync(path.join(runGit.gitDir, 'HEAD'), 'utf8'),
+      fs.readFileSync(path.join(place.gitDir, 'HEAD'), 'utf8'),
     );
     if (!head || head[1]!.split('/').includes('..')) return null;
-    const commit = fs.readFileSync(path.join(runGit.commonDir, head[1]!), 'utf8').trim();
+    const commit = fs.readFileSync(path.join(place.commonDir, head[1]!), 'utf8').trim();
     return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit) ? commit : null;
   } catch {
     return null;
@@ -354,8 +353,13 @@ export function looseHead(runGit: Pick<RunGit, 'gitDir' | 'commonDir'>): string 
 }
 
 /** The diff between two commits of the run, as text, or as a `--stat` summary. */
-export async function diffCommits(runGit: RunGit, from: string, to: string, stat = false): Promise<string> {
-  return git({ gitDir: runGit.gitDir }, [
+export async function diffCommits(
+  place: Pick<RunPlace, 'gitDir'>,
+  from: string,
+  to: string,
+  stat = false,
+): Promise<string> {
+  return git({ gitDir: place.gitDir }, [
     'diff',
     '--no-ext-diff',
     '--no-textconv',

@@ -45,10 +45,12 @@ const author = { name: 'aca', email: 'aca@localhost' };
 
 interface Setup {
   place: RunPlace;
+  /** The commit the run recorded when it was prepared. */
+  headCommit: string;
   conversations: FileConversationStore;
   /** A create_file or read_file call as the host's files queue takes it. */
   call(input: Partial<ToolCallInput> & { toolCallId: string }, tool?: FileToolName): Promise<ToolCallOutcome>;
-  open(input?: { place?: RunPlace }): Promise<OpenedTurn>;
+  open(input?: { place?: RunPlace; headCommit?: string }): Promise<OpenedTurn>;
   commitTurn(input?: Partial<CommitTurnInput>): Promise<string | null>;
   git(...args: string[]): string;
 }
@@ -67,13 +69,8 @@ async function preparedRun(): Promise<Setup> {
     testCommand: null,
     setupCommand: null,
   })) as PreparedRun;
-  const place: RunPlace = {
-    workflowId: 'wf-here',
-    branch: prepared.branch,
-    commit: prepared.startCommit,
-    git: prepared.git,
-    disk: prepared.queues.disk,
-  };
+  const place: RunPlace = prepared.place;
+  const headCommit = prepared.startCommit;
   const conversations = new FileConversationStore(path.join(home, 'conversations'));
   const activities = createAgentActivities({
     store: conversations,
@@ -87,26 +84,34 @@ async function preparedRun(): Promise<Setup> {
   const workspace = createWorkspaceActivities({ host, sandboxMode: 'none' });
   return {
     place,
+    headCommit,
     conversations,
     call: (input, tool = 'create_file') =>
       env.run(activities[tool], {
         ref: 'wf-here/run/coder-1',
         place,
+        headCommit,
         execution: 'run',
         ...input,
       }) as Promise<ToolCallOutcome>,
     open: (input = {}) =>
-      env.run(activities.openTurn, { open: coderOpening, place, ...input }) as Promise<OpenedTurn>,
+      env.run(activities.openTurn, {
+        open: coderOpening,
+        place,
+        headCommit,
+        ...input,
+      }) as Promise<OpenedTurn>,
     commitTurn: (input = {}) =>
       env.run(workspace.commitTurn, {
         place,
+        headCommit,
         message: 'aca: attempt 1, coder: wrote a.py',
         step: 'coder-1',
         execution: 'run',
         ...input,
       }) as Promise<string | null>,
     git: (...args) =>
-      execFileSync('git', ['--git-dir', place.git.gitDir, '--work-tree', place.git.workTree, ...args], {
+      execFileSync('git', ['--git-dir', place.gitDir, '--work-tree', place.workTree, ...args], {
         encoding: 'utf8',
       }).trim(),
   };
@@ -123,7 +128,7 @@ async function askedFor(
     role: 'coder',
     model: 'stub',
     language: 'python',
-    workspace: setup.place.git.workTree,
+    workspace: setup.place.workTree,
     protectedPaths: [],
     entries: [
       { kind: 'system', content: 'coder' },
@@ -152,7 +157,7 @@ async function askedFor(
   });
 }
 
-const workFile = (setup: Setup, name: string) => path.join(setup.place.git.workTree, name);
+const workFile = (setup: Setup, name: string) => path.join(setup.place.workTree, name);
 
 describe("a file tool call on the host's queue", () => {
   test('runs in the work tree at the recorded commit, once per call', async () => {
@@ -200,7 +205,7 @@ describe("a file tool call on the host's queue", () => {
     }
     expect(await setup.call({ toolCallId: 'c4' }, 'read_file')).toMatchObject({ ok: false });
     expect(fs.readdirSync(outside)).toEqual([]);
-    expect(fs.existsSync(path.join(path.dirname(setup.place.git.workTree), 'escape.py'))).toBe(false);
+    expect(fs.existsSync(path.join(path.dirname(setup.place.workTree), 'escape.py'))).toBe(false);
   });
 
   test('a turn this worker has no conversation for fails at once, not retried', async () => {
@@ -220,9 +225,9 @@ describe("a turn's opening and its commit, steps of their own", () => {
     fs.writeFileSync(workFile(setup, 'helpers/util_mod.py'), 'def helper():\n    return 1\n');
     fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
     expect(await setup.open()).toEqual({ ref: coderOpening.ref });
-    expect(setup.git('rev-parse', `refs/heads/${setup.place.branch}`)).toBe(setup.place.commit);
+    expect(setup.git('rev-parse', `refs/heads/${setup.place.branch}`)).toBe(setup.headCommit);
     const conversation = await setup.conversations.load(coderOpening.ref);
-    expect(conversation).toMatchObject({ role: 'coder', workspace: setup.place.git.workTree });
+    expect(conversation).toMatchObject({ role: 'coder', workspace: setup.place.workTree });
     // The first message maps the tree, with a folder the task does not name.
     expect(JSON.stringify(conversation.entries[1])).toMatch(/Repository map[^"]*\(2 files;/);
     expect(JSON.stringify(conversation.entries[1])).toContain('helpers/ (1 file)');
@@ -237,7 +242,7 @@ describe("a turn's opening and its commit, steps of their own", () => {
     fs.writeFileSync(workFile(setup, 'a.py'), 'x = 1\n');
     const commit = await setup.commitTurn();
     expect(commit).toBe(setup.git('rev-parse', `refs/heads/${setup.place.branch}`));
-    expect(commit).not.toBe(setup.place.commit);
+    expect(commit).not.toBe(setup.headCommit);
     expect(setup.git('show', '--name-only', '--format=%s', commit!).split('\n')).toEqual([
       'aca: attempt 1, coder: wrote a.py',
       '',
@@ -246,9 +251,7 @@ describe("a turn's opening and its commit, steps of their own", () => {
     expect(await setup.commitTurn()).toBe(commit);
     expect(setup.git('rev-list', '--count', `refs/heads/${setup.place.branch}`)).toBe('2');
     // A turn that changed nothing commits nothing.
-    expect(
-      await setup.commitTurn({ place: { ...setup.place, commit: commit! }, step: 'tester-1' }),
-    ).toBeNull();
+    expect(await setup.commitTurn({ headCommit: commit!, step: 'tester-1' })).toBeNull();
   });
 
   test('links the code under test planted are neither followed by the map nor committed as their targets', async () => {

@@ -40,17 +40,12 @@ async function preparedRun(home: string) {
   const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
   const env = new MockActivityEnvironment();
   const prepared = (await env.run(repo.prepareRun, runWithoutRepo(home))) as PreparedRun;
-  const place: RunPlace = {
-    workflowId: 'wf-prepare',
-    branch: prepared.branch,
-    commit: prepared.startCommit,
-    git: prepared.git,
-    disk: prepared.queues.disk,
-  };
+  const place: RunPlace = prepared.place;
+  const headCommit = prepared.startCommit;
   const workspace = createWorkspaceActivities({ sandboxMode: 'none', host });
   const prepare = (input: PrepareWorkspaceInput) =>
     env.run(workspace.prepareWorkspace, input) as Promise<PreparedWorkspace>;
-  return { prepared, place, prepare };
+  return { prepared, place, headCommit, prepare };
 }
 
 function acceptanceDir(): string {
@@ -61,24 +56,29 @@ function acceptanceDir(): string {
 }
 
 const branchTip = (prepared: PreparedRun) =>
-  execFileSync('git', ['--git-dir', prepared.git.gitDir, 'rev-parse', `refs/heads/${prepared.branch}`], {
-    encoding: 'utf8',
-  }).trim();
+  execFileSync(
+    'git',
+    ['--git-dir', prepared.place.gitDir, 'rev-parse', `refs/heads/${prepared.place.branch}`],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
 
 test('prepareRun makes the branch and nothing on it: the workspace is a step of its own', async () => {
   const home = tempDir();
   const { prepared } = await preparedRun(home);
   expect(prepared).not.toHaveProperty('workspace');
   expect(branchTip(prepared)).toBe(prepared.startCommit);
-  expect(fs.existsSync(path.join(prepared.git.workTree, 'tests'))).toBe(false);
+  expect(fs.existsSync(path.join(prepared.place.workTree, 'tests'))).toBe(false);
 }, 30_000);
 
 test('the tests are committed on the recorded commit, read-only, and a retry commits the same tree', async () => {
   const home = tempDir();
-  const { prepared, place, prepare } = await preparedRun(home);
+  const { prepared, place, headCommit, prepare } = await preparedRun(home);
   const input: PrepareWorkspaceInput = {
     testsDir: acceptanceDir(),
     place,
+    headCommit,
     commitMessage: 'aca: acceptance tests given with --tests',
     execution: 'run-1',
   };
@@ -89,11 +89,11 @@ test('the tests are committed on the recorded commit, read-only, and a retry com
   });
   expect(done.commit).toBe(branchTip(prepared));
   const treeAndParent = (commit: string) =>
-    execFileSync('git', ['--git-dir', prepared.git.gitDir, 'show', '-s', '--format=%T %P', commit], {
+    execFileSync('git', ['--git-dir', prepared.place.gitDir, 'show', '-s', '--format=%T %P', commit], {
       encoding: 'utf8',
     });
   expect(treeAndParent(done.commit!).trim().split(' ')[1]).toBe(prepared.startCommit);
-  const copy = path.join(prepared.git.workTree, 'tests', 'test_a.py');
+  const copy = path.join(prepared.place.workTree, 'tests', 'test_a.py');
   expect(fs.readFileSync(copy, 'utf8')).toContain('def test_a');
   expect(fs.statSync(copy).mode & 0o222).toBe(0);
 
@@ -107,10 +107,11 @@ test('the tests are committed on the recorded commit, read-only, and a retry com
 
 test('without a --tests folder nothing is committed', async () => {
   const home = tempDir();
-  const { prepared, place, prepare } = await preparedRun(home);
+  const { prepared, place, headCommit, prepare } = await preparedRun(home);
   const done = await prepare({
     testsDir: null,
     place,
+    headCommit,
     commitMessage: 'aca: acceptance tests given with --tests',
     execution: 'run-1',
   });
@@ -120,9 +121,15 @@ test('without a --tests folder nothing is committed', async () => {
 
 test('a --tests folder the worker cannot read fails the step at once, not retried', async () => {
   const home = tempDir();
-  const { prepared, place, prepare } = await preparedRun(home);
+  const { prepared, place, headCommit, prepare } = await preparedRun(home);
   const missing = path.join(home, 'no-such-tests');
-  const failure = await prepare({ testsDir: missing, place, commitMessage: 'm', execution: 'run-1' }).then(
+  const failure = await prepare({
+    testsDir: missing,
+    place,
+    headCommit,
+    commitMessage: 'm',
+    execution: 'run-1',
+  }).then(
     () => null,
     (err: unknown) => err,
   );

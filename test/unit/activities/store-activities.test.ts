@@ -60,6 +60,7 @@ function runWithoutRepo(_home: string, workflowId: string): PrepareRunInput & { 
 /** A turn's work to commit, and the commit the run recorded before it. */
 interface CommitStepInput {
   place: RunPlace;
+  headCommit: string;
   message: string;
   step: string;
   execution: string;
@@ -72,14 +73,7 @@ function stepAt(
   step = 'commit-1',
   execution = 'exec-1',
 ): CommitStepInput {
-  const place: RunPlace = {
-    workflowId: prepared.branch.slice('aca/'.length),
-    branch: prepared.branch,
-    commit,
-    git: prepared.git,
-    disk: prepared.queues.disk,
-  };
-  return { place, message: `aca: ${step}`, step, execution };
+  return { place: prepared.place, headCommit: commit, message: `aca: ${step}`, step, execution };
 }
 
 function activitiesWith(store: GitStoreLocation, home: string) {
@@ -109,7 +103,7 @@ describe('with a store at the default path, given to the activities', () => {
     const acts = activitiesWith(store, home);
     const input = runWithoutRepo(home, 'fresh-1');
     const prepared = await acts.prepareRun(input);
-    expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
+    expect(storeTip(store, prepared.place.branch)).toBe(prepared.baseCommit);
     // prepareRun retried: the same base, pushed already.
     expect((await acts.prepareRun(input)).baseCommit).toBe(prepared.baseCommit);
 
@@ -117,11 +111,11 @@ describe('with a store at the default path, given to the activities', () => {
     const step = stepAt(prepared, prepared.baseCommit);
     const first = await acts.commitWork(step);
     expect(first).toMatch(/^[0-9a-f]{40}$/);
-    expect(storeTip(store, prepared.branch)).toBe(first);
+    expect(storeTip(store, prepared.place.branch)).toBe(first);
     // The same step retried takes its own commit; the next step has nothing to commit.
     expect(await acts.commitWork(step)).toBe(first);
     expect(await acts.commitWork(stepAt(prepared, first!, 'commit-2'))).toBeNull();
-    expect(storeTip(store, prepared.branch)).toBe(first);
+    expect(storeTip(store, prepared.place.branch)).toBe(first);
   });
 
   test('a step too large to commit fails at once, not retried, naming the file', async () => {
@@ -129,7 +123,7 @@ describe('with a store at the default path, given to the activities', () => {
     const store = parseGitStoreLocation(undefined, home);
     const acts = activitiesWith(store, home);
     const prepared = await acts.prepareRun(runWithoutRepo(home, 'too-large'));
-    const fd = fs.openSync(path.join(prepared.git.workTree, 'core.dump'), 'w');
+    const fd = fs.openSync(path.join(prepared.place.workTree, 'core.dump'), 'w');
     fs.writeSync(fd, 'x', 200 * 1024 * 1024);
     fs.closeSync(fd);
     const failure = await acts.commitWork(stepAt(prepared, prepared.baseCommit)).catch((err: unknown) => err);
@@ -138,7 +132,7 @@ describe('with a store at the default path, given to the activities', () => {
       nonRetryable: true,
       message: expect.stringContaining('core.dump of 200.0 MiB'),
     });
-    expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
+    expect(storeTip(store, prepared.place.branch)).toBe(prepared.baseCommit);
   });
 
   test('a step whose push failed pushes, when retried, the commit its first try made', async () => {
@@ -160,16 +154,16 @@ describe('with a store at the default path, given to the activities', () => {
     const unpushed = sh(
       '/',
       '--git-dir',
-      prepared.git.commonDir,
+      prepared.place.commonDir,
       'rev-parse',
-      `refs/heads/${prepared.branch}`,
+      `refs/heads/${prepared.place.branch}`,
     ).trim();
     expect(unpushed).not.toBe(prepared.baseCommit);
     // ...and the retry pushes the commit the first try made, and reports it.
     fs.renameSync(`${store.url}.away`, store.url);
-    expect(storeTip(store, prepared.branch)).toBe(prepared.baseCommit);
+    expect(storeTip(store, prepared.place.branch)).toBe(prepared.baseCommit);
     expect(await acts.commitWork(step)).toBe(unpushed);
-    expect(storeTip(store, prepared.branch)).toBe(unpushed);
+    expect(storeTip(store, prepared.place.branch)).toBe(unpushed);
   });
 
   test('a run with --repo: the base is pushed when it starts; a branch the store holds from elsewhere is refused', async () => {
@@ -194,7 +188,7 @@ describe('with a store at the default path, given to the activities', () => {
     const prepared = await acts.prepareRun(input('repo-1'));
     expect(prepared.baseCommit).toBe(base);
     expect(storeTip(store, 'aca/repo-1')).toBe(base);
-    fs.writeFileSync(path.join(prepared.git.workTree, 'b.txt'), 'b\n');
+    fs.writeFileSync(path.join(prepared.place.workTree, 'b.txt'), 'b\n');
     const commit = await acts.commitWork(stepAt(prepared, base));
     expect(storeTip(store, 'aca/repo-1')).toBe(commit);
 
@@ -226,7 +220,7 @@ describe('with a store at the default path, given to the activities', () => {
     const one = (await acts.commitWork(stepAt(prepared, prepared.baseCommit, 'commit-1')))!;
     fs.writeFileSync(file, 'attempt = 2\n');
     const two = (await acts.commitWork(stepAt(prepared, one, 'commit-2')))!;
-    expect(storeTip(store, prepared.branch)).toBe(two);
+    expect(storeTip(store, prepared.place.branch)).toBe(two);
     // A Reset to before attempt 2: a new execution, whose steps start from attempt 1's commit
     // (as every file tool call does, the tree is brought there first).
     const host = new HostRuns({
@@ -235,15 +229,17 @@ describe('with a store at the default path, given to the activities', () => {
       workspacesRoot: path.join(home, 'workspaces'),
       author: { name: 'a', email: 'a@a' },
     });
-    await host.atCommit(stepAt(prepared, one).place);
+    await host.atCommit(prepared.place, one);
     expect(fs.readFileSync(file, 'utf8')).toBe('attempt = 1\n');
     fs.writeFileSync(file, 'attempt = 2, again\n');
     const again = await acts.commitWork(stepAt(prepared, one, 'commit-2', 'exec-2'));
     expect(again).toMatch(/^[0-9a-f]{40}$/);
     expect(again).not.toBe(two);
-    expect(sh('/', '--git-dir', prepared.git.commonDir, 'rev-parse', `${again}^`).trim()).toBe(one);
+    expect(sh('/', '--git-dir', prepared.place.commonDir, 'rev-parse', `${again}^`).trim()).toBe(one);
     // The branch and the store's branch are the new execution's.
-    expect(storeTip(store, prepared.branch)).toBe(again);
-    expect(sh('/', '--git-dir', prepared.git.commonDir, 'rev-parse', prepared.branch).trim()).toBe(again);
+    expect(storeTip(store, prepared.place.branch)).toBe(again);
+    expect(sh('/', '--git-dir', prepared.place.commonDir, 'rev-parse', prepared.place.branch).trim()).toBe(
+      again,
+    );
   });
 });

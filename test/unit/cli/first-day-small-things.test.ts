@@ -135,7 +135,7 @@ describe('a run whose tests never counted one shows no pass rate', () => {
     attempts: [],
     cost: null,
     parentRun: null,
-    git: null,
+    place: null,
     testCommand: null,
   };
 

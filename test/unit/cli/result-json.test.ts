@@ -37,7 +37,14 @@ const result: RunResult = {
   attempts: [{ iteration: 3, commit: 'h'.repeat(40), passRate: 0.75 }],
   cost: { usd: 0.5, byAgent: { planner: 0.125, coder: 0.25, tester: 0, reflector: 0.125 } },
   parentRun: 'run-6',
-  git: { gitDir: '/g', commonDir: '/g', workTree: '/w/run-7' },
+  place: {
+    workflowId: 'run-7',
+    branch: 'aca/run-7',
+    disk: 'disk-1',
+    gitDir: '/g',
+    commonDir: '/g',
+    workTree: '/w/run-7',
+  },
   testCommand: 'pytest -q',
 };
 

@@ -62,8 +62,8 @@ function snapshotOf(id: string, repo: string | null, made: MadeRun): RunSnapshot
     branch: made.worktree.branch,
     baseCommit: made.base,
     headCommit: made.head,
-    git: made.git,
-    workspace: made.git.workTree,
+    place: made.place,
+    workspace: made.place.workTree,
     changedFiles:
       made.base === made.head ? [] : [{ path: 'calc.py', status: 'modified', added: 1, removed: 1 }],
   } as Partial<RunSnapshot> as RunSnapshot;
@@ -137,7 +137,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
     await expect(running).rejects.toThrow(RunStateError);
     await expect(running).rejects.toThrow(/is still running/);
     await expect(aca.run(id).discard()).rejects.toThrow(RunStateError);
-    expect(fs.existsSync(made.git.workTree)).toBe(true);
+    expect(fs.existsSync(made.place.workTree)).toBe(true);
 
     runs.set(id, { ...runs.get(id)!, status: 'COMPLETED', snapshot: snapshotOf(id, null, made) });
     await expect(aca.run(id).apply()).rejects.toThrow(/not started with --repo/);
@@ -159,7 +159,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
     const hostile = 'calc\u202e\x1b[2K\nSUCCESS.py';
     commitAsUser(repo, { [hostile]: 'base\n' });
     const worktree = made.worktree;
-    writeFiles(made.git.workTree, { [hostile]: 'the run\n' });
+    writeFiles(made.place.workTree, { [hostile]: 'the run\n' });
     made = { ...made, head: (await commitAll(worktree, 'aca: attempt 2, coder: more'))! };
     runs.get(id)!.snapshot = snapshotOf(id, repo, made);
     commitAsUser(repo, { [hostile]: 'the user\n' });
@@ -189,7 +189,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
     expect((refused as Error).message).toBe(
       `run ${id} changed 1 file that was never applied (aca apply ${id} brings them in); aca discard ${id} --force throws them away`,
     );
-    expect(fs.existsSync(made.git.workTree)).toBe(true);
+    expect(fs.existsSync(made.place.workTree)).toBe(true);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toContain(`aca/${id}`);
     expect(aca.run(id).discardedAt()).toBeNull();
   });
@@ -200,10 +200,10 @@ describe('reviewing a run through AcaRun and the command line', () => {
     expect(await discardCommand(aca, id, {}, no)).toBe(2);
     expect(questions).toEqual([`Run ${id}'s 1 changed file was never applied. Discard it?`]);
     expect(no.errors).toEqual(['Nothing discarded.']);
-    expect(fs.existsSync(made.git.workTree)).toBe(true);
+    expect(fs.existsSync(made.place.workTree)).toBe(true);
     const yes = { ...captureIO(), confirm: async () => true };
     expect(await discardCommand(aca, id, {}, yes)).toBe(0);
-    expect(fs.existsSync(made.git.workTree)).toBe(false);
+    expect(fs.existsSync(made.place.workTree)).toBe(false);
   });
 
   test('an applied run is discarded without --force; afterwards status and diff say it was discarded', async () => {
@@ -220,9 +220,9 @@ describe('reviewing a run through AcaRun and the command line', () => {
     const io = captureIO();
     expect(await discardCommand(aca, id, { force: true }, io)).toBe(0);
     expect(io.lines).toEqual([
-      `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}.`,
+      `Discarded run ${id}: removed workspace ${made.place.workTree}, branch aca/${id}.`,
     ]);
-    expect(fs.existsSync(made.git.workTree)).toBe(false);
+    expect(fs.existsSync(made.place.workTree)).toBe(false);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\n');
     const again = captureIO();
     expect(await discardCommand(aca, id, {}, again)).toBe(0);
@@ -232,7 +232,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
   describe('what review cannot show', () => {
     /** The run's next commit adds a link out of the repository, a new binary and a conftest.py. */
     async function addRisks(): Promise<void> {
-      const { workTree } = made.git;
+      const { workTree } = made.place;
       fs.symlinkSync('/etc/passwd', path.join(workTree, 'settings.py'));
       fs.writeFileSync(path.join(workTree, 'helper.so'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1]));
       writeFiles(workTree, { 'conftest.py': 'import os\n', inside: 'x\n' });
@@ -281,7 +281,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
     });
 
     test('hostile names and link targets under the heading come out visible, one line each', async () => {
-      const { workTree } = made.git;
+      const { workTree } = made.place;
       fs.symlinkSync('/tmp/\x1b]52;c;eA==\x07\nSUCCESS', path.join(workTree, 'evil\x1b[2K'));
       writeFiles(workTree, { 'dir\u202e\x1b[1A/conftest.py': 'import os\n' });
       made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: more'))! };
@@ -304,9 +304,9 @@ describe('reviewing a run through AcaRun and the command line', () => {
     test('a submodule commit (a gitlink) in the run: the diff shows it, --stat and apply name it', async () => {
       // aca's own commits leave nested repositories out; a gitlink can still reach a run's commit
       // through git itself, as this one does.
-      const { workTree } = made.git;
+      const { workTree } = made.place;
       const pinned = made.base;
-      const target = { gitDir: made.git.gitDir, workTree };
+      const target = { gitDir: made.place.gitDir, workTree };
       await git(target, ['update-index', '--add', '--cacheinfo', `160000,${pinned},vendor/lib`]);
       const tree = (await git(target, ['write-tree'])).trim();
       const head = (await git(target, ['commit-tree', tree, '-p', made.head, '-m', 'vendor'])).trim();
@@ -314,7 +314,7 @@ describe('reviewing a run through AcaRun and the command line', () => {
       made = { ...made, head };
       runs.get(id)!.snapshot = snapshotOf(id, repo, made);
 
-      expect(await changedFilesBetween(made.git, made.base, made.head)).toEqual([
+      expect(await changedFilesBetween(made.place, made.base, made.head)).toEqual([
         { path: 'calc.py', status: 'modified', added: 1, removed: 1 },
         { path: 'vendor/lib', status: 'added', added: 1, removed: 0 },
       ]);
@@ -343,11 +343,11 @@ describe('reviewing a run through AcaRun and the command line', () => {
       const long = `x = "${'A'.repeat(10 * 1024 * 1024)}"`;
       // Escapes grow as they are shown: 1,200 bytes that are not UTF-8 show as 4,800 characters.
       const hidden = Buffer.from(`y = "${'\x9b'.repeat(1200)}"\n`, 'latin1');
-      writeFiles(made.git.workTree, {
+      writeFiles(made.place.workTree, {
         'big.py': `${long}\nprint("after")\n`,
         'near.py': `${'b'.repeat(3998)}\n`,
       });
-      fs.writeFileSync(path.join(made.git.workTree, 'bytes.txt'), hidden);
+      fs.writeFileSync(path.join(made.place.workTree, 'bytes.txt'), hidden);
       made = { ...made, head: (await commitAll(made.worktree, 'aca: attempt 2, coder: long'))! };
       runs.get(id)!.snapshot = snapshotOf(id, repo, made);
 
@@ -445,11 +445,11 @@ describe('reviewing a run through AcaRun and the command line', () => {
 
   test("aca discard also removes the run's branch from the git store", async () => {
     const store = loadConfig({ ACA_HOME: root }).gitStore;
-    await pushRunCommit(store, made.git, `aca/${id}`, made.head, null);
+    await pushRunCommit(store, made.place, `aca/${id}`, made.head, null);
     const io = captureIO();
     expect(await discardCommand(aca, id, { force: true }, io)).toBe(0);
     expect(io.lines).toEqual([
-      `Discarded run ${id}: removed workspace ${made.git.workTree}, branch aca/${id}, its branch in the git store ${store.display}.`,
+      `Discarded run ${id}: removed workspace ${made.place.workTree}, branch aca/${id}, its branch in the git store ${store.display}.`,
     ]);
     expect(userGit(repo, 'ls-remote', store.url)).not.toContain(`aca/${id}`);
     const again = captureIO();

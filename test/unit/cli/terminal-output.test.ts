@@ -221,7 +221,7 @@ describe('what the commands print carries no raw escape', () => {
     });
     // A line whose bytes are not UTF-8: 0x9b alone is an 8-bit CSI.
     fs.writeFileSync(path.join(root, 'ws', 'bytes.txt'), Buffer.from([0x9b, 0x32, 0x4a, 0x0a]));
-    const target = { gitDir: made.git.gitDir, workTree: made.git.workTree };
+    const target = { gitDir: made.place.gitDir, workTree: made.place.workTree };
     await git(target, ['add', '-A']);
     await git(target, ['commit', '-q', '-m', 'bytes']);
     const head = (await git(target, ['rev-parse', 'HEAD'])).trim();
@@ -233,7 +233,7 @@ describe('what the commands print carries no raw escape', () => {
       maxIterations: 1,
       passRate: 0.5,
       tests: { passed: 1, failed: 1, errors: 0 },
-      workspace: made.git.workTree,
+      workspace: made.place.workTree,
       files: [NAMES.esc, NAMES.osc],
       tokens: { prompt: 1, completion: 1 },
       transitions: [],
@@ -260,7 +260,7 @@ describe('what the commands print carries no raw escape', () => {
       attempts: [],
       cost: null,
       parentRun: null,
-      git: made.git,
+      place: made.place,
       testCommand: 'pytest',
     } as RunSnapshot;
   });

@@ -80,9 +80,9 @@ describe("an eval run's repository on the host that prepares it", () => {
       const prepared = await hostActivities(home, store)(runOf('batch-1/acme__lib-1', copy, base));
       const own = path.join(home, 'eval', 'repos', path.basename(copy));
       expect(prepared.baseCommit).toBe(base);
-      expect(prepared.git.commonDir).toBe(path.join(own, '.git'));
-      expect(prepared.git.workTree.startsWith(path.join(home, 'workspaces') + path.sep)).toBe(true);
-      expect(fs.readFileSync(path.join(prepared.git.workTree, 'lib.py'), 'utf8')).toBe('x = 1\n');
+      expect(prepared.place.commonDir).toBe(path.join(own, '.git'));
+      expect(prepared.place.workTree.startsWith(path.join(home, 'workspaces') + path.sep)).toBe(true);
+      expect(fs.readFileSync(path.join(prepared.place.workTree, 'lib.py'), 'utf8')).toBe('x = 1\n');
       // Only base commits travel through the store: never the instance's fix.
       expect(() => gitIn(own, 'cat-file', '-e', `${fix}^{commit}`)).toThrow();
       expect(fs.existsSync(copy)).toBe(false);
@@ -94,7 +94,7 @@ describe("an eval run's repository on the host that prepares it", () => {
   test('the copy the batch names is used where it is on this host (one host, or a shared folder)', async () => {
     const home = tempDir();
     const prepared = await hostActivities(home, store)(runOf('batch-1/acme__lib-2', copy, base));
-    expect(prepared.git.commonDir).toBe(path.join(copy, '.git'));
+    expect(prepared.place.commonDir).toBe(path.join(copy, '.git'));
     expect(fs.existsSync(path.join(home, 'eval'))).toBe(false);
   });
 
@@ -113,7 +113,7 @@ describe("an eval run's repository on the host that prepares it", () => {
       ...runOf('plain-1', user, head),
       repo: { path: user, baseCommit: head },
     });
-    expect(fs.realpathSync(prepared.git.commonDir)).toBe(fs.realpathSync(path.join(user, '.git')));
+    expect(fs.realpathSync(prepared.place.commonDir)).toBe(fs.realpathSync(path.join(user, '.git')));
     expect(fs.existsSync(path.join(home, 'eval'))).toBe(false);
   });
 

@@ -101,11 +101,11 @@ describe('the compose git store, served by git daemon', () => {
     const storeA = workerStore(first, daemon);
     const layoutA = runLayout(first, 'compose-run');
     const made = await createFreshRunRepository({ ...layoutA, branch });
-    await pushRunCommit(storeA, made.git, branch, made.baseCommit, null);
+    await pushRunCommit(storeA, made, branch, made.baseCommit, null);
     fs.writeFileSync(path.join(layoutA.workTree, 'app.py'), 'def add(a, b):\n    return a + b\n');
-    const step = await commitAll(made.git, 'aca: step');
+    const step = await commitAll(made, 'aca: step');
     expect(step).toBeTruthy();
-    await pushRunCommit(storeA, made.git, branch, step!, made.baseCommit);
+    await pushRunCommit(storeA, made, branch, step!, made.baseCommit);
     expect(storeGit(storeDir, 'rev-parse', `refs/heads/${branch}`).trim()).toBe(step);
 
     const storeB = workerStore(second, daemon);
@@ -124,7 +124,7 @@ describe('the compose git store, served by git daemon', () => {
     const again = runInit(root);
     expect(again.status).toBe(0);
     expect(again.stdout).not.toMatch(/created/);
-    expect(await storeBranchTip(storeB, brought.git.commonDir, branch)).toBe(step);
+    expect(await storeBranchTip(storeB, brought.commonDir, branch)).toBe(step);
   });
 });
 

@@ -7,7 +7,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { diffRun, discardRun, createFreshRunRepository, commitAll } from '../../../src/repo';
 import { UserInputError } from '../../../src/shared/errors';
-import { fingerprint, makeRun, makeUserRepo, userGit, writeFiles, type MadeRun } from '../../helpers/run-fixture';
+import {
+  fingerprint,
+  makeRun,
+  makeUserRepo,
+  userGit,
+  writeFiles,
+  type MadeRun,
+} from '../../helpers/run-fixture';
 
 describe('diff and discard of a run', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-review-'));
@@ -32,7 +39,7 @@ describe('diff and discard of a run', () => {
   afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
   test("the diff is the run's changes against its base, as a unified diff", async () => {
-    const diff = await diffRun(made.git, made.base, made.head);
+    const diff = await diffRun(made.place, made.base, made.head);
     expect(diff).toContain('diff --git a/calc.py b/calc.py');
     expect(diff).toContain('-    return a - b\n+    return a + b\n');
     expect(diff).toContain('+++ b/lib/new.py');
@@ -43,7 +50,7 @@ describe('diff and discard of a run', () => {
   });
 
   test('--stat: one line per file with its counts, then a total', async () => {
-    const stat = await diffRun(made.git, made.base, made.head, { stat: true });
+    const stat = await diffRun(made.place, made.base, made.head, { stat: true });
     const lines = stat.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^ calc\.py\s+\| 2 \+-$/);
@@ -53,8 +60,8 @@ describe('diff and discard of a run', () => {
   });
 
   test('a run without changes has an empty diff; a commit that is gone is a clear error', async () => {
-    expect(await diffRun(made.git, made.base, made.base)).toBe('');
-    await expect(diffRun(made.git, made.base, 'f'.repeat(40))).rejects.toThrow(UserInputError);
+    expect(await diffRun(made.place, made.base, made.base)).toBe('');
+    await expect(diffRun(made.place, made.base, 'f'.repeat(40))).rejects.toThrow(UserInputError);
   });
 
   test('discard removes the worktree and branch and leaves the checkout and other branches', async () => {
@@ -68,14 +75,14 @@ describe('diff and discard of a run', () => {
       );
     const before = ofCheckout(fingerprint(repo));
 
-    expect(await discardRun({ git: made.git, repo, branch: made.worktree.branch })).toEqual({
-      workTree: made.git.workTree,
+    expect(await discardRun({ place: made.place, repo })).toEqual({
+      workTree: made.place.workTree,
       branch: made.worktree.branch,
       gitDir: null,
     });
 
-    expect(fs.existsSync(made.git.workTree)).toBe(false);
-    expect(fs.existsSync(made.git.gitDir)).toBe(false);
+    expect(fs.existsSync(made.place.workTree)).toBe(false);
+    expect(fs.existsSync(made.place.gitDir)).toBe(false);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\nother\n');
     expect(refs()).toBe(
       refsBefore
@@ -83,11 +90,11 @@ describe('diff and discard of a run', () => {
         .filter((line) => !line.startsWith(`refs/heads/${made.worktree.branch} `))
         .join('\n'),
     );
-    expect(userGit(repo, 'worktree', 'list', '--porcelain')).not.toContain(made.git.workTree);
+    expect(userGit(repo, 'worktree', 'list', '--porcelain')).not.toContain(made.place.workTree);
     expect(ofCheckout(fingerprint(repo))).toEqual(before);
 
     // Twice is harmless: nothing is left to remove.
-    expect(await discardRun({ git: made.git, repo, branch: made.worktree.branch })).toEqual({
+    expect(await discardRun({ place: made.place, repo })).toEqual({
       workTree: null,
       branch: null,
       gitDir: null,
@@ -95,35 +102,32 @@ describe('diff and discard of a run', () => {
   });
 
   test('discard works when code under test wrecked the .git file of the worktree', async () => {
-    fs.rmSync(path.join(made.git.workTree, '.git'));
-    fs.mkdirSync(path.join(made.git.workTree, '.git'));
-    await discardRun({ git: made.git, repo, branch: made.worktree.branch });
-    expect(fs.existsSync(made.git.workTree)).toBe(false);
+    fs.rmSync(path.join(made.place.workTree, '.git'));
+    fs.mkdirSync(path.join(made.place.workTree, '.git'));
+    await discardRun({ place: made.place, repo });
+    expect(fs.existsSync(made.place.workTree)).toBe(false);
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toBe('main\nother\n');
   });
 
   test('discard refuses a branch the user has checked out, and branches aca did not make', async () => {
     const elsewhere = path.join(root, `elsewhere-${counter}`);
     // The run's worktree goes; the user checks its branch out in a worktree of their own.
-    userGit(repo, 'worktree', 'remove', '--force', made.git.workTree);
+    userGit(repo, 'worktree', 'remove', '--force', made.place.workTree);
     userGit(repo, 'worktree', 'add', '-q', elsewhere, made.worktree.branch);
-    await expect(discardRun({ git: made.git, repo, branch: made.worktree.branch })).rejects.toThrow(
-      /is checked out in .*elsewhere/,
-    );
+    await expect(discardRun({ place: made.place, repo })).rejects.toThrow(/is checked out in .*elsewhere/);
     expect(fs.existsSync(elsewhere)).toBe(true);
 
-    await expect(discardRun({ git: made.git, repo, branch: 'other' })).rejects.toThrow(
+    await expect(discardRun({ place: { ...made.place, branch: 'other' }, repo })).rejects.toThrow(
       /not a branch aca made/,
     );
     expect(userGit(repo, 'branch', '--format=%(refname:short)')).toContain('other');
   });
 
   test("the user's main checkout is never removed, whatever the snapshot says", async () => {
-    userGit(repo, 'worktree', 'remove', '--force', made.git.workTree);
+    userGit(repo, 'worktree', 'remove', '--force', made.place.workTree);
     const result = await discardRun({
-      git: { ...made.git, workTree: repo },
+      place: { ...made.place, workTree: repo },
       repo,
-      branch: made.worktree.branch,
     });
     expect(result.workTree).toBeNull();
     expect(fs.existsSync(path.join(repo, 'calc.py'))).toBe(true);
@@ -134,10 +138,10 @@ describe('diff and discard of a run', () => {
     const workTree = path.join(root, `own-${counter}`);
     const own = await createFreshRunRepository({ gitDir, workTree, branch: `aca/own-${counter}` });
     writeFiles(workTree, { 'main.py': 'print(1)\n' });
-    const head = await commitAll(own.git, 'aca: attempt 1');
-    expect(await diffRun(own.git, own.baseCommit, head!, { stat: true })).toMatch(/main\.py\s+\| 1 \+/);
+    const head = await commitAll(own, 'aca: attempt 1');
+    expect(await diffRun(own, own.baseCommit, head!, { stat: true })).toMatch(/main\.py\s+\| 1 \+/);
 
-    expect(await discardRun({ git: own.git, repo: null, branch: `aca/own-${counter}` })).toEqual({
+    expect(await discardRun({ place: { ...own, branch: `aca/own-${counter}` }, repo: null })).toEqual({
       workTree,
       branch: null,
       gitDir,
@@ -150,19 +154,17 @@ describe('diff and discard of a run', () => {
     const home = os.homedir();
     await expect(
       discardRun({
-        git: { gitDir: made.git.commonDir, commonDir: made.git.commonDir, workTree: home },
+        place: { ...made.place, gitDir: made.place.commonDir, workTree: home },
         repo: null,
-        branch: null,
       }),
     ).rejects.toThrow(/refusing to remove/);
     await expect(
       discardRun({
-        git: { gitDir: made.git.gitDir, commonDir: made.git.commonDir, workTree: made.git.workTree },
+        place: made.place,
         repo: null,
-        branch: null,
       }),
     ).rejects.toThrow(/shared with/);
-    expect(fs.existsSync(made.git.workTree)).toBe(true);
-    expect(fs.existsSync(made.git.commonDir)).toBe(true);
+    expect(fs.existsSync(made.place.workTree)).toBe(true);
+    expect(fs.existsSync(made.place.commonDir)).toBe(true);
   });
 });

@@ -22,7 +22,7 @@ import {
   type GitStoreLocation,
 } from '../../../src/repo';
 import { isRoot } from '../../../src/sandbox';
-import type { RunGit } from '../../../src/shared/run-types';
+import type { RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';
 import { unblockFifos, within } from '../../helpers/fifo-guards';
 import { rawGit } from '../../helpers/raw-git';
@@ -52,14 +52,18 @@ async function startRun(store: GitStoreLocation, id: string) {
     workTree: path.join(host, 'workspaces', id),
     branch,
   });
-  await pushRunCommit(store, made.git, branch, made.baseCommit, null);
-  return { branch, git: made.git, base: made.baseCommit };
+  await pushRunCommit(store, made, branch, made.baseCommit, null);
+  return { branch, git: made, base: made.baseCommit };
 }
 
 /** commitWork's git part: commit whatever the work tree holds, push the branch's tip. */
-async function commitWork(store: GitStoreLocation, runGit: RunGit, branch: string): Promise<string | null> {
-  const commit = await commitAll(runGit, 'aca: step');
-  await pushRunBranchTip(store, runGit, branch, { timeoutMs: 20_000 });
+async function commitWork(
+  store: GitStoreLocation,
+  dirs: Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'>,
+  branch: string,
+): Promise<string | null> {
+  const commit = await commitAll(dirs, 'aca: step');
+  await pushRunBranchTip(store, dirs, branch, { timeoutMs: 20_000 });
   return commit;
 }
 

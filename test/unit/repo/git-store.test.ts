@@ -25,7 +25,7 @@ import {
 } from '../../../src/repo';
 import { isRoot } from '../../../src/sandbox';
 import { SystemError } from '../../../src/shared/errors';
-import type { RunGit } from '../../../src/shared/run-types';
+import type { RunPlace } from '../../../src/shared/run-types';
 import { getFreePort } from '../../../src/temporal/dev-server';
 import { startGitDaemon, type GitDaemon } from '../../helpers/git-daemon';
 import { tempDirs } from '../../helpers/temp-dirs';
@@ -64,19 +64,19 @@ async function startRun(store: GitStoreLocation, host: Host, id: string) {
   const branch = `aca/${id}`;
   const layout = runLayout(host, id);
   const made = await createFreshRunRepository({ ...layout, branch });
-  await pushRunCommit(store, made.git, branch, made.baseCommit, null);
+  await pushRunCommit(store, made, branch, made.baseCommit, null);
   let tip = made.baseCommit;
   return {
     branch,
-    git: made.git,
+    git: made,
     base: made.baseCommit,
     /** Writes files, commits, pushes with the previous tip as the lease; the new commit. */
     async step(files: Record<string, string | Buffer | null>, prepare?: () => void): Promise<string> {
       write(layout.workTree, files);
       prepare?.();
-      const commit = await commitAll(made.git, 'aca: step');
+      const commit = await commitAll(made, 'aca: step');
       if (!commit) throw new Error('nothing committed');
-      await pushRunCommit(store, made.git, branch, commit, tip);
+      await pushRunCommit(store, made, branch, commit, tip);
       tip = commit;
       return commit;
     },
@@ -104,8 +104,8 @@ function treeContents(workTree: string): Record<string, string> {
   return found;
 }
 
-function indexOf(runGit: RunGit): string {
-  return rawGit(runGit.gitDir, runGit.workTree, 'ls-files', '-s');
+function indexOf(dirs: Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'>): string {
+  return rawGit(dirs.gitDir, dirs.workTree, 'ls-files', '-s');
 }
 
 const sampleFiles = {
@@ -142,7 +142,7 @@ describe('the default store (a folder under ACA_HOME)', () => {
     const store = parseGitStoreLocation(missing, '/unused');
     const host = makeHost();
     const made = await createFreshRunRepository({ ...runLayout(host, 'r0'), branch: 'aca/r0' });
-    const failure = pushRunCommit(store, made.git, 'aca/r0', made.baseCommit, null, { timeoutMs: 20_000 });
+    const failure = pushRunCommit(store, made, 'aca/r0', made.baseCommit, null, { timeoutMs: 20_000 });
     await expect(failure).rejects.toThrow(GitStoreUnreachableError);
     await expect(failure).rejects.toThrow(missing);
     expect(fs.existsSync(missing)).toBe(false);
@@ -194,20 +194,20 @@ describe.each([
     const layoutB = runLayout(hostB, 'rt');
     const brought = await bringToCommit(store, { ...layoutB, branch: run.branch, commit: second });
     expect(brought).toMatchObject({ fetched: true, changed: true });
-    expect(brought.git).toEqual({
+    expect(brought).toMatchObject({
       gitDir: layoutB.gitDir,
       commonDir: layoutB.gitDir,
       workTree: layoutB.workTree,
     });
     expect(treeContents(layoutB.workTree)).toEqual(treeContents(run.git.workTree));
-    expect(indexOf(brought.git)).toBe(indexOf(run.git));
+    expect(indexOf(brought)).toBe(indexOf(run.git));
     expect(fs.existsSync(path.join(layoutB.workTree, '.git'))).toBe(false);
 
     // Back to an earlier recorded commit, from what the worker has; then again: nothing to do.
     const back = await bringToCommit(store, { ...layoutB, branch: run.branch, commit: first });
     expect(back).toMatchObject({ fetched: false, changed: true });
     expect(treeContents(layoutB.workTree)).toEqual(firstContents);
-    expect(indexOf(back.git)).toBe(firstIndex);
+    expect(indexOf(back)).toBe(firstIndex);
     expect((await bringToCommit(store, { ...layoutB, branch: run.branch, commit: first })).changed).toBe(
       false,
     );
@@ -215,8 +215,8 @@ describe.each([
     // Host B makes the next step; host A, still at `second`, brings itself to it.
     await bringToCommit(store, { ...layoutB, branch: run.branch, commit: second });
     write(layoutB.workTree, { 'from-b.txt': 'b\n' });
-    const third = await commitAll(brought.git, 'aca: on b');
-    await pushRunCommit(store, brought.git, run.branch, third!, second);
+    const third = await commitAll(brought, 'aca: on b');
+    await pushRunCommit(store, brought, run.branch, third!, second);
     const onA = await bringToCommit(store, { ...runLayout(hostA, 'rt'), branch: run.branch, commit: third! });
     expect(onA).toMatchObject({ fetched: true, changed: true });
     expect(fs.readFileSync(path.join(run.git.workTree, 'from-b.txt'), 'utf8')).toBe('b\n');
@@ -335,7 +335,7 @@ describe.each([
     const brought = await bringToCommit(store, { ...layout, branch: run.branch, commit });
     expect(brought.changed).toBe(true);
     expect(treeContents(layout.workTree)).toEqual(expected);
-    expect(indexOf(brought.git)).toBe(expectedIndex);
+    expect(indexOf(brought)).toBe(expectedIndex);
     expect(fs.existsSync(path.join(layout.workTree, '.git'))).toBe(false);
     expect(fs.lstatSync(path.join(layout.workTree, 'data')).isDirectory()).toBe(true);
     expect(fs.existsSync(marker)).toBe(false);
@@ -361,11 +361,15 @@ describe.each([
       branch: 'aca/linked',
       base: 'HEAD',
     });
-    const runGit: RunGit = { gitDir: worktree.gitDir, commonDir: worktree.commonDir, workTree };
-    await pushRunCommit(store, runGit, 'aca/linked', worktree.baseCommit, null);
+    const dirs: Pick<RunPlace, 'gitDir' | 'commonDir' | 'workTree'> = {
+      gitDir: worktree.gitDir,
+      commonDir: worktree.commonDir,
+      workTree,
+    };
+    await pushRunCommit(store, dirs, 'aca/linked', worktree.baseCommit, null);
     write(workTree, { 'a.txt': 'a\n' });
     const c1 = (await commitAll(worktree, 'aca: one'))!;
-    await pushRunCommit(store, runGit, 'aca/linked', c1, worktree.baseCommit);
+    await pushRunCommit(store, dirs, 'aca/linked', c1, worktree.baseCommit);
 
     fs.rmSync(path.join(workTree, '.git'));
     fs.symlinkSync('/etc', path.join(workTree, '.git'));
@@ -376,7 +380,7 @@ describe.each([
       branch: 'aca/linked',
       commit: c1,
     });
-    expect(brought.git).toEqual(runGit);
+    expect(brought).toEqual({ ...dirs, fetched: expect.any(Boolean), changed: true });
     expect(fs.readFileSync(path.join(workTree, '.git'), 'utf8')).toBe(`gitdir: ${worktree.gitDir}\n`);
     expect(fs.readFileSync(path.join(workTree, 'a.txt'), 'utf8')).toBe('a\n');
     expect(fs.existsSync(path.join(workTree, 'junk.txt'))).toBe(false);
@@ -392,7 +396,7 @@ describe('a store out of reach', () => {
     const store = parseGitStoreLocation(`git://127.0.0.1:${port}/store.git`, '/unused');
     const host = makeHost();
     const made = await createFreshRunRepository({ ...runLayout(host, 'closed'), branch: 'aca/closed' });
-    const error = await pushRunCommit(store, made.git, 'aca/closed', made.baseCommit, null).catch(
+    const error = await pushRunCommit(store, made, 'aca/closed', made.baseCommit, null).catch(
       (err: unknown) => err,
     );
     expect(error).toBeInstanceOf(GitStoreUnreachableError);
@@ -414,7 +418,7 @@ describe('a store out of reach', () => {
     expect(store.display).toBe(`http://127.0.0.1:${port}/store.git`);
     const host = makeHost();
     const made = await createFreshRunRepository({ ...runLayout(host, 'cred'), branch: 'aca/cred' });
-    const error = (await pushRunCommit(store, made.git, 'aca/cred', made.baseCommit, null).catch(
+    const error = (await pushRunCommit(store, made, 'aca/cred', made.baseCommit, null).catch(
       (err: unknown) => err,
     )) as GitStoreUnreachableError;
     expect(error).toBeInstanceOf(GitStoreUnreachableError);
@@ -433,7 +437,7 @@ describe('a store out of reach', () => {
       const store = parseGitStoreLocation(`git://127.0.0.1:${port}/store.git`, '/unused');
       const made = await createFreshRunRepository({ ...runLayout(makeHost(), 'hang'), branch: 'aca/hang' });
       const started = Date.now();
-      const failure = pushRunCommit(store, made.git, 'aca/hang', made.baseCommit, null, { timeoutMs: 1500 });
+      const failure = pushRunCommit(store, made, 'aca/hang', made.baseCommit, null, { timeoutMs: 1500 });
       await expect(failure).rejects.toThrow(/cannot be reached \(push\): no answer within 2s/);
       expect(Date.now() - started).toBeLessThan(15_000);
 

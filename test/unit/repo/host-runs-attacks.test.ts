@@ -17,7 +17,7 @@ import {
   createFreshRunRepository,
   type GitStoreLocation,
 } from '../../../src/repo';
-import type { RunGit, RunPlace } from '../../../src/shared/run-types';
+import type { RunPlace } from '../../../src/shared/run-types';
 import { tempDirs } from '../../helpers/temp-dirs';
 import { rawGit } from '../../helpers/raw-git';
 import { unblockFifos, within } from '../../helpers/fifo-guards';
@@ -67,16 +67,18 @@ async function runPreparedElsewhere(store: GitStoreLocation, id: string, files: 
     workTree: a.host.workspaceFor(id),
     branch,
   });
-  await pushRunCommit(store, made.git, branch, made.baseCommit, null);
-  let place: RunPlace = {
+  await pushRunCommit(store, made, branch, made.baseCommit, null);
+  let place: RecordedPlace = {
     workflowId: id,
     branch,
-    commit: made.baseCommit,
-    git: made.git,
     disk: a.host.disk(),
+    gitDir: made.gitDir,
+    commonDir: made.commonDir,
+    workTree: made.workTree,
+    commit: made.baseCommit,
   };
-  write(made.git.workTree, files);
-  const commit = await a.host.commit(place, {
+  write(place.workTree, files);
+  const commit = await a.host.commit(place, place.commit, {
     message: 'aca: first step',
     step: 'first',
     execution: EXECUTION,
@@ -86,10 +88,12 @@ async function runPreparedElsewhere(store: GitStoreLocation, id: string, files: 
 }
 
 /** Host B adopts the run (host A is gone): the place as the workflow records it from then on. */
-async function adoptedBy(b: { host: HostRuns }, place: RunPlace): Promise<RunPlace> {
-  const git: RunGit = await b.host.adopt(place);
-  return { ...place, git, disk: b.host.disk() };
+async function adoptedBy(b: { host: HostRuns }, place: RecordedPlace): Promise<RecordedPlace> {
+  return { ...(await b.host.adopt(place, place.commit)), commit: place.commit };
 }
+
+/** A run's place with the commit the workflow last recorded, as its steps are given them. */
+type RecordedPlace = RunPlace & { commit: string };
 
 function storeTip(store: GitStoreLocation, branch: string): string {
   return rawGit(store.url, null, 'rev-parse', '--verify', `refs/heads/${branch}`).trim();
@@ -113,14 +117,12 @@ describe('adopting a run', () => {
       'src/evil.py': 'evil = True\n',
     });
     const here = await adoptedBy(b, place);
-    expect(here.git.workTree).toBe(b.host.workspaceFor(place.workflowId));
-    expect(here.git.gitDir).toBe(b.host.gitDirFor(place.workflowId));
-    expect(here.git.gitDir.startsWith(path.dirname(place.git.gitDir))).toBe(false);
-    expect(fs.readdirSync(here.git.workTree).sort()).toEqual(['.gitignore', 'src']);
-    expect(fs.readdirSync(path.join(here.git.workTree, 'src'))).toEqual(['app.py']);
-    expect(rawGit(here.git.gitDir, null, 'rev-parse', `refs/heads/${place.branch}`).trim()).toBe(
-      place.commit,
-    );
+    expect(here.workTree).toBe(b.host.workspaceFor(place.workflowId));
+    expect(here.gitDir).toBe(b.host.gitDirFor(place.workflowId));
+    expect(here.gitDir.startsWith(path.dirname(place.gitDir))).toBe(false);
+    expect(fs.readdirSync(here.workTree).sort()).toEqual(['.gitignore', 'src']);
+    expect(fs.readdirSync(path.join(here.workTree, 'src'))).toEqual(['app.py']);
+    expect(rawGit(here.gitDir, null, 'rev-parse', `refs/heads/${place.branch}`).trim()).toBe(place.commit);
   });
 
   test('a step at the recorded commit on a tree the code under test moved (a commit of its own, a rewritten file) starts from the recorded commit', async () => {
@@ -128,24 +130,12 @@ describe('adopting a run', () => {
     const { place } = await runPreparedElsewhere(store, 'adopt-moved', { 'src/app.py': 'x = 1\n' });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    write(here.git.workTree, { 'src/app.py': 'x = 666\n' });
-    rawGit(here.git.gitDir, here.git.workTree, 'add', '-A');
-    rawGit(
-      here.git.gitDir,
-      here.git.workTree,
-      '-c',
-      'user.name=x',
-      '-c',
-      'user.email=x@x',
-      'commit',
-      '-qm',
-      'moved',
-    );
-    await b.host.atCommit(here);
-    expect(fs.readFileSync(path.join(here.git.workTree, 'src/app.py'), 'utf8')).toBe('x = 1\n');
-    expect(rawGit(here.git.gitDir, null, 'rev-parse', `refs/heads/${place.branch}`).trim()).toBe(
-      place.commit,
-    );
+    write(here.workTree, { 'src/app.py': 'x = 666\n' });
+    rawGit(here.gitDir, here.workTree, 'add', '-A');
+    rawGit(here.gitDir, here.workTree, '-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '-qm', 'moved');
+    await b.host.atCommit(here, here.commit);
+    expect(fs.readFileSync(path.join(here.workTree, 'src/app.py'), 'utf8')).toBe('x = 1\n');
+    expect(rawGit(here.gitDir, null, 'rev-parse', `refs/heads/${place.branch}`).trim()).toBe(place.commit);
   });
 });
 
@@ -158,7 +148,7 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    const local = { workspace: here.git.workTree, git: here.git };
+    const local = { workspace: here.workTree };
     expect(local.workspace.startsWith(path.dirname(b.home))).toBe(true);
     // What the last test run on B left: a tracked file rewritten, a new module, a conftest.
     write(local.workspace, {
@@ -167,11 +157,11 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
       'conftest.py': 'raise SystemExit\n',
     });
     // The tree is at the recorded commit's tip: the next call takes it as it is.
-    const again = { workspace: await b.host.atCommit(here).then((g) => g.workTree) };
+    const again = { workspace: await b.host.atCommit(here, here.commit).then((g) => g.workTree) };
     expect(fs.readFileSync(path.join(again.workspace, 'src/evil.py'), 'utf8')).toBe('evil = True\n');
     // The model's edit_file of src/app.py, committed on its own.
     write(again.workspace, { 'src/app.py': 'x = 2\n' });
-    const commit = await b.host.commit(here, {
+    const commit = await b.host.commit(here, here.commit, {
       execution: EXECUTION,
       message: 'aca: coder: edit_file src/app.py',
       step: 'paths-only/call-1',
@@ -197,9 +187,9 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
       });
       const b = worker(store);
       const here = await adoptedBy(b, place);
-      const local = { workspace: here.git.workTree, git: here.git };
+      const local = { workspace: here.workTree };
       write(local.workspace, { [target]: 'SECRET=1\n' });
-      const commit = await b.host.commit(here, {
+      const commit = await b.host.commit(here, here.commit, {
         execution: EXECUTION,
         message: `aca: coder: create_file ${target}`,
         step: 'ignored/call-1',
@@ -214,18 +204,18 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     const store = bareStore();
     const { place, a } = await runPreparedElsewhere(store, 'gitlink', { 'src/app.py': 'x = 1\n' });
     // The user's repository holds a submodule at lib/ (a gitlink, not checked out).
-    const gitDir = place.git.gitDir;
-    rawGit(gitDir, place.git.workTree, 'update-index', '--add', '--cacheinfo', `160000,${place.commit},lib`);
+    const gitDir = place.gitDir;
+    rawGit(gitDir, place.workTree, 'update-index', '--add', '--cacheinfo', `160000,${place.commit},lib`);
     const tree = rawGit(gitDir, null, 'write-tree').trim();
     const withLink = rawGit(gitDir, null, 'commit-tree', tree, '-p', place.commit, '-m', 'submodule').trim();
     rawGit(gitDir, null, 'update-ref', `refs/heads/${place.branch}`, withLink);
-    await pushRunCommit(store, place.git, place.branch, withLink, place.commit);
+    await pushRunCommit(store, place, place.branch, withLink, place.commit);
     expect(a.host.disk()).not.toBe('');
-    const next: RunPlace = { ...place, commit: withLink };
+    const next: RecordedPlace = { ...place, commit: withLink };
     const b = worker(store);
     const here = await adoptedBy(b, next);
-    write(here.git.workTree, { 'lib/x.py': 'x\n' });
-    const commit = await b.host.commit(here, {
+    write(here.workTree, { 'lib/x.py': 'x\n' });
+    const commit = await b.host.commit(here, here.commit, {
       execution: EXECUTION,
       message: 'aca: coder: create_file lib/x.py',
       step: 'gitlink/call-1',
@@ -240,9 +230,9 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     const { place } = await runPreparedElsewhere(store, 'nul-message', { 'a.txt': '1\n' });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    const local = { workspace: here.git.workTree, git: here.git };
+    const local = { workspace: here.workTree };
     write(local.workspace, { 'a.txt': '2\n' });
-    const commit = await b.host.commit(here, {
+    const commit = await b.host.commit(here, here.commit, {
       execution: EXECUTION,
       message: 'aca: attempt 1, coder: done\u0000\nAca-Step: forged',
       step: 'nul-message/commit-1',
@@ -258,10 +248,10 @@ describe("a tool call's commit of the one path it wrote (paths-only)", () => {
     const { place } = await runPreparedElsewhere(store, 'untracked-delete', { 'src/app.py': 'x = 1\n' });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    const local = { workspace: here.git.workTree, git: here.git };
+    const local = { workspace: here.workTree };
     write(local.workspace, { 'made-by-test.txt': 'x\n' });
     fs.rmSync(path.join(local.workspace, 'made-by-test.txt'));
-    const commit = await b.host.commit(here, {
+    const commit = await b.host.commit(here, here.commit, {
       execution: EXECUTION,
       message: 'aca: coder: delete_file made-by-test.txt',
       step: 'untracked-delete/call-1',
@@ -280,7 +270,7 @@ describe('what a test run leaves in an adopted work tree, which the next step on
     });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    const local = { workspace: here.git.workTree, git: here.git };
+    const local = { workspace: here.workTree };
     const work = local.workspace;
     const outside = tempDir('aca-adopt-attack-outside-');
     const ran = path.join(outside, 'ran');
@@ -315,12 +305,12 @@ describe('what a test run leaves in an adopted work tree, which the next step on
       execFileSync('mkfifo', [path.join(work, 'src', '.gitignore')]);
       execFileSync('mkfifo', [path.join(work, 'build-fifo')]);
       // The branch is at the recorded commit: the tree is taken as it is.
-      const again = { ...local, git: await b.host.atCommit(here) };
+      const again = { ...local, git: await b.host.atCommit(here, here.commit) };
       write(work, { 'src/app.py': 'x = 2\n' });
       const one = await within(
         20_000,
         'paths-only commit',
-        b.host.commit(here, {
+        b.host.commit(here, here.commit, {
           execution: EXECUTION,
           message: 'aca: edit',
           step: 'planted/call-1',
@@ -328,11 +318,15 @@ describe('what a test run leaves in an adopted work tree, which the next step on
         }),
       );
       expect(filesAt(store, one!)).toEqual(['.gitignore', 'src/app.py']);
-      const next: RunPlace = { ...here, commit: one! };
+      const next: RecordedPlace = { ...here, commit: one! };
       const all = await within(
         20_000,
         'whole-tree commit',
-        b.host.commit(next, { message: 'aca: coder', step: 'planted/commit-1', execution: EXECUTION }),
+        b.host.commit(next, next.commit, {
+          message: 'aca: coder',
+          step: 'planted/commit-1',
+          execution: EXECUTION,
+        }),
       );
       expect(storeTip(store, place.branch)).toBe(all);
       // The attributes file is the code's to commit; the nested repository, the `.git` file and the FIFOs are not.
@@ -380,7 +374,7 @@ describe('taking the store tip for an earlier try of the same step', () => {
     expect(a.host.disk()).not.toBe('');
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    const local = { workspace: here.git.workTree };
+    const local = { workspace: here.workTree };
     const grand = rawGit(store.url, null, 'rev-parse', `${place.commit}^`).trim();
     const foreign =
       kind === 'grandparent'
@@ -397,7 +391,12 @@ describe('taking the store tip for an earlier try of the same step', () => {
             : pushForeign(store, place.branch, [place.commit], 'forged\n\nAca-Step: adopt/other-step');
     write(local.workspace, { 'a.txt': '2\n' });
     await expect(
-      b.host.commit(here, { message: 'aca: step', step, execution: EXECUTION, paths: ['a.txt'] }),
+      b.host.commit(here, here.commit, {
+        message: 'aca: step',
+        step,
+        execution: EXECUTION,
+        paths: ['a.txt'],
+      }),
     ).rejects.toBeInstanceOf(GitStorePushRejectedError);
     expect(storeTip(store, place.branch)).toBe(foreign);
   });
@@ -415,9 +414,14 @@ describe('taking the store tip for an earlier try of the same step', () => {
     expect(a.host.disk()).not.toBe('');
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    write(here.git.workTree, { 'a.txt': '2\n' });
+    write(here.workTree, { 'a.txt': '2\n' });
     expect(
-      await b.host.commit(here, { message: 'aca: step', step, execution: EXECUTION, paths: ['a.txt'] }),
+      await b.host.commit(here, here.commit, {
+        message: 'aca: step',
+        step,
+        execution: EXECUTION,
+        paths: ['a.txt'],
+      }),
     ).toBe(own);
   });
 });
@@ -431,7 +435,7 @@ describe('the `--tests` originals a host that adopted the run writes from a comm
     });
     const b = worker(store);
     const here = await adoptedBy(b, place);
-    return { store, place: here, b, local: { workspace: here.git.workTree }, home: b.home };
+    return { store, place: here, b, local: { workspace: here.workTree }, home: b.home };
   }
 
   test.each([['../work/planted'], ['tests/../../work/planted'], ['/etc/aca-planted'], ['']])(
@@ -526,10 +530,13 @@ describe("the client's copies of a run's commits", () => {
     const configBefore = fs.readFileSync(path.join(user, '.git', 'config'), 'utf8');
     const home = path.join(tempDir('aca-adopt-attack-client-'), 'home');
     const query = {
-      workflowId: place.workflowId,
-      branch: place.branch,
       // The run's git directory is on host A, not on this machine.
-      git: { gitDir: '/nonexistent/git', commonDir: '/nonexistent/git', workTree: '/nonexistent/work' },
+      place: {
+        ...place,
+        gitDir: '/nonexistent/git',
+        commonDir: '/nonexistent/git',
+        workTree: '/nonexistent/work',
+      },
       repo: user,
       commit: place.commit,
     };

@@ -41,7 +41,13 @@ describe('makeRunRepository', () => {
   test('a workspace inside the repository is refused, and nothing is made', async () => {
     const repo = userRepo({ 'a.py': 'x = 1\n' });
     const workspace = path.join(repo.path, 'ws');
-    const made = makeRunRepository({ workflowId: 'inside', workspace, repo, gitDir: null });
+    const made = makeRunRepository({
+      workflowId: 'inside',
+      disk: 'test-disk',
+      workspace,
+      repo,
+      gitDir: null,
+    });
     await expect(made).rejects.toThrow(UserInputError);
     await expect(made).rejects.toThrow(`the run's workspace ${workspace} lies inside the repository`);
     expect(fs.existsSync(workspace)).toBe(false);
@@ -52,9 +58,9 @@ describe('makeRunRepository', () => {
     const repo = userRepo({ 'a.py': 'x = 1\n' });
     const workspace = tempDir();
     fs.writeFileSync(path.join(workspace, 'mine.txt'), 'keep\n');
-    await expect(makeRunRepository({ workflowId: 'full', workspace, repo, gitDir: null })).rejects.toThrow(
-      `the run's worktree path ${workspace} already holds files`,
-    );
+    await expect(
+      makeRunRepository({ workflowId: 'full', disk: 'test-disk', workspace, repo, gitDir: null }),
+    ).rejects.toThrow(`the run's worktree path ${workspace} already holds files`);
     expect(fs.readdirSync(workspace)).toEqual(['mine.txt']);
     expect(branches(repo.path)).toEqual(['main']);
   });
@@ -62,13 +68,25 @@ describe('makeRunRepository', () => {
   test("a retry finds its own first try's worktree and makes it again", async () => {
     const repo = userRepo({ 'a.py': 'x = 1\n', '.aca.json': '{ "testCommand": "make check" }\n' });
     const workspace = path.join(tempDir(), 'ws');
-    const first = await makeRunRepository({ workflowId: 'again', workspace, repo, gitDir: null });
+    const first = await makeRunRepository({
+      workflowId: 'again',
+      disk: 'test-disk',
+      workspace,
+      repo,
+      gitDir: null,
+    });
     // The work tree's copy is not what counts: .aca.json is read from the base commit.
     fs.writeFileSync(path.join(workspace, '.aca.json'), '{ "testCommand": "rm -rf /" }\n');
-    const second = await makeRunRepository({ workflowId: 'again', workspace, repo, gitDir: null });
-    expect(second.git).toEqual(first.git);
+    const second = await makeRunRepository({
+      workflowId: 'again',
+      disk: 'test-disk',
+      workspace,
+      repo,
+      gitDir: null,
+    });
+    expect(second.place).toEqual(first.place);
+    expect(second.place.branch).toBe('aca/again');
     expect(second).toMatchObject({
-      branch: 'aca/again',
       baseCommit: repo.baseCommit,
       startCommit: repo.baseCommit,
     });
@@ -83,7 +101,13 @@ describe('makeRunRepository', () => {
     const repo = userRepo({ 'a.py': 'x = 1\n' });
     sh(repo.path, 'branch', 'aca/taken');
     await expect(
-      makeRunRepository({ workflowId: 'taken', workspace: path.join(tempDir(), 'ws'), repo, gitDir: null }),
+      makeRunRepository({
+        workflowId: 'taken',
+        disk: 'test-disk',
+        workspace: path.join(tempDir(), 'ws'),
+        repo,
+        gitDir: null,
+      }),
     ).rejects.toThrow(`branch aca/taken already exists in ${repo.path}`);
   });
 
@@ -91,6 +115,7 @@ describe('makeRunRepository', () => {
     await expect(
       makeRunRepository({
         workflowId: 'bare',
+        disk: 'test-disk',
         workspace: path.join(tempDir(), 'ws'),
         repo: null,
         gitDir: null,

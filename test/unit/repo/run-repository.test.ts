@@ -56,9 +56,9 @@ describe('a run without --repo', () => {
     expect((await createFreshRunRepository(options)).baseCommit).toBe(made.baseCommit);
 
     fs.writeFileSync(path.join(options.workTree, 'a.py'), 'x = 1\ny = 2\n');
-    const head = await commitAll(made.git, 'aca: attempt 1');
+    const head = await commitAll(made, 'aca: attempt 1');
     expect(head).toMatch(/^[0-9a-f]{40}$/);
-    expect(await changedFilesBetween(made.git, made.baseCommit, head!)).toEqual([
+    expect(await changedFilesBetween(made, made.baseCommit, head!)).toEqual([
       { path: 'a.py', status: 'added', added: 2, removed: 0 },
     ]);
   });
@@ -68,14 +68,14 @@ describe('a linked run', () => {
   test("without --repo: its repository starts at the earlier run's commit, with that commit's files", async () => {
     const root = tempDir();
     const earlier = await createFreshRunRepository({
-      gitDir: path.join(root, 'git', 'earlier.git'),
+      gitDir: path.join(root, 'git', 'earlier'),
       workTree: path.join(root, 'earlier'),
       branch: 'aca/earlier',
     });
     const commitFiles = async (files: Record<string, string>, message: string) => {
       for (const [name, text] of Object.entries(files))
         fs.writeFileSync(path.join(root, 'earlier', name), text);
-      return (await commitAll(earlier.git, message))!;
+      return (await commitAll(earlier, message))!;
     };
     const first = await commitFiles({ 'a.py': 'x = 1\n' }, 'aca: attempt 1');
     await commitFiles({ 'a.py': 'x = 2\n', 'b.py': 'y = 1\n' }, 'aca: attempt 2');
@@ -88,7 +88,7 @@ describe('a linked run', () => {
         gitDir: path.join(root, 'git', `${name}.git`),
         workTree: path.join(root, name),
         branch: `aca/${name}`,
-        from: { commit: start, baseCommit: earlier.baseCommit, parentGit: earlier.git },
+        from: { commit: start, baseCommit: earlier.baseCommit, parentPlace: earlier },
       };
       const made = await createFreshRunRepository(options);
       expect(made.baseCommit).toBe(earlier.baseCommit);
@@ -96,7 +96,7 @@ describe('a linked run', () => {
       expect(fs.readdirSync(options.workTree).sort()).toEqual(files);
       if (files.length) expect(fs.readFileSync(path.join(options.workTree, 'a.py'), 'utf8')).toBe('x = 1\n');
       // Nothing left to commit: the index and the files are the start commit's.
-      expect(await commitAll(made.git, 'none')).toBeNull();
+      expect(await commitAll(made, 'none')).toBeNull();
       // A retry finds it made, on the same base.
       expect((await createFreshRunRepository(options)).baseCommit).toBe(earlier.baseCommit);
     }
