@@ -18,7 +18,7 @@ import { until } from '../../helpers/until';
 const MiB = 1024 * 1024;
 const FLOOD_BYTES = 100 * MiB;
 /** What reading one answer may add to the worker's memory: the 4 MiB bound and the runtime's slack. */
-const RSS_GROWTH_BOUND = 64 * MiB;
+const RSS_GROWTH_BOUND = 80 * MiB;
 
 const tempDir = tempDirs('aca-mcp-answer-size-');
 
