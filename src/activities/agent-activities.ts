@@ -39,6 +39,7 @@ import {
   readProjectInstructions,
 } from '../repo';
 import type { RunPlace } from '../shared/run-types';
+import type { SandboxMode } from '../shared/types';
 import { asCommitFailure, atRecordedCommit, warnInActivity } from './host-steps';
 export type { TurnContext } from '../agents/turn-context';
 export type { ToolCallOutcome } from '../agents/agent-turn';
@@ -80,6 +81,8 @@ export interface AgentActivityDeps {
   repositoryMap?: TurnMapBudgets | false;
   /** ACA_RUN_COMMAND: whether this worker offers `run_command`; absent: yes. */
   runCommand?: boolean;
+  /** ACA_SANDBOX: without one (`none`) the read-only roles are not offered `run_command`. */
+  sandboxMode?: SandboxMode;
   /** The MCP tools this worker's servers (ACA_MCP_CONFIG) offer an agent of a role. */
   mcpTools?: TurnSources['mcpTools'];
 }
@@ -161,6 +164,7 @@ export function turnSources(
     loadReport: (ref) => deps.reports.loadReport(ref),
     recallLessons: deps.recallLessons,
     ...(deps.runCommand === false ? { runCommand: false } : {}),
+    ...(deps.sandboxMode === 'none' ? { readOnlyCommands: false } : {}),
     ...(deps.mcpTools ? { mcpTools: deps.mcpTools } : {}),
     ...(git
       ? {

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import type { ToolCallOutcome } from '../agents/agent-turn';
+import { AGENT_SPECS } from '../agents/agent-specs';
 import { takeUpConversation } from '../agents/conversation-fork';
 import type { HostRuns } from '../repo';
 import { checkSandboxAvailable, runAgentCommand, type AgentCommandResult } from '../sandbox';
@@ -62,8 +63,8 @@ const SUMMARY_TAIL_LINES = 5;
 const SUMMARY_TAIL_CHARS = 400;
 
 const HEARTBEAT_EVERY_MS = 5_000;
-/** The roles whose commands may change the work tree; the others only look. */
-const CHANGING_ROLES: ReadonlySet<AgentRole> = new Set(['coder', 'tester']);
+/** Whether a role's commands may change the work tree; the others only look. */
+const commandsWrite = (role: AgentRole): boolean => AGENT_SPECS[role].commandsWrite;
 
 export function createCommandActivities(deps: CommandActivityDeps) {
   const maximums = deps.limitMaximums ?? DEFAULT_LIMIT_MAXIMUMS;
@@ -98,7 +99,7 @@ export function createCommandActivities(deps: CommandActivityDeps) {
 
         const answer = await answerCall(place.workTree, conversation, call.arguments, input);
         let commit: string | null = null;
-        if (answer.ok && CHANGING_ROLES.has(conversation.role) && host.usesStore) {
+        if (answer.ok && commandsWrite(conversation.role) && host.usesStore) {
           // Pushed at once: another host that adopts the run mid-turn finds what the command wrote.
           const turn = input.ref.slice(input.ref.lastIndexOf('/') + 1);
           commit = await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
@@ -130,6 +131,11 @@ export function createCommandActivities(deps: CommandActivityDeps) {
     if (!parsed.ok) return { ok: false, error: parsed.error };
     const available = checkSandboxAvailable(deps.sandboxMode);
     if (!available.ok) return { ok: false, error: `the command could not run: ${available.message}` };
+    // Such a turn is not offered the tool on a worker without a sandbox; one opened elsewhere, or
+    // a model that calls it anyway, is refused here rather than run with the work tree writable.
+    if (!commandsWrite(conversation.role) && deps.sandboxMode !== 'bwrap') {
+      return { ok: false, error: readOnlyRefusal(conversation.role) };
+    }
     const requested = parsed.args.timeout_seconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.min(requested, maximums.wallSeconds);
     const originals = await acceptanceOriginals(workTree, conversation, input);
@@ -139,7 +145,7 @@ export function createCommandActivities(deps: CommandActivityDeps) {
         workspace: workTree,
         command: parsed.args.command,
         timeoutMs: timeoutSeconds * 1000,
-        readOnly: !CHANGING_ROLES.has(conversation.role),
+        readOnly: !commandsWrite(conversation.role),
         mode: deps.sandboxMode,
         ...(originals.acceptance ? { acceptance: originals.acceptance } : {}),
         ...(input.setup
@@ -216,6 +222,11 @@ export function createCommandActivities(deps: CommandActivityDeps) {
       dispose: () => fs.rmSync(snapshot, { recursive: true, force: true }),
     };
   }
+}
+
+function readOnlyRefusal(role: AgentRole): string {
+  const name = role.charAt(0).toUpperCase() + role.slice(1);
+  return `the command was not run: the ${name}'s commands must leave the work tree as it is, and only a sandbox can hold them to that; this worker has none (ACA_SANDBOX=none). Read the files with read_file and search_files instead.`;
 }
 
 /** Whether `relative` is a plain file inside `root`, reached without following a link. */

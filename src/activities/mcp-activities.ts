@@ -29,8 +29,8 @@ import { withHeartbeats } from './heartbeats';
  * (mcpQueueFor). Like a file tool's call, its answer is stored in the turn's conversation before
  * the activity returns, so a call that answered is never made again, whatever is retried or
  * replayed. A server that is down fails the attempt (Temporal retries it, perhaps on another
- * worker); a tool that fails or does not answer in time is an answer the model reads, and the
- * run goes on.
+ * worker); a tool that fails, does not answer in time or answers more than aca reads is an
+ * answer the model reads, and the run goes on.
  */
 
 /** How long an MCP tool may take to answer when the workflow names no time of its own. */
@@ -158,6 +158,9 @@ async function runCall(
   }
   if (outcome.kind === 'error')
     return { ok: false, error: `the MCP server refused the call: ${outcome.message}` };
+  // An answer too large is the call's answer, not a server that is down: retried, the call would
+  // be made again and answered as large again.
+  if (outcome.kind === 'too-large') return { ok: false, error: outcome.message };
   return mcpToolAnswer(outcome.result);
 }
 

@@ -41,6 +41,12 @@ export interface TurnSources {
   repositoryMap?(request: TurnMapRequest): Promise<string | null>;
   /** Whether this worker offers `run_command` (ACA_RUN_COMMAND); absent: yes. */
   runCommand?: boolean;
+  /**
+   * Whether this worker can hold a command to a read-only work tree (it has a sandbox); absent:
+   * yes. Without, the roles whose commands only look (AgentSpec.commandsWrite) are not offered
+   * `run_command`: nothing would keep their commands from writing.
+   */
+  readOnlyCommands?: boolean;
   /** The MCP tools this worker's servers offer an agent of `role`. */
   mcpTools?(role: AgentRole): OfferedMcpTool[];
   /**
@@ -91,7 +97,10 @@ export async function openTurn(
     toolResults: {},
     steps: [],
     offered: {
-      runCommand: input.runCommand !== false && sources.runCommand !== false,
+      runCommand:
+        input.runCommand !== false &&
+        sources.runCommand !== false &&
+        (spec.commandsWrite || sources.readOnlyCommands !== false),
       mcp: sources.mcpTools?.(spec.role) ?? [],
     },
   });

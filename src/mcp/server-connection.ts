@@ -7,6 +7,15 @@ import { stdioEnvironment, type McpServerConfig } from './mcp-config';
 import { listedTools, type ListedTool } from './listed-tools';
 import { clipMiddle } from '../shared/clip-text';
 import { untrustedText } from './mcp-result';
+import {
+  bytesInWords,
+  CallGuard,
+  guardedBy,
+  MAX_MESSAGE_BYTES,
+  McpAnswerTooLargeError,
+  outsideAnyCall,
+} from './answer-guard';
+import { boundedFetch } from './bounded-fetch';
 
 /**
  * One configured MCP server as a worker keeps it: connected at start, its tools listed, and
@@ -27,7 +36,9 @@ export type McpCallOutcome =
   | { kind: 'result'; result: unknown }
   /** The server answered the call with a protocol error (unknown tool, bad arguments). */
   | { kind: 'error'; message: string }
-  | { kind: 'timeout' };
+  | { kind: 'timeout' }
+  /** A message over MAX_MESSAGE_BYTES came for the call; `message` says so to the model. */
+  | { kind: 'too-large'; message: string };
 
 export interface ConnectionTimings {
   /** How long starting and initialising a server may take. */
@@ -49,8 +60,6 @@ const STDERR_TAIL_CHARS = 2_000;
 const MAX_ERROR_CHARS = 2_000;
 /** How long a server must have served for its next restart to wait only the first wait again. */
 const STAYED_UP_MS = 60_000;
-/** A single message from a server larger than this closes the connection (the SDK's check). */
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 export class ServerConnection {
   private client: Client | null = null;
@@ -66,6 +75,8 @@ export class ServerConnection {
   private dropReason: string | null = null;
   /** When the server last came up; null while it has not. */
   private upSince: number | null = null;
+  /** The calls in flight, each with the client it was made on. */
+  private readonly inFlight = new Map<CallGuard, Client>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -82,7 +93,7 @@ export class ServerConnection {
   /** Connects unless connected; resolves when connected or failed (the failure is kept). */
   connect(): Promise<void> {
     if (this.closed || this.client) return Promise.resolve();
-    this.connecting ??= this.open().finally(() => {
+    this.connecting ??= outsideAnyCall(() => this.open()).finally(() => {
       this.connecting = null;
     });
     return this.connecting;
@@ -90,19 +101,21 @@ export class ServerConnection {
 
   private async open(): Promise<void> {
     this.stderrTail = '';
-    const transport = this.transport();
     const client = new Client({ name: 'aca', version: '1' }, { capabilities: {} });
+    const transport = this.transport((error) => this.drop(client, strayReason(error)));
     let up = false;
     client.onclose = () => {
       if (!up) return;
       up = false;
       if (this.client === client) this.client = null;
       if (this.closed) return;
-      this.fail(`${this.dropReason ?? 'the server went away'}${this.stderrNote()}`);
-      this.dropReason = null;
+      this.fail(`${this.takeDropReason() ?? 'the server went away'}${this.stderrNote()}`);
     };
     // The SDK reports stray problems (an unparsable line) here; the connection stays unless closed.
-    client.onerror = () => undefined;
+    // A stdio line too long is the exception: the SDK closes the connection after saying so.
+    client.onerror = (error) => {
+      if (this.config.transport === 'stdio' && isLineTooLong(error)) this.lineTooLong(client);
+    };
     try {
       await client.connect(transport, { timeout: this.timings.connectTimeoutMs });
       up = true;
@@ -118,15 +131,18 @@ export class ServerConnection {
     } catch (err) {
       up = false;
       await client.close().catch(() => undefined);
-      if (!this.closed) this.fail(`${describeError(err)}${this.stderrNote()}`);
+      const reason = this.takeDropReason() ?? describeError(err);
+      if (!this.closed) this.fail(`${reason}${this.stderrNote()}`);
     }
   }
 
-  private transport(): Transport {
+  /** The server's transport; `onStrayOversize` hears of a message too large that no call waits for. */
+  private transport(onStrayOversize: (error: McpAnswerTooLargeError) => void): Transport {
     const config = this.config;
     if (config.transport === 'http') {
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: { ...config.headers } },
+        fetch: boundedFetch({ maxMessageBytes: MAX_MESSAGE_BYTES, onStrayOversize }),
       });
     }
     const transport = new StdioClientTransport({
@@ -141,6 +157,30 @@ export class ServerConnection {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     return transport;
+  }
+
+  /**
+   * A stdio line over MAX_MESSAGE_BYTES: the SDK stops reading and closes the connection (the
+   * stream is broken mid-message), and the pool starts the server again. Which call the line
+   * answered cannot be told before its end, so every call waiting on this connection is given up
+   * as too large: retried, each would only be asked for the same answer again.
+   */
+  private lineTooLong(client: Client): void {
+    const error = new McpAnswerTooLargeError(MAX_MESSAGE_BYTES);
+    this.dropReason = `${error.message}, so it was stopped`;
+    for (const [guard, madeOn] of this.inFlight) if (madeOn === client) guard.trip(error);
+  }
+
+  /** Closes a connection found broken, saying why when the close is noticed. */
+  private drop(client: Client, reason: string): void {
+    this.dropReason = reason;
+    void client.close().catch(() => undefined);
+  }
+
+  private takeDropReason(): string | null {
+    const reason = this.dropReason;
+    this.dropReason = null;
+    return reason;
   }
 
   private stderrNote(): string {
@@ -182,15 +222,25 @@ export class ServerConnection {
     if (!this.client && this.connecting) await this.connecting;
     const client = this.client;
     if (!client) throw new McpServerUnavailableError(this.config.name, this.error ?? 'not started');
+    const guard = new CallGuard();
+    const given = options.signal;
+    // The caller's signal gives the call up too, with the caller's reason.
+    const forward = () => guard.cancel(given?.reason);
+    given?.addEventListener('abort', forward, { once: true });
+    if (given?.aborted) forward();
+    this.inFlight.set(guard, client);
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: options.timeoutMs,
-        maxTotalTimeout: options.timeoutMs,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      const result = await guardedBy(guard, () =>
+        client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: options.timeoutMs,
+          maxTotalTimeout: options.timeoutMs,
+          signal: guard.signal,
+        }),
+      );
       return { kind: 'result', result };
     } catch (err) {
-      if (options.signal?.aborted) throw err;
+      if (given?.aborted) throw err;
+      if (guard.tooLarge) return { kind: 'too-large', message: this.tooLargeAnswer(guard.tooLarge) };
       if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))
         return { kind: 'timeout' };
       if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) {
@@ -207,12 +257,21 @@ export class ServerConnection {
       // Closed under the call, or (HTTP) not reached: the server, not the call, is at fault. The
       // connection is started afresh: an HTTP server that restarted knows the old session no more.
       const reason = reasonLine(describeError(err));
-      if (this.client === client) {
-        this.dropReason = reason;
-        void client.close().catch(() => undefined);
-      }
+      if (this.client === client) this.drop(client, reason);
       throw new McpServerUnavailableError(this.config.name, reason);
+    } finally {
+      this.inFlight.delete(guard);
+      given?.removeEventListener('abort', forward);
     }
+  }
+
+  private tooLargeAnswer(error: McpAnswerTooLargeError): string {
+    const limit = bytesInWords(error.limitBytes);
+    const what =
+      this.config.transport === 'stdio'
+        ? `the MCP server sent a message over ${limit} while this call waited for its answer (the answer itself, or another call's at the same moment); aca reads no message that large, so the server was stopped and is started again`
+        : `the MCP server's answer is over ${limit}, more than aca reads; it was not read`;
+    return `${what}. The tool may have acted. Ask it for less (a narrower query, fewer results, a smaller page).`;
   }
 
   async close(): Promise<void> {
@@ -224,6 +283,19 @@ export class ServerConnection {
     this.client = null;
     await client?.close().catch(() => undefined);
   }
+}
+
+/** Why a connection is closed after a message too large that no call waited for. */
+function strayReason(error: McpAnswerTooLargeError): string {
+  return `${error.message} outside any tool call, so the connection was closed`;
+}
+
+/**
+ * The SDK's error for a stdio line longer than its buffer (`maxBufferSize`), after which it closes
+ * the connection. Known only by its message: the SDK gives it no type or code of its own.
+ */
+function isLineTooLong(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ReadBuffer exceeded maximum size');
 }
 
 /** The SDK's error for an answer that does not fit the protocol's schema (a zod error, duck-typed). */

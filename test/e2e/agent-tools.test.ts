@@ -3,7 +3,8 @@
  * first version, runs the acceptance test with run_command, gets the failure text back in the
  * tool's answer, fixes the code and the run ends SUCCESS. On a worker with ACA_RUN_COMMAND=off and
  * two MCP servers (one that cannot start, one whose slow tool crashes mid-call once), the Coder
- * uses the MCP tools and no agent is offered run_command.
+ * uses the MCP tools (one answer over the bound reaches it as an error, the call made once) and no
+ * agent is offered run_command.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -128,10 +129,14 @@ describe('agent tools end to end', () => {
       expect(JSON.stringify(sum)).toContain('5');
       expect(JSON.stringify(looked)).toContain('RED');
       expect(JSON.stringify(looked)).not.toMatch(/\\u001b|\u001b/);
-      // The server saw the slow call twice (the crash, then the retry) and the lookup once.
+      // An answer over 4 MiB reached the model as an error, once: not retried as a server down.
+      const huge = toolAnswers(coder[2]!).at(-1)!;
+      expect(huge).toMatchObject({ ok: false, error: expect.stringMatching(/over 4 MiB.*Ask it for less/) });
+      // The server saw the slow call twice (the crash, then the retry) and each lookup once.
       const calls = fs.readFileSync(path.join(dir, 'calls'), 'utf8').trim().split('\n');
       expect(calls.filter((c) => c.startsWith('slow_sum'))).toHaveLength(2);
-      expect(calls.filter((c) => c.startsWith('lookup'))).toHaveLength(1);
+      expect(calls.filter((c) => c.startsWith('lookup'))).toHaveLength(2);
+      expect(calls.filter((c) => c.includes('huge'))).toHaveLength(1);
       // No agent is offered run_command on this worker.
       for (const request of requests) expect(request.tools).not.toContain('run_command');
     });
@@ -156,6 +161,9 @@ const MCP_SCENARIO: Scenario = (() => {
               { name: 'mcp__kb__lookup', arguments: { key: 'escapes' } },
             ],
           },
+          // A step of its own: over stdio, every call waiting when a line over the bound comes is
+          // answered as too large.
+          { tool_calls: [{ name: 'mcp__kb__lookup', arguments: { key: 'huge' } }] },
           ...coderTurn,
         ],
       ],

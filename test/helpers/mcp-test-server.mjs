@@ -4,7 +4,8 @@
  * - `lookup` answers at once: `{key}` -> `value of <key>`. Keys with a meaning: `env` answers the
  *   names of the server's environment variables (what a worker lets a server see); `escapes`
  *   answers text with terminal escapes; `big` answers 100 000 characters; `image` answers an
- *   image; `fail` answers with isError.
+ *   image; `fail` answers with isError; `huge` answers 5 MiB of text, one message over what aca
+ *   reads; `flood` writes 100 MB to stdout without a line end (a hostile server) and never answers.
  * - `slow_sum` answers `{a, b, delay_ms}` with a + b after delay_ms.
  *
  * Misbehaviour, chosen by the environment the configuration gives it:
@@ -48,6 +49,15 @@ server.registerTool(
       };
     }
     if (key === 'fail') return { isError: true, content: [{ type: 'text', text: 'no such key' }] };
+    if (key === 'huge') return text('h'.repeat(5 * 1024 * 1024));
+    if (key === 'flood') {
+      const chunk = Buffer.alloc(64 * 1024, 'f');
+      for (let sent = 0; sent < 100 * 1024 * 1024; sent += chunk.length) {
+        if (!process.stdout.write(chunk))
+          await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+      await new Promise(() => undefined);
+    }
     return text(`value of ${key}`);
   },
 );

@@ -12,7 +12,7 @@ import { createCommandActivities, type CommandCallOutcome } from '../../src/acti
 import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
 import { HostRuns } from '../../src/repo';
 import type { RunPlace } from '../../src/shared/run-types';
-import type { AgentRole } from '../../src/shared/types';
+import type { AgentRole, SandboxMode } from '../../src/shared/types';
 import { FileConversationStore } from '../../src/store/conversation-store';
 import { FileReportStore } from '../../src/store/report-store';
 import { SECRET, watchHost } from '../helpers/escape-host';
@@ -33,7 +33,7 @@ interface Setup {
   askedFor(role: AgentRole, calls: Array<[string, unknown]>, protectedPaths?: string[]): Promise<void>;
 }
 
-async function preparedRun(): Promise<Setup> {
+async function preparedRun(sandboxMode: SandboxMode = 'bwrap'): Promise<Setup> {
   const home = tempDir();
   const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
   const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
@@ -50,7 +50,7 @@ async function preparedRun(): Promise<Setup> {
   const headCommit = prepared.startCommit;
   const conversations = new FileConversationStore(path.join(home, 'conversations'));
   const reports = new FileReportStore(path.join(home, 'conversations'));
-  const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode: 'bwrap' });
+  const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode });
   return {
     place,
     conversations,
@@ -152,6 +152,31 @@ describe('runCommand', () => {
     expect(outcome.command?.stderrTail).toContain('Read-only file system');
     expect(fs.readFileSync(path.join(setup.workTree, 'a.txt'), 'utf8')).toBe('a\n');
     expect(fs.existsSync(path.join(setup.workTree, 'b.txt'))).toBe(false);
+  });
+
+  // Nothing but a sandbox mounts the work tree read-only: run bare, their commands could write it.
+  test.each<AgentRole>(['planner', 'reflector'])(
+    "without a sandbox, a %s's command is refused, saying why, and nothing of it runs",
+    async (role) => {
+      const setup = await preparedRun('none');
+      fs.writeFileSync(path.join(setup.workTree, 'a.txt'), 'a\n');
+      await setup.askedFor(role, [['c1', { command: 'echo changed > a.txt; touch b.txt' }]]);
+      const outcome = await setup.call('c1');
+      expect(outcome).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/was not run: .*only a sandbox .*ACA_SANDBOX=none.*read_file/),
+      });
+      expect(outcome.command).toBeUndefined();
+      expect(fs.readFileSync(path.join(setup.workTree, 'a.txt'), 'utf8')).toBe('a\n');
+      expect(fs.existsSync(path.join(setup.workTree, 'b.txt'))).toBe(false);
+    },
+  );
+
+  test("without a sandbox, a Coder's command runs and writes the work tree", async () => {
+    const setup = await preparedRun('none');
+    await setup.askedFor('coder', [['c1', { command: 'echo made > made.txt' }]]);
+    expect(await setup.call('c1')).toMatchObject({ ok: true, command: { exitCode: 0 } });
+    expect(fs.readFileSync(path.join(setup.workTree, 'made.txt'), 'utf8')).toBe('made\n');
   });
 
   test("the turn's protected files stay as they were, even for a Coder", async () => {

@@ -261,6 +261,16 @@ describe('without a sandbox (ACA_SANDBOX=none)', () => {
     expect(result.sandboxWarning).toMatch(/ACA_SANDBOX=none/);
     expect(pidsWithMarker(MARK)).toEqual([]);
   });
+
+  // Only a sandbox mounts the work tree read-only; bare, a Planner's command would write it.
+  test('a read-only command is refused, and nothing of it runs', async () => {
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    await expect(
+      run(ws, 'echo changed > a.txt; touch b.txt', { mode: 'none', readOnly: true }),
+    ).rejects.toThrow(/needs the sandbox.*ACA_SANDBOX=none/);
+    expect(fs.readFileSync(path.join(ws, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(fs.existsSync(path.join(ws, 'b.txt'))).toBe(false);
+  });
 });
 
 describe("the worker's secrets", () => {

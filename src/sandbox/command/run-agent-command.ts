@@ -22,6 +22,9 @@ export const ANSWER_HEAD_BYTES = 2 * 1024;
 export const ANSWER_TAIL_BYTES = 6 * 1024;
 /** The longest command line taken (bash and the kernel take far longer ones; a model needs none). */
 export const MAX_COMMAND_CHARS = 16_000;
+/** Why a command asked to leave the work tree as it is cannot run here. */
+export const READ_ONLY_NEEDS_SANDBOX =
+  'a command that must leave the work tree as it is needs the sandbox, and this worker has none (ACA_SANDBOX=none): without it nothing keeps the command from writing';
 
 export interface AgentCommandOptions {
   /** The work tree: the command's current folder, and the only host folder it may write. */
@@ -32,7 +35,7 @@ export interface AgentCommandOptions {
   timeoutMs: number;
   /**
    * The work tree bound read-only (a Planner's or Reflector's command). Only a sandbox can hold a
-   * command to it: with ACA_SANDBOX=none nothing does, as the bare mode's warning says.
+   * command to it, so without one (`mode: 'none'`) such a command is refused, never run writable.
    */
   readOnly?: boolean;
   /** The user's acceptance files: mounted read-only over their copies, as for a test run. */
@@ -85,6 +88,7 @@ export async function runAgentCommand(options: AgentCommandOptions): Promise<Age
   }
   const limits = resolveLimits({ ...options.limits, wallTimeoutMs: options.timeoutMs });
   const dependencies = checkDependencyFolders(options.dependencies ?? []);
+  if (options.readOnly && options.mode !== 'bwrap') throw new Error(READ_ONLY_NEEDS_SANDBOX);
   const availability = checkSandboxAvailable(options.mode);
   if (!availability.ok) throw new Error(availability.message);
   if (options.signal?.aborted) throw abortError();

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { turnSources, type AgentActivityDeps } from '../../../src/activities/agent-activities';
 import { openTurn, runAgentStep } from '../../../src/agents/agent-turn';
 import { turnTools } from '../../../src/agents/offered-tools';
 import { createOpenAIChatModel } from '../../../src/llm/chat-model';
@@ -50,11 +51,12 @@ const scenario: Scenario = {
   },
 };
 
-const sources = (mcp: OfferedMcpTool[], runCommand?: boolean) => ({
+const sources = (mcp: OfferedMcpTool[], runCommand?: boolean, readOnlyCommands?: boolean) => ({
   loadReport: async () => null,
   recallLessons: async (): Promise<Lesson[]> => [],
   mcpTools: (role: AgentRole) => (role === 'coder' || role === 'reflector' ? mcp : []),
   ...(runCommand === undefined ? {} : { runCommand }),
+  ...(readOnlyCommands === undefined ? {} : { readOnlyCommands }),
 });
 
 function opening(ref: string, workspace: string, role: AgentRole, runCommand?: boolean) {
@@ -104,6 +106,23 @@ describe('the tools a turn is offered', () => {
       );
       expect(turnTools(await store.load(ref)).names.includes('run_command')).toBe(offered);
     }
+  });
+
+  // A Planner's and a Reflector's commands see the work tree read-only, which only a sandbox can
+  // hold them to: offered without one, their commands could change the work tree.
+  test('on a worker without a sandbox, run_command goes only to the roles whose commands may write', async () => {
+    const offered: Record<string, boolean> = {};
+    for (const role of ['planner', 'coder', 'tester', 'reflector'] as const) {
+      const ref = await openTurn(store, opening(`r/${role}`, root, role), sources([], undefined, false));
+      offered[role] = turnTools(await store.load(ref)).names.includes('run_command');
+    }
+    expect(offered).toEqual({ planner: false, coder: true, tester: true, reflector: false });
+  });
+
+  test("a worker says it has no sandbox to its turns' openings (ACA_SANDBOX=none)", () => {
+    const deps = { reports: {}, recallLessons: async () => [] } as unknown as AgentActivityDeps;
+    expect(turnSources({ ...deps, sandboxMode: 'none' }).readOnlyCommands).toBe(false);
+    expect(turnSources({ ...deps, sandboxMode: 'bwrap' }).readOnlyCommands).toBeUndefined();
   });
 
   test('MCP tools go to the roles the opening worker offers them to, after aca own tools, never in their place', async () => {

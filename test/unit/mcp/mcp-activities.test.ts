@@ -1,7 +1,8 @@
 /**
  * callMcpTool against the stdio test server: the answer is stored in the turn's conversation and
- * a call that answered is never made again; bad arguments, unknown tools, tool errors and a hang
- * are answers the model reads; a server that is down fails the attempt for Temporal to retry.
+ * a call that answered is never made again; bad arguments, unknown tools, tool errors, a hang and
+ * an answer too large are answers the model reads; a server that is down fails the attempt for
+ * Temporal to retry.
  */
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -24,7 +25,11 @@ beforeAll(async () => {
   pool = new McpPool(
     {
       file: 'test',
-      servers: [testServerConfig('tools'), testServerConfig('down', { MCP_TEST_EXIT_AT_START: '1' })],
+      servers: [
+        testServerConfig('tools'),
+        testServerConfig('down', { MCP_TEST_EXIT_AT_START: '1' }),
+        testServerConfig('large'),
+      ],
     },
     { restartFirstMs: 60_000, restartMaxMs: 60_000, log: () => undefined },
   );
@@ -129,6 +134,18 @@ test("a tool's error and a tool that hangs are answers; the model reads them and
   expect(outcome.ok).toBe(false);
   expect(outcome.error).toMatch(/did not answer within 300 ms and was given up/);
   expect((await store.load(hung.ref)).toolResults.c1).toEqual({ ok: false, error: outcome.error });
+});
+
+// Taken for a server that is down, the call would be retried, the tool run again, and the same
+// answer too large sent again, for as long as Temporal retries.
+test('an answer over the bound is an answer, stored once; the call is not made again', async () => {
+  const input = await turnCalling('mcp__large__lookup', '{"key": "huge"}');
+  const outcome = await run(input);
+  expect(outcome.ok).toBe(false);
+  expect(outcome.error).toMatch(/sent a message over 4 MiB .*started again.*Ask it for less/);
+  expect((await store.load(input.ref)).toolResults.c1).toEqual({ ok: false, error: outcome.error });
+  expect(await run(input)).toEqual(outcome);
+  expect(calls).toEqual(['large/lookup']);
 });
 
 test('a server that is down fails the attempt, retryably, and stores nothing', async () => {
