@@ -4,18 +4,19 @@
  * answer, and the hostile cases that depend on the turn (a Planner's read-only work tree, the
  * turn's protected files, the worker's secrets) are contained when reached this way too.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createCommandActivities, type CommandCallOutcome } from '../../src/activities/command-activities';
 import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
-import { HostRuns } from '../../src/repo';
+import { git, HostRuns, parseGitStoreLocation } from '../../src/repo';
 import type { RunPlace } from '../../src/shared/run-types';
 import type { AgentRole } from '../../src/shared/types';
 import { FileConversationStore } from '../../src/store/conversation-store';
 import { FileReportStore } from '../../src/store/report-store';
-import { SECRET, watchHost } from '../helpers/escape-host';
+import { MARK, SECRET, watchHost } from '../helpers/escape-host';
 import { tempDirs } from '../helpers/temp-dirs';
 
 watchHost();
@@ -33,10 +34,24 @@ interface Setup {
   askedFor(role: AgentRole, calls: Array<[string, unknown]>, protectedPaths?: string[]): Promise<void>;
 }
 
-async function preparedRun(): Promise<Setup> {
+/** A run of its own; `withStore`: its branch kept in a git store, so each Coder command is committed. */
+async function preparedRun(withStore = false): Promise<Setup> {
   const home = tempDir();
-  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
-  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  let store: ReturnType<typeof parseGitStoreLocation> | null = null;
+  if (withStore) {
+    const storeDir = path.join(home, 'store.git');
+    execFileSync('git', ['init', '--bare', '--quiet', storeDir], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: '/nonexistent',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+      },
+    });
+    store = parseGitStoreLocation(storeDir, '/unused');
+  }
+  const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: store, host });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   const prepared = (await env.run(repo.prepareRun, {
     workflowId: 'wf-cmd',
@@ -197,5 +212,67 @@ describe('runCommand', () => {
     expect(JSON.stringify(await setup.reports.loadCommandOutput(String(answer.output_ref)))).not.toContain(
       SECRET,
     );
+  });
+
+  // The worker commits a Coder's command at once, with git, in the work tree the command just had:
+  // whatever git-like thing it planted there must not run on the host, nor anything it left
+  // running change the work tree after the commit.
+  test('hooks, config, attributes and a git directory planted by a command never run when its work is committed', async () => {
+    const setup = await preparedRun(true);
+    const ran = fs.mkdtempSync(path.join('/var/tmp', 'aca-command-hooks-'));
+    fs.chmodSync(ran, 0o777);
+    try {
+      const script = (name: string) =>
+        `printf '#!/bin/sh\\ntouch ${ran}/${name}\\ncat\\n' > ${name}; chmod 755 ${name}`;
+      const hooks = [
+        'pre-commit',
+        'post-commit',
+        'commit-msg',
+        'pre-push',
+        'reference-transaction',
+        'post-index-change',
+      ];
+      const command = [
+        'mkdir -p .git/hooks evil/hooks',
+        ...hooks.map((hook) => `(cd .git/hooks && ${script(hook)}) && cp .git/hooks/${hook} evil/hooks/`),
+        script('fsmonitor'),
+        script('filter'),
+        ...['.git/config', 'evil/config'].map(
+          (config) =>
+            `printf '[core]\\n\\thooksPath = ${setup.workTree}/.git/hooks\\n\\tfsmonitor = ${setup.workTree}/fsmonitor\\n[filter "evil"]\\n\\tclean = ${setup.workTree}/filter\\n\\tsmudge = ${setup.workTree}/filter\\n[diff "evil"]\\n\\ttextconv = ${setup.workTree}/filter\\n' > ${config}`,
+        ),
+        "printf '* filter=evil diff=evil\\n' > .gitattributes",
+        'echo "gitdir: evil" > sub.git; echo code > code.py',
+        `(sleep 2; echo late > late-${MARK}.txt) > /dev/null 2>&1 &`,
+        'echo planted',
+      ].join('\n');
+      await setup.askedFor('coder', [['c1', { command }]]);
+      const outcome = await setup.call('c1');
+      expect(outcome).toMatchObject({ ok: true, command: { exitCode: 0, stdoutTail: 'planted' } });
+      expect(outcome.commit).toMatch(/^[0-9a-f]{40}$/);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Planted as meant: the hooks are there, executable, and the config names them.
+      expect(fs.statSync(path.join(setup.workTree, '.git/hooks/pre-commit')).mode & 0o111).toBe(0o111);
+      expect(fs.readFileSync(path.join(setup.workTree, '.git/config'), 'utf8')).toContain('fsmonitor = ');
+      expect(fs.readdirSync(ran)).toEqual([]);
+      expect(fs.existsSync(path.join(setup.workTree, `late-${MARK}.txt`))).toBe(false);
+      // The commit holds the command's files as written, no filter's output, and no git directory.
+      const files = await git({ gitDir: setup.place.git.commonDir }, [
+        'ls-tree',
+        '-r',
+        '--name-only',
+        outcome.commit!,
+      ]);
+      expect(files.split('\n')).toEqual(expect.arrayContaining(['code.py', '.gitattributes', 'evil/config']));
+      expect(files).not.toMatch(/^\.git\/|late-/m);
+      const code = await git({ gitDir: setup.place.git.commonDir }, [
+        'cat-file',
+        'blob',
+        `${outcome.commit}:code.py`,
+      ]);
+      expect(code).toBe('code\n');
+    } finally {
+      fs.rmSync(ran, { recursive: true, force: true });
+    }
   });
 });
