@@ -61,6 +61,13 @@ const SUMMARY_LINE_CHARS = 300;
 const SUMMARY_TAIL_LINES = 5;
 const SUMMARY_TAIL_CHARS = 400;
 
+/**
+ * Commands of one turn whose output is stored whole (up to the sandbox's stored caps, a few MiB
+ * each once escaped as JSON); each later one stores what its answer showed. A turn may run
+ * hundreds of commands, and each can print its caps' worth in a moment.
+ */
+export const WHOLE_OUTPUTS_PER_TURN = 16;
+
 const HEARTBEAT_EVERY_MS = 5_000;
 /** The roles whose commands may change the work tree; the others only look. */
 const CHANGING_ROLES: ReadonlySet<AgentRole> = new Set(['coder', 'tester']);
@@ -160,6 +167,10 @@ export function createCommandActivities(deps: CommandActivityDeps) {
     }
     if (result.sandboxWarning) log.warn(result.sandboxWarning);
     const outputRef = commandOutputRef(input.ref, input.toolCallId);
+    const storedBefore = Object.values(conversation.toolResults).filter(
+      (answer) => answer.ok && typeof answer.output_ref === 'string',
+    ).length;
+    const whole = storedBefore < WHOLE_OUTPUTS_PER_TURN;
     await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       deps.reports.saveCommandOutput(outputRef, {
         kind: 'command-output',
@@ -168,7 +179,7 @@ export function createCommandActivities(deps: CommandActivityDeps) {
         exitSignal: result.exitSignal,
         durationMs: result.durationMs,
         timedOut: result.timedOut,
-        ...result.output,
+        ...(whole ? result.output : { stdout: result.stdout, stderr: result.stderr, asAnswered: true }),
       }),
     );
     return {

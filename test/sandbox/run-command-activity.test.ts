@@ -9,7 +9,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createCommandActivities, type CommandCallOutcome } from '../../src/activities/command-activities';
+import {
+  createCommandActivities,
+  WHOLE_OUTPUTS_PER_TURN,
+  type CommandCallOutcome,
+} from '../../src/activities/command-activities';
 import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
 import { git, HostRuns, parseGitStoreLocation } from '../../src/repo';
 import type { RunPlace } from '../../src/shared/run-types';
@@ -198,6 +202,29 @@ describe('runCommand', () => {
       'def test_given():\n    assert True\n',
     );
     expect(fs.existsSync(path.join(setup.workTree, 't2'))).toBe(false);
+  });
+
+  test(`a turn stores the whole output of its first ${WHOLE_OUTPUTS_PER_TURN} commands, then what each answer showed`, async () => {
+    const setup = await preparedRun();
+    const ids = Array.from({ length: WHOLE_OUTPUTS_PER_TURN + 2 }, (_, i) => `c${i}`);
+    // 200 KB of control characters, each six characters once escaped in the stored JSON.
+    await setup.askedFor(
+      'coder',
+      ids.map((id) => [id, { command: "head -c 200000 /dev/zero | tr '\\0' '\\1'" }]),
+    );
+    const stored: number[] = [];
+    for (const id of ids) {
+      await setup.call(id);
+      const answer = (await setup.conversations.load(REF)).toolResults[id] as Record<string, unknown>;
+      const output = await setup.reports.loadCommandOutput(String(answer.output_ref));
+      expect(output).toMatchObject({ kind: 'command-output', exitCode: 0 });
+      stored.push(output!.stdout.length);
+      if (stored.length > WHOLE_OUTPUTS_PER_TURN) {
+        expect(output).toMatchObject({ asAnswered: true, stdout: answer.stdout });
+      }
+    }
+    expect(stored.slice(0, WHOLE_OUTPUTS_PER_TURN).every((chars) => chars === 200_000)).toBe(true);
+    expect(stored.slice(WHOLE_OUTPUTS_PER_TURN).every((chars) => chars < 10_000)).toBe(true);
   });
 
   test("the worker's secrets are not in the answer nor in the stored output", async () => {
