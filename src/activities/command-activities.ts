@@ -26,6 +26,8 @@ export interface CommandActivityDeps {
   sandboxMode: SandboxMode;
   /** The most any run's limits may be here (ACA_MAX_*): the command's time limit included. */
   limitMaximums?: LimitMaximums;
+  /** ACA_RUN_COMMAND: false, and this worker runs no agent's command; absent: it does. */
+  runCommand?: boolean;
 }
 
 /** A run_command call, with what the run's test runs get besides (see RunTestsInput). */
@@ -135,6 +137,13 @@ export function createCommandActivities(deps: CommandActivityDeps) {
   ): Promise<ToolResult> {
     const parsed = parseArguments(runCommandTool, rawArguments);
     if (!parsed.ok) return { ok: false, error: parsed.error };
+    // The turn's tools were fixed when it opened; the operator's switch counts from now on, here.
+    if (deps.runCommand === false || conversation.offered?.runCommand !== true) {
+      return {
+        ok: false,
+        error: `not executed: run_command is not ${deps.runCommand === false ? 'run on this worker (ACA_RUN_COMMAND=off)' : 'among the tools of this turn'}`,
+      };
+    }
     const available = checkSandboxAvailable(deps.sandboxMode);
     if (!available.ok) return { ok: false, error: `the command could not run: ${available.message}` };
     const requested = parsed.args.timeout_seconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;

@@ -34,12 +34,23 @@ interface Setup {
   reports: FileReportStore;
   workTree: string;
   call(toolCallId: string): Promise<CommandCallOutcome>;
-  /** A conversation of `role` whose last answer asked for these run_command calls (id, arguments). */
-  askedFor(role: AgentRole, calls: Array<[string, unknown]>, protectedPaths?: string[]): Promise<void>;
+  /**
+   * A conversation of `role` whose last answer asked for these run_command calls (id, arguments);
+   * `offered`: whether the turn was offered run_command when it opened.
+   */
+  askedFor(
+    role: AgentRole,
+    calls: Array<[string, unknown]>,
+    protectedPaths?: string[],
+    offered?: boolean,
+  ): Promise<void>;
 }
 
-/** A run of its own; `withStore`: its branch kept in a git store, so each Coder command is committed. */
-async function preparedRun(withStore = false): Promise<Setup> {
+/**
+ * A run of its own; `withStore`: its branch kept in a git store, so each Coder command is committed;
+ * `runCommand`: the worker's ACA_RUN_COMMAND.
+ */
+async function preparedRun({ withStore = false, runCommand = true } = {}): Promise<Setup> {
   const home = tempDir();
   let store: ReturnType<typeof parseGitStoreLocation> | null = null;
   if (withStore) {
@@ -74,7 +85,13 @@ async function preparedRun(withStore = false): Promise<Setup> {
   };
   const conversations = new FileConversationStore(path.join(home, 'conversations'));
   const reports = new FileReportStore(path.join(home, 'conversations'));
-  const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode: 'bwrap' });
+  const activities = createCommandActivities({
+    store: conversations,
+    reports,
+    host,
+    sandboxMode: 'bwrap',
+    runCommand,
+  });
   return {
     place,
     conversations,
@@ -87,7 +104,7 @@ async function preparedRun(withStore = false): Promise<Setup> {
         place,
         execution: 'run',
       }) as Promise<CommandCallOutcome>,
-    askedFor: (role, calls, protectedPaths = []) =>
+    askedFor: (role, calls, protectedPaths = [], offered = true) =>
       conversations.save({
         ref: REF,
         role,
@@ -110,6 +127,7 @@ async function preparedRun(withStore = false): Promise<Setup> {
         ],
         toolResults: {},
         steps: [],
+        offered: { runCommand: offered, mcp: [] },
       }),
   };
 }
@@ -162,6 +180,20 @@ describe('runCommand', () => {
       expect(outcome.command).toBeUndefined();
     }
     expect(fs.existsSync(path.join(setup.workTree, 'made.txt'))).toBe(false);
+  });
+
+  test('a turn not offered run_command, or a worker with ACA_RUN_COMMAND=off, runs no command', async () => {
+    const notOffered = await preparedRun();
+    await notOffered.askedFor('coder', [['c1', { command: 'touch made.txt' }]], [], false);
+    const switchedOff = await preparedRun({ runCommand: false });
+    await switchedOff.askedFor('coder', [['c1', { command: 'touch made.txt' }]]);
+    for (const [setup, why] of [
+      [notOffered, /not among the tools of this turn/],
+      [switchedOff, /ACA_RUN_COMMAND=off/],
+    ] as const) {
+      expect(await setup.call('c1')).toMatchObject({ ok: false, error: expect.stringMatching(why) });
+      expect(fs.existsSync(path.join(setup.workTree, 'made.txt'))).toBe(false);
+    }
   });
 
   test("a Planner's command sees the work tree read-only", async () => {
@@ -245,7 +277,7 @@ describe('runCommand', () => {
   // whatever git-like thing it planted there must not run on the host, nor anything it left
   // running change the work tree after the commit.
   test('hooks, config, attributes and a git directory planted by a command never run when its work is committed', async () => {
-    const setup = await preparedRun(true);
+    const setup = await preparedRun({ withStore: true });
     const ran = fs.mkdtempSync(path.join('/var/tmp', 'aca-command-hooks-'));
     fs.chmodSync(ran, 0o777);
     try {
