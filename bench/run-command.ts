@@ -224,6 +224,7 @@ export async function measureRunCommandRoundTrips(
         ],
         toolResults: {},
         steps: [],
+        offered: { runCommand: true, mcp: [] },
       });
       const taskQueue = `bench-run-command-${randomBytes(4).toString('hex')}`;
       const worker = await Worker.create({

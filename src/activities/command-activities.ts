@@ -27,6 +27,8 @@ export interface CommandActivityDeps {
   sandboxMode: SandboxMode;
   /** The most any run's limits may be here (ACA_MAX_*): the command's time limit included. */
   limitMaximums?: LimitMaximums;
+  /** ACA_RUN_COMMAND: false, and this worker runs no agent's command; absent: it does. */
+  runCommand?: boolean;
 }
 
 /** A run_command call, with what the run's test runs get besides (see RunTestsInput). */
@@ -61,6 +63,13 @@ export type CommandCallOutcome = ToolCallOutcome & { command?: CommandSummary };
 const SUMMARY_LINE_CHARS = 300;
 const SUMMARY_TAIL_LINES = 5;
 const SUMMARY_TAIL_CHARS = 400;
+
+/**
+ * Commands of one turn whose output is stored whole (up to the sandbox's stored caps, a few MiB
+ * each once escaped as JSON); each later one stores what its answer showed. A turn may run
+ * hundreds of commands, and each can print its caps' worth in a moment.
+ */
+export const WHOLE_OUTPUTS_PER_TURN = 16;
 
 const HEARTBEAT_EVERY_MS = 5_000;
 /** Whether a role's commands may change the work tree; the others only look. */
@@ -129,6 +138,13 @@ export function createCommandActivities(deps: CommandActivityDeps) {
   ): Promise<ToolResult> {
     const parsed = parseArguments(runCommandTool, rawArguments);
     if (!parsed.ok) return { ok: false, error: parsed.error };
+    // The turn's tools were fixed when it opened; the operator's switch counts from now on, here.
+    if (deps.runCommand === false || conversation.offered?.runCommand !== true) {
+      return {
+        ok: false,
+        error: `not executed: run_command is not ${deps.runCommand === false ? 'run on this worker (ACA_RUN_COMMAND=off)' : 'among the tools of this turn'}`,
+      };
+    }
     const available = checkSandboxAvailable(deps.sandboxMode);
     if (!available.ok) return { ok: false, error: `the command could not run: ${available.message}` };
     // Such a turn is not offered the tool on a worker without a sandbox; one opened elsewhere, or
@@ -166,6 +182,10 @@ export function createCommandActivities(deps: CommandActivityDeps) {
     }
     if (result.sandboxWarning) log.warn(result.sandboxWarning);
     const outputRef = commandOutputRef(input.ref, input.toolCallId);
+    const storedBefore = Object.values(conversation.toolResults).filter(
+      (answer) => answer.ok && typeof answer.output_ref === 'string',
+    ).length;
+    const whole = storedBefore < WHOLE_OUTPUTS_PER_TURN;
     await withHeartbeats(HEARTBEAT_EVERY_MS, () =>
       deps.reports.saveCommandOutput(outputRef, {
         kind: 'command-output',
@@ -174,7 +194,7 @@ export function createCommandActivities(deps: CommandActivityDeps) {
         exitSignal: result.exitSignal,
         durationMs: result.durationMs,
         timedOut: result.timedOut,
-        ...result.output,
+        ...(whole ? result.output : { stdout: result.stdout, stderr: result.stderr, asAnswered: true }),
       }),
     );
     return {

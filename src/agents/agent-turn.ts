@@ -150,6 +150,41 @@ export function toChatMessages(
 const CUT_CALL_ERROR =
   'not executed: your answer was cut at its output limit (finish_reason "length") before this call\'s arguments were complete. Change existing files with edit_file, and write a large file in smaller pieces: create_file with the first part, then edit_file to add the rest.';
 
+/**
+ * Calls taken from one answer; the rest are answered, never executed. Each call is an activity
+ * and an answer kept in the conversation, which is stored whole after every call: an answer of a
+ * thousand run_command calls would otherwise be a thousand commands, their outputs in the report
+ * store, and a conversation rewritten a thousand times as it grows.
+ */
+export const MAX_CALLS_PER_ANSWER = 32;
+
+const TOO_MANY_CALLS_ERROR = `not executed: at most ${MAX_CALLS_PER_ANSWER} tool calls of one answer are executed; make this call again in your next answer if you still need it`;
+
+/**
+ * The answer's calls, each with an id no other call of the conversation has. The id is the key of
+ * a call's answer, and the model's to choose: some servers omit it or number every answer's calls
+ * from zero, and a call reusing an earlier call's id would be answered with that call's result,
+ * never executed (or, as another tool's call, fail its activity on every retry).
+ */
+function withUniqueIds(
+  conversation: Conversation,
+  received: Array<{ id: string; name: string; arguments: string }>,
+  stepIndex: number,
+): Array<{ id: string; name: string; arguments: string }> {
+  const seenIds = new Set(
+    conversation.entries
+      .flatMap((entry) => (entry.kind === 'assistant' ? entry.toolCalls : []))
+      .map((c) => c.id),
+  );
+  return received.map((call, index) => {
+    let id = call.id || `call_${stepIndex}_${index}`;
+    if (seenIds.has(id)) id = `${id}_${index}`;
+    for (let n = 1; seenIds.has(id); n++) id = `${call.id || 'call'}_${stepIndex}_${index}_${n}`;
+    seenIds.add(id);
+    return { ...call, id };
+  });
+}
+
 function cutAnswerMessage(finishTool: string): string {
   return `Your last answer was cut at its output limit before it was complete; what was cut off was not executed. Keep each answer short: change existing files with edit_file, and write a large file in smaller pieces (create_file with the first part, then edit_file to add the rest). Your turn ends when you call ${finishTool}.`;
 }
@@ -247,23 +282,20 @@ export async function runAgentStep(
       content = written.rest;
     }
   }
-  const seenIds = new Set<string>();
-  const calls = received.map((call, index) => {
-    // Some servers reuse or omit ids; the id is our key for the answer, so make it unique.
-    let id = call.id || `call_${stepIndex}_${index}`;
-    if (seenIds.has(id)) id = `${id}_${index}`;
-    seenIds.add(id);
-    return { ...call, id };
-  });
+  const calls = withUniqueIds(conversation, received, stepIndex);
   conversation.entries.push({ kind: 'assistant', content, toolCalls: calls });
 
   let cutCalls = 0;
-  for (const call of calls) {
+  for (const [index, call] of calls.entries()) {
     if (decision.finished !== null) {
       conversation.toolResults[call.id] = {
         ok: false,
         error: `not executed: the turn already ended with ${spec.finishTool}`,
       };
+      continue;
+    }
+    if (index >= MAX_CALLS_PER_ANSWER) {
+      conversation.toolResults[call.id] = { ok: false, error: TOO_MANY_CALLS_ERROR };
       continue;
     }
     const mcpTool = tools.mcp.get(call.name);

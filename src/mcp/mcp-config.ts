@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { z } from 'zod';
 import { UserInputError } from '../shared/errors';
 import type { AgentRole } from '../shared/types';
@@ -104,6 +105,12 @@ export interface StdioServerConfig extends ServerCommon {
   command: string;
   args: readonly string[];
   env: Readonly<Record<string, string>>;
+  /**
+   * The folder the server's process starts in: the configuration file's, the operator's own. Never
+   * the worker's, which for `aca run` in a repository is that (hostile) repository, whose files a
+   * server would find first: `python -m` a module of its own, npx its `.npmrc`, a relative path.
+   */
+  cwd: string;
 }
 
 export interface HttpServerConfig extends ServerCommon {
@@ -172,6 +179,7 @@ export function parseMcpConfig(file: string, value: unknown): McpConfig {
         command: entry.command,
         args: entry.args ?? [],
         env: entry.env ?? {},
+        cwd: path.dirname(path.resolve(file)),
       };
     }
     return { ...common, transport: 'http', url: entry.url, headers: entry.headers ?? {} };

@@ -149,6 +149,7 @@ export class ServerConnection {
       command: config.command,
       args: [...config.args],
       env: stdioEnvironment(config),
+      cwd: config.cwd,
       stderr: 'pipe',
       maxBufferSize: MAX_MESSAGE_BYTES,
     });

@@ -33,6 +33,8 @@ export interface CommandOutput {
   timedOut: boolean;
   stdout: string;
   stderr: string;
+  /** Only what the answer showed of each stream: the turn had stored enough whole outputs. */
+  asAnswered?: true;
 }
 
 /**

@@ -21,6 +21,7 @@ export function testServerConfig(
     command: process.execPath,
     args: [MCP_TEST_SERVER],
     env,
+    cwd: path.dirname(MCP_TEST_SERVER),
     roles: ['coder', 'reflector'],
     tools: null,
     ...extra,

@@ -4,18 +4,23 @@
  * answer, and the hostile cases that depend on the turn (a Planner's read-only work tree, the
  * turn's protected files, the worker's secrets) are contained when reached this way too.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createCommandActivities, type CommandCallOutcome } from '../../src/activities/command-activities';
+import {
+  createCommandActivities,
+  WHOLE_OUTPUTS_PER_TURN,
+  type CommandCallOutcome,
+} from '../../src/activities/command-activities';
 import { createRepoActivities, type PreparedRun } from '../../src/activities/repo-activities';
-import { HostRuns } from '../../src/repo';
+import { git, HostRuns, parseGitStoreLocation } from '../../src/repo';
 import type { RunPlace } from '../../src/shared/run-types';
 import type { AgentRole, SandboxMode } from '../../src/shared/types';
 import { FileConversationStore } from '../../src/store/conversation-store';
 import { FileReportStore } from '../../src/store/report-store';
-import { SECRET, watchHost } from '../helpers/escape-host';
+import { MARK, SECRET, watchHost } from '../helpers/escape-host';
 import { tempDirs } from '../helpers/temp-dirs';
 
 watchHost();
@@ -29,14 +34,43 @@ interface Setup {
   reports: FileReportStore;
   workTree: string;
   call(toolCallId: string): Promise<CommandCallOutcome>;
-  /** A conversation of `role` whose last answer asked for these run_command calls (id, arguments). */
-  askedFor(role: AgentRole, calls: Array<[string, unknown]>, protectedPaths?: string[]): Promise<void>;
+  /**
+   * A conversation of `role` whose last answer asked for these run_command calls (id, arguments);
+   * `offered`: whether the turn was offered run_command when it opened.
+   */
+  askedFor(
+    role: AgentRole,
+    calls: Array<[string, unknown]>,
+    protectedPaths?: string[],
+    offered?: boolean,
+  ): Promise<void>;
 }
 
-async function preparedRun(sandboxMode: SandboxMode = 'bwrap'): Promise<Setup> {
+/**
+ * A run of its own; `withStore`: its branch kept in a git store, so each Coder command is committed;
+ * `runCommand`: the worker's ACA_RUN_COMMAND; `sandboxMode`: the worker's ACA_SANDBOX.
+ */
+async function preparedRun({
+  withStore = false,
+  runCommand = true,
+  sandboxMode = 'bwrap' as SandboxMode,
+} = {}): Promise<Setup> {
   const home = tempDir();
-  const host = new HostRuns({ store: null, home, workspacesRoot: path.join(home, 'workspaces'), author });
-  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: null, host });
+  let store: ReturnType<typeof parseGitStoreLocation> | null = null;
+  if (withStore) {
+    const storeDir = path.join(home, 'store.git');
+    execFileSync('git', ['init', '--bare', '--quiet', storeDir], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: '/nonexistent',
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+      },
+    });
+    store = parseGitStoreLocation(storeDir, '/unused');
+  }
+  const host = new HostRuns({ store, home, workspacesRoot: path.join(home, 'workspaces'), author });
+  const repo = createRepoActivities({ gitAuthor: author, sandboxMode: 'none', gitStore: store, host });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   const prepared = (await env.run(repo.prepareRun, {
     workflowId: 'wf-cmd',
@@ -50,7 +84,13 @@ async function preparedRun(sandboxMode: SandboxMode = 'bwrap'): Promise<Setup> {
   const headCommit = prepared.startCommit;
   const conversations = new FileConversationStore(path.join(home, 'conversations'));
   const reports = new FileReportStore(path.join(home, 'conversations'));
-  const activities = createCommandActivities({ store: conversations, reports, host, sandboxMode });
+  const activities = createCommandActivities({
+    store: conversations,
+    reports,
+    host,
+    sandboxMode,
+    runCommand,
+  });
   return {
     place,
     conversations,
@@ -64,7 +104,7 @@ async function preparedRun(sandboxMode: SandboxMode = 'bwrap'): Promise<Setup> {
         headCommit,
         execution: 'run',
       }) as Promise<CommandCallOutcome>,
-    askedFor: (role, calls, protectedPaths = []) =>
+    askedFor: (role, calls, protectedPaths = [], offered = true) =>
       conversations.save({
         ref: REF,
         role,
@@ -87,6 +127,7 @@ async function preparedRun(sandboxMode: SandboxMode = 'bwrap'): Promise<Setup> {
         ],
         toolResults: {},
         steps: [],
+        offered: { runCommand: offered, mcp: [] },
       }),
   };
 }
@@ -141,6 +182,20 @@ describe('runCommand', () => {
     expect(fs.existsSync(path.join(setup.workTree, 'made.txt'))).toBe(false);
   });
 
+  test('a turn not offered run_command, or a worker with ACA_RUN_COMMAND=off, runs no command', async () => {
+    const notOffered = await preparedRun();
+    await notOffered.askedFor('coder', [['c1', { command: 'touch made.txt' }]], [], false);
+    const switchedOff = await preparedRun({ runCommand: false });
+    await switchedOff.askedFor('coder', [['c1', { command: 'touch made.txt' }]]);
+    for (const [setup, why] of [
+      [notOffered, /not among the tools of this turn/],
+      [switchedOff, /ACA_RUN_COMMAND=off/],
+    ] as const) {
+      expect(await setup.call('c1')).toMatchObject({ ok: false, error: expect.stringMatching(why) });
+      expect(fs.existsSync(path.join(setup.workTree, 'made.txt'))).toBe(false);
+    }
+  });
+
   test("a Planner's command sees the work tree read-only", async () => {
     const setup = await preparedRun();
     fs.writeFileSync(path.join(setup.workTree, 'a.txt'), 'a\n');
@@ -158,7 +213,7 @@ describe('runCommand', () => {
   test.each<AgentRole>(['planner', 'reflector'])(
     "without a sandbox, a %s's command is refused, saying why, and nothing of it runs",
     async (role) => {
-      const setup = await preparedRun('none');
+      const setup = await preparedRun({ sandboxMode: 'none' });
       fs.writeFileSync(path.join(setup.workTree, 'a.txt'), 'a\n');
       await setup.askedFor(role, [['c1', { command: 'echo changed > a.txt; touch b.txt' }]]);
       const outcome = await setup.call('c1');
@@ -173,7 +228,7 @@ describe('runCommand', () => {
   );
 
   test("without a sandbox, a Coder's command runs and writes the work tree", async () => {
-    const setup = await preparedRun('none');
+    const setup = await preparedRun({ sandboxMode: 'none' });
     await setup.askedFor('coder', [['c1', { command: 'echo made > made.txt' }]]);
     expect(await setup.call('c1')).toMatchObject({ ok: true, command: { exitCode: 0 } });
     expect(fs.readFileSync(path.join(setup.workTree, 'made.txt'), 'utf8')).toBe('made\n');
@@ -206,6 +261,29 @@ describe('runCommand', () => {
     expect(fs.existsSync(path.join(setup.workTree, 't2'))).toBe(false);
   });
 
+  test(`a turn stores the whole output of its first ${WHOLE_OUTPUTS_PER_TURN} commands, then what each answer showed`, async () => {
+    const setup = await preparedRun();
+    const ids = Array.from({ length: WHOLE_OUTPUTS_PER_TURN + 2 }, (_, i) => `c${i}`);
+    // 200 KB of control characters, each six characters once escaped in the stored JSON.
+    await setup.askedFor(
+      'coder',
+      ids.map((id) => [id, { command: "head -c 200000 /dev/zero | tr '\\0' '\\1'" }]),
+    );
+    const stored: number[] = [];
+    for (const id of ids) {
+      await setup.call(id);
+      const answer = (await setup.conversations.load(REF)).toolResults[id] as Record<string, unknown>;
+      const output = await setup.reports.loadCommandOutput(String(answer.output_ref));
+      expect(output).toMatchObject({ kind: 'command-output', exitCode: 0 });
+      stored.push(output!.stdout.length);
+      if (stored.length > WHOLE_OUTPUTS_PER_TURN) {
+        expect(output).toMatchObject({ asAnswered: true, stdout: answer.stdout });
+      }
+    }
+    expect(stored.slice(0, WHOLE_OUTPUTS_PER_TURN).every((chars) => chars === 200_000)).toBe(true);
+    expect(stored.slice(WHOLE_OUTPUTS_PER_TURN).every((chars) => chars < 10_000)).toBe(true);
+  });
+
   test("the worker's secrets are not in the answer nor in the stored output", async () => {
     const setup = await preparedRun();
     await setup.askedFor('tester', [
@@ -218,5 +296,67 @@ describe('runCommand', () => {
     expect(JSON.stringify(await setup.reports.loadCommandOutput(String(answer.output_ref)))).not.toContain(
       SECRET,
     );
+  });
+
+  // The worker commits a Coder's command at once, with git, in the work tree the command just had:
+  // whatever git-like thing it planted there must not run on the host, nor anything it left
+  // running change the work tree after the commit.
+  test('hooks, config, attributes and a git directory planted by a command never run when its work is committed', async () => {
+    const setup = await preparedRun({ withStore: true });
+    const ran = fs.mkdtempSync(path.join('/var/tmp', 'aca-command-hooks-'));
+    fs.chmodSync(ran, 0o777);
+    try {
+      const script = (name: string) =>
+        `printf '#!/bin/sh\\ntouch ${ran}/${name}\\ncat\\n' > ${name}; chmod 755 ${name}`;
+      const hooks = [
+        'pre-commit',
+        'post-commit',
+        'commit-msg',
+        'pre-push',
+        'reference-transaction',
+        'post-index-change',
+      ];
+      const command = [
+        'mkdir -p .git/hooks evil/hooks',
+        ...hooks.map((hook) => `(cd .git/hooks && ${script(hook)}) && cp .git/hooks/${hook} evil/hooks/`),
+        script('fsmonitor'),
+        script('filter'),
+        ...['.git/config', 'evil/config'].map(
+          (config) =>
+            `printf '[core]\\n\\thooksPath = ${setup.workTree}/.git/hooks\\n\\tfsmonitor = ${setup.workTree}/fsmonitor\\n[filter "evil"]\\n\\tclean = ${setup.workTree}/filter\\n\\tsmudge = ${setup.workTree}/filter\\n[diff "evil"]\\n\\ttextconv = ${setup.workTree}/filter\\n' > ${config}`,
+        ),
+        "printf '* filter=evil diff=evil\\n' > .gitattributes",
+        'echo "gitdir: evil" > sub.git; echo code > code.py',
+        `(sleep 2; echo late > late-${MARK}.txt) > /dev/null 2>&1 &`,
+        'echo planted',
+      ].join('\n');
+      await setup.askedFor('coder', [['c1', { command }]]);
+      const outcome = await setup.call('c1');
+      expect(outcome).toMatchObject({ ok: true, command: { exitCode: 0, stdoutTail: 'planted' } });
+      expect(outcome.commit).toMatch(/^[0-9a-f]{40}$/);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Planted as meant: the hooks are there, executable, and the config names them.
+      expect(fs.statSync(path.join(setup.workTree, '.git/hooks/pre-commit')).mode & 0o111).toBe(0o111);
+      expect(fs.readFileSync(path.join(setup.workTree, '.git/config'), 'utf8')).toContain('fsmonitor = ');
+      expect(fs.readdirSync(ran)).toEqual([]);
+      expect(fs.existsSync(path.join(setup.workTree, `late-${MARK}.txt`))).toBe(false);
+      // The commit holds the command's files as written, no filter's output, and no git directory.
+      const files = await git({ gitDir: setup.place.commonDir }, [
+        'ls-tree',
+        '-r',
+        '--name-only',
+        outcome.commit!,
+      ]);
+      expect(files.split('\n')).toEqual(expect.arrayContaining(['code.py', '.gitattributes', 'evil/config']));
+      expect(files).not.toMatch(/^\.git\/|late-/m);
+      const code = await git({ gitDir: setup.place.commonDir }, [
+        'cat-file',
+        'blob',
+        `${outcome.commit}:code.py`,
+      ]);
+      expect(code).toBe('code\n');
+    } finally {
+      fs.rmSync(ran, { recursive: true, force: true });
+    }
   });
 });

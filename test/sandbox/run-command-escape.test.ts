@@ -117,6 +117,53 @@ describe('files', () => {
     expect(result.restoredAcceptance).toBeUndefined();
   });
 
+  // What a run's earlier sandboxed step left (a setup command run again on a host that adopted the
+  // run has no acceptance folders mounted): the folders the command's sandbox binds onto
+  // themselves must not be links by then, or a host folder could be bound in their place.
+  test.each([
+    ['an absolute link', (outside: string) => outside],
+    ['a relative link', (outside: string) => `${'../'.repeat(12)}${outside.slice(1)}`],
+    ['a link to the host /tmp', () => '/tmp'],
+  ])(
+    'an acceptance folder found as %s when the command starts binds nothing of the host',
+    async (_kind, target) => {
+      const outside = fs.mkdtempSync(path.join('/tmp', 'aca-command-outside-'));
+      fs.chmodSync(outside, 0o777);
+      fs.writeFileSync(path.join(outside, 'host-file'), `${MARK}-host-file\n`, { mode: 0o644 });
+      try {
+        const test = 'def test_a():\n    assert True\n';
+        const originals = makeWorkspace({ 'tests/test_a.py': test, 'deep/er/test_b.py': test });
+        const ws = makeWorkspace({ 'deep/er/test_b.py': test });
+        fs.symlinkSync(target(outside), path.join(ws, 'tests'));
+        fs.rmSync(path.join(ws, 'deep/er'), { recursive: true });
+        fs.symlinkSync(target(outside), path.join(ws, 'deep/er'));
+        const result = await run(
+          ws,
+          [
+            `cat tests/host-file deep/er/host-file /tmp/${path.basename(outside)}/host-file`,
+            'echo pwned > tests/planted && echo wrote-1',
+            'echo pwned > deep/er/planted && echo wrote-2',
+            'cat tests/test_a.py deep/er/test_b.py',
+          ].join('\n'),
+          { acceptance: { sourceDir: originals, files: ['tests/test_a.py', 'deep/er/test_b.py'] } },
+        );
+        expect(JSON.stringify(result)).not.toContain(`${MARK}-host-file`);
+        expect(fs.readdirSync(outside)).toEqual(['host-file']);
+        expect(
+          fs.readdirSync('/tmp').filter((name) => /^(planted|test_a\.py|test_b\.py)$/.test(name)),
+        ).toEqual([]);
+        // The command ran, in folders of the work tree, over the acceptance files as they should be.
+        expect(result.stdout).toBe(`wrote-1\nwrote-2\n${test}${test}`);
+        for (const folder of ['tests', 'deep/er']) {
+          expect(fs.lstatSync(path.join(ws, folder)).isDirectory()).toBe(true);
+          expect(fs.readFileSync(path.join(ws, folder, 'planted'), 'utf8')).toBe('pwned\n');
+        }
+      } finally {
+        fs.rmSync(outside, { recursive: true, force: true });
+      }
+    },
+  );
+
   test('a read-only command (Planner, Reflector) changes nothing in the work tree', async () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n', 'sub/b.txt': 'b\n' });
     const result = await run(

@@ -120,6 +120,11 @@ export async function runAgentCommand(options: AgentCommandOptions): Promise<Age
       onOutput: (chunk, fd) => (fd === 2 ? stderr : stdout).push(chunk),
       ...(options.readOnly ? { readOnly: true } : {}),
     };
+    // As before a test run: a folder above an acceptance file is bound onto itself by its path, and
+    // what a step without those mounts left (a setup command run again on an adopting host) may
+    // have made it a link, which only bubblewrap's resolving it in two roots keeps from binding a
+    // host folder in its place. Nothing of the run is alive now, so nothing races the repair.
+    if (acceptance) restoreAcceptanceCopies(workspace, acceptance);
     let outcome: RunOutcome;
     if (options.mode === 'bwrap') {
       const tools = bwrapTools();

@@ -27,7 +27,7 @@ function problem(value: unknown): { key: string; problem: string; message: strin
 }
 
 test('a stdio and an HTTP server, with the defaults filled in', () => {
-  const config = parseMcpConfig('/f.json', {
+  const config = parseMcpConfig('/etc/aca/f.json', {
     mcpServers: {
       search: { command: 'npx', args: ['-y', 'srv'], env: { TOKEN: 't' } },
       'docs-1': {
@@ -45,6 +45,8 @@ test('a stdio and an HTTP server, with the defaults filled in', () => {
       command: 'npx',
       args: ['-y', 'srv'],
       env: { TOKEN: 't' },
+      // Started in the file's folder, never in the worker's.
+      cwd: '/etc/aca',
       roles: ['coder', 'reflector'],
       tools: null,
     },
