@@ -4,9 +4,9 @@
  *
  * The layers, bottom up: src/shared (imports nothing of aca's); src/config.ts (the one reader of
  * the environment); the parts that do one job each (sandbox, repo, memory, store, llm, tools,
- * repo-map, temporal, eval, agents, preflight); activities and the worker that wire them up; the
- * workflows, which see activities only as types; api; cli on top, which nothing imports. bench/
- * sits beside cli and imports the product, never the other way round.
+ * mcp, repo-map, temporal, eval, agents, preflight); activities and the worker that wire them up;
+ * the workflows, which see activities only as types; api; cli on top, which nothing imports.
+ * bench/ sits beside cli and imports the product, never the other way round.
  *
  * @type {import('dependency-cruiser').IConfiguration}
  */
@@ -66,7 +66,9 @@ module.exports = {
         'The parts that do one job each are used by activities, workflows, api and cli, never the ' +
         'other way round: a part that reached up would pull the wiring (Temporal, the client, the ' +
         'command line) into every user of it and tie the layers into a knot. Type-only imports count.',
-      from: { path: '^src/(agents|tools|sandbox|repo|memory|store|eval|llm|repo-map|mcp)/' },
+      from: {
+        path: '^src/(agents|tools|sandbox|repo|memory|store|eval|llm|repo-map|mcp|temporal|preflight)/',
+      },
       to: { path: '^src/(activities|workflows|api|cli)/' },
     },
     {

@@ -1,7 +1,8 @@
 /**
  * The layer rule of .dependency-cruiser.cjs fires: a middle layer (agents, tools, sandbox, repo,
- * memory, store, eval, llm, repo-map) that imports activities, workflows, api or cli is refused,
- * a type-only import as much as a value one, while the layers above still import the middle ones.
+ * memory, store, eval, llm, repo-map, mcp, temporal, preflight) that imports activities,
+ * workflows, api or cli is refused, a type-only import as much as a value one, while the layers
+ * above still import the middle ones.
  * depcruise runs with the project's own rules on a fixture tree in a temporary folder, so the
  * fixture's imports never sit in the paths `npm run lint` checks.
  */
@@ -12,7 +13,20 @@ import { tempDirs } from '../helpers/temp-dirs';
 
 const ROOT = path.resolve(__dirname, '../..');
 const RULE = 'middle-layers-import-no-upper-layer';
-const MIDDLE = ['agents', 'tools', 'sandbox', 'repo', 'memory', 'store', 'eval', 'llm', 'repo-map'];
+const MIDDLE = [
+  'agents',
+  'tools',
+  'sandbox',
+  'repo',
+  'memory',
+  'store',
+  'eval',
+  'llm',
+  'repo-map',
+  'mcp',
+  'temporal',
+  'preflight',
+];
 const UPPER = ['activities', 'workflows', 'api', 'cli'];
 
 const tempDir = tempDirs('aca-layer-rule-');

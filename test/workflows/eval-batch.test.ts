@@ -1,13 +1,14 @@
 /**
  * The batch workflow alone, with stub activities and a stub child run on a real Temporal server:
- * the concurrency bound, continue-as-new, the budget, pause and resume passed to the runs,
- * cancellation. ACA_RECORD_HISTORIES=1 saves histories for the replay suite.
+ * the concurrency bound, continue-as-new and what it carries, the budget, pause and resume passed
+ * to the runs, cancellation. ACA_RECORD_HISTORIES=1 saves histories for the replay suite.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
+import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { EvaluateRequest, EvalRunInputRequest } from '../../src/activities/eval-activities';
 import {
@@ -252,6 +253,40 @@ describe('the eval batch workflow with stub activities', () => {
     expect(report).toMatchObject({ submitted_instances: 5, resolved_instances: 4, unresolved_ids: ['bad3'] });
     expect(pagesAsked.filter((p) => p.batchId === batchId).map((p) => p.from)).toEqual([0, 2, 4]);
     expect(reportsBuilt.filter((b) => b === batchId)).toHaveLength(1);
+  });
+
+  test('what one execution hands the next stays the same size however many instances came before', async () => {
+    // Ten executions of six instances: the tenth starts with what the second did but for its
+    // counts' extra digits (carrying even the 48 ids ended since would add over 200 bytes), and
+    // each full execution takes about as many events as the first.
+    const ids = Array.from({ length: 60 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+    const batchId = id('batch-bounded');
+    const handle = await client.workflow.start(evalBatchWorkflow, {
+      workflowId: batchId,
+      taskQueue: TASK_QUEUE,
+      args: [batchInput(batchId, ids, { store: 'database', concurrency: 4, instancesPerExecution: 6 })],
+    });
+    const report: EvalReport = await handle.result();
+    expect(report.resolved_instances).toBe(60);
+
+    const executions: { startedBytes: number; events: number }[] = [];
+    let runId: string | null | undefined = handle.firstExecutionRunId;
+    while (runId) {
+      const history = await client.workflow.getHandle(batchId, runId).fetchHistory();
+      const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
+      const payloads = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+      executions.push({
+        startedBytes: payloads.reduce((sum, p) => sum + (p.data?.length ?? 0), 0),
+        events: events.length,
+      });
+      runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    }
+    expect(executions).toHaveLength(10);
+    const [first, second] = executions;
+    const tenth = executions[9]!;
+    expect(tenth.startedBytes - second!.startedBytes).toBeLessThanOrEqual(16);
+    // The full executions (all but the last, which also reads the report) take the same steps.
+    for (const e of executions.slice(0, 9)) expect(e.events).toBeLessThanOrEqual(first!.events * 1.5);
   });
 
   test('the budget: no instance starts once the runs ended cost it; those left are not submitted', async () => {
