@@ -17,6 +17,7 @@ import {
   type EvalSource,
   type InstanceOutcome,
 } from '../shared/eval-types';
+import { clipMiddle, oneLine } from '../shared/clip-text';
 import { NO_TOKENS, type EvalRunOutcome } from '../shared/eval-run';
 import type { RunInput, RunPlace } from '../shared/run-types';
 import type { SandboxMode } from '../shared/types';
@@ -57,6 +58,8 @@ export interface EvaluateRequest {
 
 /** Caps the diff read from a run's branch; a bigger patch is an error, not a prediction. */
 const MAX_PATCH_BYTES = 32 * 1024 * 1024;
+/** How much of a run's closing message an error instance's reason carries: its start and its end (the last output). */
+const MAX_REASON_MESSAGE_CHARS = 600;
 
 export function createEvalActivities(deps: EvalActivityDeps) {
   const storeOf = (batch: EvalBatchRef) => openBatchStore(batch, deps.evalDatabase);
@@ -211,7 +214,10 @@ function outcomeOf(result: InstanceResult): InstanceOutcome {
 export function runErrorOf(run: EvalRunOutcome): string | null {
   if (run.error) return run.error;
   if (run.reason === 'environment' || run.reason === 'error') {
-    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${run.message ? `: ${run.message.split('\n')[0]!.slice(0, 300)}` : ''}`;
+    const message = run.message
+      ? `: ${oneLine(clipMiddle(oneLine(run.message), MAX_REASON_MESSAGE_CHARS))}`
+      : '';
+    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${message}`;
   }
   return null;
 }
