@@ -1,12 +1,11 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { openBatchStore } from '../eval/open-batch-store';
 import type { EvalDatabase } from '../eval/batch-repository';
 import { writeBatchOutputs, withoutIds, type InstanceResult, type StoredInstance } from '../eval/batch-store';
 import { evaluateInstance } from '../eval/evaluate-instance';
-import { fetchStoreBranch, git, withWorktreeLock, type GitStoreLocation } from '../repo';
+import type { GitStoreLocation } from '../repo';
+import { removeRunCheckout, runPatch } from '../eval/run-patch';
 import { copyOnThisHost } from '../eval/store-copies';
 import type { LimitMaximums } from '../shared/limit-maximums';
 import {
@@ -17,8 +16,9 @@ import {
   type EvalSource,
   type InstanceOutcome,
 } from '../shared/eval-types';
+import { clipMiddle, oneLine } from '../shared/clip-text';
 import { NO_TOKENS, type EvalRunOutcome } from '../shared/eval-run';
-import type { RunInput, RunPlace } from '../shared/run-types';
+import type { RunInput } from '../shared/run-types';
 import type { SandboxMode } from '../shared/types';
 import { sandboxHeartbeat, withHeartbeats } from './heartbeats';
 import { sandboxLimitsOf } from './test-activities';
@@ -57,6 +57,8 @@ export interface EvaluateRequest {
 
 /** Caps the diff read from a run's branch; a bigger patch is an error, not a prediction. */
 const MAX_PATCH_BYTES = 32 * 1024 * 1024;
+/** How much of a run's closing message an error instance's reason carries: its start and its end (the last output). */
+const MAX_REASON_MESSAGE_CHARS = 600;
 
 export function createEvalActivities(deps: EvalActivityDeps) {
   const storeOf = (batch: EvalBatchRef) => openBatchStore(batch, deps.evalDatabase);
@@ -152,7 +154,7 @@ export function createEvalActivities(deps: EvalActivityDeps) {
         }),
       );
       await store.saveResult({ ...base, ...evaluation, model_patch: patch });
-      if (request.source === 'agent' && run?.place) await removeWorkTree(run.place);
+      if (request.source === 'agent' && run?.place) await removeRunCheckout(run.place);
       return { id: instanceId, status: evaluation.status, reason: evaluation.reason };
     },
 
@@ -211,7 +213,10 @@ function outcomeOf(result: InstanceResult): InstanceOutcome {
 export function runErrorOf(run: EvalRunOutcome): string | null {
   if (run.error) return run.error;
   if (run.reason === 'environment' || run.reason === 'error') {
-    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${run.message ? `: ${run.message.split('\n')[0]!.slice(0, 300)}` : ''}`;
+    const message = run.message
+      ? `: ${oneLine(clipMiddle(oneLine(run.message), MAX_REASON_MESSAGE_CHARS))}`
+      : '';
+    return `the run ended ${run.state ?? 'FAILED'} (${run.reason})${message}`;
   }
   return null;
 }
@@ -230,19 +235,9 @@ async function patchOf(
       return stored.prediction?.model_patch ?? '';
     case 'agent': {
       const run = request.run;
-      if (!run?.place || !run.baseCommit || !run.headCommit || run.baseCommit === run.headCommit) return '';
-      const diff = await git({ gitDir: await gitDirHoldingRun(run.place, stored, gitStore) }, [
-        'diff',
-        '--binary',
-        '--no-ext-diff',
-        '--no-textconv',
-        '--no-renames',
-        '--ignore-submodules=all',
-        '--end-of-options',
-        run.baseCommit,
-        run.headCommit,
-      ]);
-      return Buffer.byteLength(diff) > MAX_PATCH_BYTES ? null : diff;
+      if (!run?.place || !run.baseCommit || !run.headCommit) return '';
+      const { place, baseCommit, headCommit } = run;
+      return runPatch({ place, baseCommit, headCommit }, stored.repoPath, gitStore, MAX_PATCH_BYTES);
     }
     default:
       throw ApplicationFailure.nonRetryable(
@@ -250,37 +245,6 @@ async function patchOf(
         FAILURE_TYPES.badEvalInput,
       );
   }
-}
-
-/**
- * A git directory on this host holding the run's commits: the run's own when it is here, else
- * this host's copy of the repository with the run's branch fetched from the git store.
- */
-async function gitDirHoldingRun(
-  place: RunPlace,
-  stored: StoredInstance,
-  gitStore: GitStoreLocation | null,
-): Promise<string> {
-  if (fs.existsSync(place.commonDir) || !gitStore) return place.commonDir;
-  const gitDir = path.join(stored.repoPath, '.git');
-  await fetchStoreBranch(gitStore, gitDir, place.branch);
-  return gitDir;
-}
-
-/**
- * The run's work tree once its patch is evaluated: a batch of thousands of instances would
- * otherwise keep a checkout of each. Its branch stays, with every commit of the run.
- */
-async function removeWorkTree(place: RunPlace): Promise<void> {
-  // On another host: that host's to clean.
-  if (!fs.existsSync(place.commonDir)) return;
-  const common = { gitDir: place.commonDir };
-  await withWorktreeLock(place.commonDir, () =>
-    git(common, ['worktree', 'remove', '--force', '--force', '--', place.workTree]).catch(async () => {
-      fs.rmSync(place.workTree, { recursive: true, force: true });
-      await git(common, ['worktree', 'prune']);
-    }),
-  );
 }
 
 /** An instance's result before its evaluation: what its run (if any) says of it. */

@@ -212,7 +212,7 @@ export function instanceRow(result: InstanceResult): InstanceRow {
   return {
     instance_id: result.instance_id,
     state: result.runState ?? null,
-    reason: result.reason,
+    reason: rowReason(result),
     iterations: result.iterations ?? 0,
     cost_usd: result.costUsd ?? 0,
     resolved: result.status === 'resolved',
@@ -220,6 +220,15 @@ export function instanceRow(result: InstanceResult): InstanceRow {
       ? [...result.tests.FAIL_TO_PASS.failure, ...result.tests.PASS_TO_PASS.failure]
       : [],
   };
+}
+
+/**
+ * The row's reason: the error instance's, else the reason its run ended with (`max_iterations`,
+ * `budget`…), else, for a run that ended SUCCESS or none at all, why the instance is not resolved.
+ */
+function rowReason(result: InstanceResult): string | null {
+  if (result.status === 'error') return result.reason;
+  return result.runReason ?? (result.status === 'resolved' ? null : result.reason);
 }
 
 /** report.json as written at the batch's last step, or null before. */

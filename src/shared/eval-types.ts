@@ -163,7 +163,10 @@ export interface InstanceRow {
   instance_id: string;
   /** How the agent's run ended (`SUCCESS`, `FAILED`, `CANCELLED`…); null without a run. */
   state: string | null;
-  /** Why the instance is not resolved (the run's reason for an error instance); null when resolved. */
+  /**
+   * An error instance's reason; else the reason the run ended with (`max_iterations`, `budget`…);
+   * else why the instance is not resolved; null for a resolved instance whose run ended SUCCESS.
+   */
   reason: string | null;
   iterations: number;
   cost_usd: number;

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { evalDatabase, type EvalDatabase } from '../../../src/eval/batch-repository';
 import {
   FolderBatchStore,
+  instanceRow,
   type EvalBatchStore,
   type InstanceResult,
   type StoredInstance,
@@ -59,6 +60,36 @@ function result(id: string, status: InstanceResult['status']): InstanceResult {
     durationMs: 0,
   };
 }
+
+describe("an instance's row in report.json", () => {
+  const ended = (status: InstanceResult['status'], runState: string | null, runReason: string | null) => ({
+    ...result('o__r-1', status),
+    runState,
+    runReason,
+  });
+
+  test('carries the reason the run ended with, whether or not its patch resolved the instance', () => {
+    expect(instanceRow(ended('resolved', 'FAILED', 'max_iterations'))).toMatchObject({
+      state: 'FAILED',
+      reason: 'max_iterations',
+      resolved: true,
+    });
+    expect(instanceRow(ended('unresolved', 'FAILED', 'budget')).reason).toBe('budget');
+  });
+
+  test('a run that ended SUCCESS: null when resolved, else why the instance is not', () => {
+    expect(instanceRow(ended('resolved', 'SUCCESS', null)).reason).toBeNull();
+    expect(instanceRow(ended('unresolved', 'SUCCESS', null)).reason).toBe('failing: t.py::test_a');
+  });
+
+  test("an error instance keeps the error's own reason", () => {
+    const error = {
+      ...ended('error', 'FAILED', 'environment'),
+      reason: 'the run ended FAILED (environment): …',
+    };
+    expect(instanceRow(error).reason).toBe('the run ended FAILED (environment): …');
+  });
+});
 
 function storeContract(open: () => EvalBatchStore): void {
   test('pages the submitted instances by position, keeps one result each, reports in order', async () => {
