@@ -13,6 +13,7 @@ import {
   DEFAULT_RUN_OPTIONS,
   type RunInput,
   type RunOptions,
+  type RunPlace,
   type RunResult,
 } from '../../src/shared/run-types';
 import type { TurnFinish } from '../../src/shared/types';
@@ -60,6 +61,11 @@ export function runOutcome(run: Promise<RunResult>): Promise<RunResult> {
   return readRunResult({ result: () => run });
 }
 
+/** Where a fake host has run `workflowId`'s files: disk `disk-1`, git directory `/g` unless named. */
+export function fakePlace(workflowId: string, workTree: string, disk = 'disk-1', gitDir = '/g'): RunPlace {
+  return { workflowId, branch: `aca/${workflowId}`, disk, gitDir, commonDir: gitDir, workTree };
+}
+
 export function fakeRunInput(options: Partial<RunOptions> = {}, more: Partial<RunInput> = {}): RunInput {
   return {
     task: 'Write a.py',
@@ -87,14 +93,7 @@ export function setUpFakeRun(script: FakeRunScript = {}): FakeRunLog {
   const tool = async () => ({ ok: true, commit: null });
   resetWorkflowFake({
     prepareRun: async (input: PrepareRunInput): Promise<PreparedRun> => ({
-      place: {
-        workflowId: input.workflowId,
-        branch: `aca/${input.workflowId}`,
-        disk: 'disk-1',
-        gitDir: '/g',
-        commonDir: '/g',
-        workTree: input.workspace ?? '/w',
-      },
+      place: fakePlace(input.workflowId, input.workspace ?? '/w'),
       baseCommit: 'base',
       startCommit: input.start?.commit ?? 'base',
       testSetup: {

@@ -21,7 +21,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { runOutcome } from '../helpers/fake-run';
+import { fakePlace, runOutcome } from '../helpers/fake-run';
 import { fake, query, signal, update } from '../helpers/workflow-fake';
 
 const PHASES: RunPhase[] = ['INIT', 'PLANNING', 'CODING', 'TESTING', 'REFLECTING', 'SUCCESS', 'FAILED'];
@@ -191,14 +191,7 @@ describe('a run, pinned whole', () => {
       attempts: [{ iteration: 1, commit: 'c-tester-1', passRate: 1 }],
       cost: { usd: 0.75, byAgent: { planner: 0.25, coder: 0.25, tester: 0.25, reflector: 0 } },
       parentRun: null,
-      place: {
-        workflowId: 'wf-1',
-        branch: 'aca/wf-1',
-        disk: 'disk-1',
-        gitDir: '/g',
-        commonDir: '/g',
-        workTree: '/nonexistent/stub-workspace',
-      },
+      place: fakePlace('wf-1', '/nonexistent/stub-workspace'),
       testCommand: 'pytest',
     };
     expect(await result).toEqual(expected);
@@ -227,14 +220,7 @@ describe('a run, pinned whole', () => {
     ]);
     /** Where the run's files are, and the commit a step starts from, as every host step is given them. */
     const at = (headCommit: string) => ({
-      place: {
-        workflowId: 'wf-1',
-        branch: 'aca/wf-1',
-        disk: 'disk-1',
-        gitDir: '/g',
-        commonDir: '/g',
-        workTree: '/nonexistent/stub-workspace',
-      },
+      place: fakePlace('wf-1', '/nonexistent/stub-workspace'),
       headCommit,
     });
     const base = {

@@ -16,7 +16,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { runOutcome } from '../helpers/fake-run';
+import { fakePlace, runOutcome } from '../helpers/fake-run';
 import { fake, query, signal, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
@@ -248,14 +248,7 @@ describe('the steps of a turn', () => {
         {
           ref: 'wf-1/first-run/run-1/coder-1',
           toolCallId: 'call-9',
-          place: {
-            workflowId: 'wf-1',
-            branch: 'aca/wf-1',
-            disk: 'disk-1',
-            gitDir: '/g',
-            commonDir: '/g',
-            workTree: '/nonexistent/stub-workspace',
-          },
+          place: fakePlace('wf-1', '/nonexistent/stub-workspace'),
           headCommit: 'base',
           execution: 'run-1',
         },

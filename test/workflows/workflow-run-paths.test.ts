@@ -21,7 +21,7 @@ import {
   setUpFakeRun,
   type FakeRunScript,
 } from '../helpers/fake-run';
-import { committedBy, runOutcome } from '../helpers/fake-run';
+import { committedBy, fakePlace, runOutcome } from '../helpers/fake-run';
 import { ContinuedAsNew, fake, query, update } from '../helpers/workflow-fake';
 
 const moves = (transitions: readonly Transition[]) => transitions.map((t) => `${t.from}>${t.to}`);
@@ -227,14 +227,7 @@ function baseRecord() {
     attempts: [],
     cost: null,
     parentRun: null,
-    place: {
-      workflowId: 'wf-1',
-      branch: 'aca/wf-1',
-      disk: 'disk-1',
-      gitDir: '/g',
-      commonDir: '/g',
-      workTree: '/w',
-    },
+    place: fakePlace('wf-1', '/w'),
     testCommand: 'pytest',
   };
 }
@@ -377,14 +370,7 @@ describe('a --repo run and its baseline', () => {
       parentRun: 'parent',
       parentTask: 'old task',
       startCommit: 'start',
-      parentPlace: {
-        workflowId: 'parent',
-        branch: 'aca/parent',
-        disk: 'disk-1',
-        gitDir: '/pg',
-        commonDir: '/pg',
-        workTree: '/pw',
-      },
+      parentPlace: fakePlace('parent', '/pw', 'disk-1', '/pg'),
       baseCommit: 'base',
       plan,
       analysis,
@@ -432,14 +418,7 @@ describe('a --repo run and its baseline', () => {
       parentRun: 'parent',
       parentTask: 'old task',
       startCommit: 'start',
-      parentPlace: {
-        workflowId: 'parent',
-        branch: 'aca/parent',
-        disk: 'disk-1',
-        gitDir: '/pg',
-        commonDir: '/pg',
-        workTree: '/pw',
-      },
+      parentPlace: fakePlace('parent', '/pw', 'disk-1', '/pg'),
       baseCommit: 'base',
       plan: { summary: 'old plan', steps: ['s'], files: ['b.py'] },
       analysis: null,
@@ -564,14 +543,7 @@ describe('a host that is gone', () => {
           adoptRun: async () => {
             gone = false;
             return {
-              place: {
-                workflowId: 'wf-1',
-                branch: 'aca/wf-1',
-                disk: 'disk-2',
-                gitDir: '/g2',
-                commonDir: '/g2',
-                workTree: '/w2',
-              },
+              place: fakePlace('wf-1', '/w2', 'disk-2', '/g2'),
               queues: { disk: 'disk-2', host: 'host-2', tests: 'tests-2' },
             };
           },
@@ -592,14 +564,7 @@ describe('a host that is gone', () => {
     ]);
     expect(fake.calls[3]!.summary).toBe('host · adopt the run from the git store (host-1 took no step)');
     expect(fake.calls[3]!.args[0]).toEqual({
-      place: {
-        workflowId: 'wf-1',
-        branch: 'aca/wf-1',
-        disk: 'disk-1',
-        gitDir: '/g',
-        commonDir: '/g',
-        workTree: '/nonexistent/stub-workspace',
-      },
+      place: fakePlace('wf-1', '/nonexistent/stub-workspace'),
       headCommit: 'base',
     });
     expect(fake.calls[4]!.summary).toBe('setup · make (adopted run)');
@@ -679,14 +644,7 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
     return async () => {
       const host = hosts[next++]!;
       return {
-        place: {
-          workflowId: 'wf-1',
-          branch: 'aca/wf-1',
-          disk: `disk-${host}`,
-          gitDir: `/g-${host}`,
-          commonDir: `/g-${host}`,
-          workTree: `/w-${host}`,
-        },
+        place: fakePlace('wf-1', `/w-${host}`, `disk-${host}`, `/g-${host}`),
         queues: { disk: `disk-${host}`, host: `host-${host}`, tests: `tests-${host}` },
       };
     };
@@ -758,14 +716,7 @@ describe('a host that is gone: moves, the adopted setup, what is not a move', ()
           limits: {},
         },
         network: false,
-        place: {
-          workflowId: 'wf-1',
-          branch: 'aca/wf-1',
-          disk: 'disk-2',
-          gitDir: '/g-2',
-          commonDir: '/g-2',
-          workTree: '/w-2',
-        },
+        place: fakePlace('wf-1', '/w-2', 'disk-2', '/g-2'),
         headCommit: 'base',
         execution: fake.info.runId,
       },
@@ -972,14 +923,7 @@ describe('the record a run starts from', () => {
     parentRun: 'parent',
     parentTask: 'old task',
     startCommit: 'start',
-    parentPlace: {
-      workflowId: 'parent',
-      branch: 'aca/parent',
-      disk: 'disk-1',
-      gitDir: '/pg',
-      commonDir: '/pg',
-      workTree: '/pw',
-    },
+    parentPlace: fakePlace('parent', '/pw', 'disk-1', '/pg'),
     baseCommit: 'base',
     plan,
     analysis: null,
