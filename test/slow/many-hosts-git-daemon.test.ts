@@ -2,7 +2,7 @@
  * The 20 runs of test/e2e/many-hosts.test.ts across two hosts, one killed, with the git store
  * behind a git daemon that goes down for five seconds mid-run. Minutes long; in `npm test` the same
  * runs with a store at a path (test/e2e/many-hosts.test.ts) check the two hosts and the adoption,
- * test/unit/repo/git-store.test.ts the git:// store, and test/e2e/git-store-run.test.ts a store that
+ * test/unit/repo/git/git-store.test.ts the git:// store, and test/e2e/git-store-run.test.ts a store that
  * cannot be reached (the step retried, then the run ended naming it).
  */
 import { execFileSync } from 'node:child_process';

@@ -15,10 +15,10 @@ import {
   createFreshRunRepository,
   commitAll,
   type GitStoreLocation,
-} from '../../../src/repo';
-import { compose, serviceEnv, serviceScript } from '../../helpers/compose-file';
-import { startGitDaemon, type GitDaemon } from '../../helpers/git-daemon';
-import { tempDirs } from '../../helpers/temp-dirs';
+} from '../../../../src/repo';
+import { compose, serviceEnv, serviceScript } from '../../../helpers/compose-file';
+import { startGitDaemon, type GitDaemon } from '../../../helpers/git-daemon';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-compose-store-');
 

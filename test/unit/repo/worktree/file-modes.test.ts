@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyRun, commitAll, createRunWorktree } from '../../../src/repo';
-import { executeFileTool } from '../../../src/tools/file-tools';
-import { makeUserRepo, userGit } from '../../helpers/run-fixture';
+import { applyRun, commitAll, createRunWorktree } from '../../../../src/repo';
+import { executeFileTool } from '../../../../src/tools/file-tools';
+import { makeUserRepo, userGit } from '../../../helpers/run-fixture';
 
 describe('file modes through the file tools, the commit and apply', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-modes-'));

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { reviewWithCareLines } from '../../../src/cli/review-with-care';
+import { reviewWithCareLines } from '../../../../src/cli/review-with-care';
 import {
   ApplyNeedsConsentError,
   linkReach,
@@ -14,10 +14,10 @@ import {
   createRunWorktree,
   type CommitTree,
   type ReviewRisk,
-} from '../../../src/repo';
-import { printableName } from '../../../src/shared/terminal-text';
-import { tempDirs } from '../../helpers/temp-dirs';
-import { makeUserRepo, userGit } from '../../helpers/run-fixture';
+} from '../../../../src/repo';
+import { printableName } from '../../../../src/shared/terminal-text';
+import { tempDirs } from '../../../helpers/temp-dirs';
+import { makeUserRepo, userGit } from '../../../helpers/run-fixture';
 
 const tempDir = tempDirs('aca-review-risks-');
 
@@ -181,7 +181,7 @@ describe('review risks', () => {
     expect(await linkReach('x/y', '../a/b/f', tree)).toBe('inside');
     expect(await linkReach('x', 'up/etc', tree)).toBe('outside');
     expect(await linkReach('x', 'a/../up', tree)).toBe('outside');
-    expect(await linkReach('deep/er/x', '../../../y', tree)).toBe('outside');
+    expect(await linkReach('deep/er/x', '../../../../y', tree)).toBe('outside');
     expect(await linkReach('deep/er/x', '../../y', tree)).toBe('inside');
     expect(await linkReach('x', '', tree)).toBe('inside');
     expect(await linkReach('x', 'bare/hooks', tree)).toBe('git-dir');

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { asStoreFailure } from '../../../src/activities/store-failures';
+import { asStoreFailure } from '../../../../src/activities/store-failures';
 import {
   bringToCommit,
   pushRunBranchTip,
@@ -20,12 +20,12 @@ import {
   WorkTreeTooLargeError,
   commitAll,
   type GitStoreLocation,
-} from '../../../src/repo';
-import { isRoot } from '../../../src/sandbox';
-import type { RunPlace } from '../../../src/shared/run-types';
-import { tempDirs } from '../../helpers/temp-dirs';
-import { unblockFifos, within } from '../../helpers/fifo-guards';
-import { rawGit } from '../../helpers/raw-git';
+} from '../../../../src/repo';
+import { isRoot } from '../../../../src/sandbox';
+import type { RunPlace } from '../../../../src/shared/run-types';
+import { tempDirs } from '../../../helpers/temp-dirs';
+import { unblockFifos, within } from '../../../helpers/fifo-guards';
+import { rawGit } from '../../../helpers/raw-git';
 
 const tempDir = tempDirs('aca-store-attack-');
 

@@ -11,7 +11,7 @@ import {
   createRunWorktree,
   removeRunWorktree,
   withWorktreeLock,
-} from '../../../src/repo';
+} from '../../../../src/repo';
 
 /**
  * Adds `count` worktrees, then removes them; between adds it holds the lock for a change of its

@@ -6,11 +6,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkCommitSize, WorkTreeTooLargeError } from '../../../src/repo';
+import { checkCommitSize, WorkTreeTooLargeError } from '../../../../src/repo';
 // eslint-disable-next-line no-restricted-imports -- the spy must sit on the module commit-size.ts calls gitBytes through
-import * as gitModule from '../../../src/repo/git/git';
-import { rawGit } from '../../helpers/raw-git';
-import { tempDirs } from '../../helpers/temp-dirs';
+import * as gitModule from '../../../../src/repo/git/git';
+import { rawGit } from '../../../helpers/raw-git';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const LIMITS = { fileBytes: 10_000, totalBytes: 50_000 };
 const MiB = 1024 * 1024;

@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeRunRepository } from '../../../src/repo';
-import { UserInputError } from '../../../src/shared/errors';
-import { tempDirs } from '../../helpers/temp-dirs';
+import { makeRunRepository } from '../../../../src/repo';
+import { UserInputError } from '../../../../src/shared/errors';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-make-run-repo-');
 

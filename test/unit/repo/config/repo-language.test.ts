@@ -1,6 +1,6 @@
-import { repositoryLanguage } from '../../../src/repo';
-import { UserInputError } from '../../../src/shared/errors';
-import { gitIn, makeRepo, removeFixtureRepos } from '../../helpers/repo-fixtures';
+import { repositoryLanguage } from '../../../../src/repo';
+import { UserInputError } from '../../../../src/shared/errors';
+import { gitIn, makeRepo, removeFixtureRepos } from '../../../helpers/repo-fixtures';
 
 describe("a run's language against its repository", () => {
   afterAll(removeFixtureRepos);

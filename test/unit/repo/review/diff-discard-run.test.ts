@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { diffRun, discardRun, createFreshRunRepository, commitAll } from '../../../src/repo';
-import { UserInputError } from '../../../src/shared/errors';
+import { diffRun, discardRun, createFreshRunRepository, commitAll } from '../../../../src/repo';
+import { UserInputError } from '../../../../src/shared/errors';
 import {
   fingerprint,
   makeRun,
@@ -14,7 +14,7 @@ import {
   userGit,
   writeFiles,
   type MadeRun,
-} from '../../helpers/run-fixture';
+} from '../../../helpers/run-fixture';
 
 describe('diff and discard of a run', () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'aca-review-'));

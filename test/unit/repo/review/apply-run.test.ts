@@ -14,8 +14,8 @@ import {
   applyRun,
   commitAll,
   type ApplyRunOptions,
-} from '../../../src/repo';
-import { UserInputError } from '../../../src/shared/errors';
+} from '../../../../src/repo';
+import { UserInputError } from '../../../../src/shared/errors';
 import {
   commitAsUser,
   fingerprint,
@@ -24,7 +24,7 @@ import {
   userGit,
   writeFiles,
   type MadeRun,
-} from '../../helpers/run-fixture';
+} from '../../../helpers/run-fixture';
 
 const CALC = 'def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n';
 const FIXED = 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { asStoreFailure } from '../../../src/activities/store-failures';
+import { asStoreFailure } from '../../../../src/activities/store-failures';
 import {
   bringToCommit,
   deleteStoreBranch,
@@ -22,14 +22,14 @@ import {
   createFreshRunRepository,
   commitAll,
   type GitStoreLocation,
-} from '../../../src/repo';
-import { isRoot } from '../../../src/sandbox';
-import { SystemError } from '../../../src/shared/errors';
-import type { RunPlace } from '../../../src/shared/run-types';
-import { getFreePort } from '../../../src/temporal/dev-server';
-import { startGitDaemon, type GitDaemon } from '../../helpers/git-daemon';
-import { tempDirs } from '../../helpers/temp-dirs';
-import { rawGit } from '../../helpers/raw-git';
+} from '../../../../src/repo';
+import { isRoot } from '../../../../src/sandbox';
+import { SystemError } from '../../../../src/shared/errors';
+import type { RunPlace } from '../../../../src/shared/run-types';
+import { getFreePort } from '../../../../src/temporal/dev-server';
+import { startGitDaemon, type GitDaemon } from '../../../helpers/git-daemon';
+import { tempDirs } from '../../../helpers/temp-dirs';
+import { rawGit } from '../../../helpers/raw-git';
 
 const tempDir = tempDirs('aca-store-test-');
 
@@ -352,7 +352,7 @@ describe.each([
     write(userRepo, { 'README.md': '# r\n' });
     rawGit(path.join(userRepo, '.git'), userRepo, 'add', '-A');
     rawGit(path.join(userRepo, '.git'), userRepo, 'commit', '--quiet', '-m', 'base');
-    const { createRunWorktree } = await import('../../../src/repo');
+    const { createRunWorktree } = await import('../../../../src/repo');
     const host = makeHost();
     const workTree = path.join(host.workspaces, 'linked');
     const worktree = await createRunWorktree({

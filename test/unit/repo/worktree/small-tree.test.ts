@@ -4,12 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { walkSmallTree } from '../../../src/repo';
+import { walkSmallTree } from '../../../../src/repo';
 
 /** Whether the whole tree was walked within `limit` entries. */
 const hasAtMostEntries = (workTree: string, limit: number): boolean =>
   walkSmallTree(workTree, limit, () => true);
-import { tempDirs } from '../../helpers/temp-dirs';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-small-tree-');
 

@@ -1,8 +1,8 @@
-import { sandboxLimitsOf } from '../../../src/activities/test-activities';
-import { checkProjectLimits, clampProjectLimits, parseProjectConfig } from '../../../src/repo';
-import { DEFAULT_SANDBOX_LIMITS, resolveLimits } from '../../../src/sandbox';
-import { DEFAULT_LIMIT_MAXIMUMS } from '../../../src/shared/limit-maximums';
-import { UserInputError } from '../../../src/shared/errors';
+import { sandboxLimitsOf } from '../../../../src/activities/test-activities';
+import { checkProjectLimits, clampProjectLimits, parseProjectConfig } from '../../../../src/repo';
+import { DEFAULT_SANDBOX_LIMITS, resolveLimits } from '../../../../src/sandbox';
+import { DEFAULT_LIMIT_MAXIMUMS } from '../../../../src/shared/limit-maximums';
+import { UserInputError } from '../../../../src/shared/errors';
 
 const MiB = 1024 * 1024;
 const greedy = '{"limits": {"memoryMiB": 1048576, "wallTimeSeconds": 86400, "cpuSeconds": 86400}}';

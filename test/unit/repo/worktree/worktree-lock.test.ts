@@ -9,9 +9,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createRunWorktree, removeRunWorktree } from '../../../src/repo';
-import { rawGit } from '../../helpers/raw-git';
-import { tempDirs } from '../../helpers/temp-dirs';
+import { createRunWorktree, removeRunWorktree } from '../../../../src/repo';
+import { rawGit } from '../../../helpers/raw-git';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-worktree-lock-');
 const PROJECT = path.resolve(__dirname, '..', '..', '..');

@@ -9,9 +9,9 @@ import {
   commitAll,
   createRunWorktree,
   removeRunWorktree,
-} from '../../../src/repo';
-import { UserInputError } from '../../../src/shared/errors';
-import { tempDirs } from '../../helpers/temp-dirs';
+} from '../../../../src/repo';
+import { UserInputError } from '../../../../src/shared/errors';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-repo-test-');
 

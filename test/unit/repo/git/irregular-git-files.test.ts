@@ -14,11 +14,11 @@ import {
   workTreeIsAt,
   type GitTarget,
   type RunWorktree,
-} from '../../../src/repo';
-import { IrregularFileError } from '../../../src/shared/regular-file';
-import { unblockFifos, within } from '../../helpers/fifo-guards';
-import { rawGit } from '../../helpers/raw-git';
-import { tempDirs } from '../../helpers/temp-dirs';
+} from '../../../../src/repo';
+import { IrregularFileError } from '../../../../src/shared/regular-file';
+import { unblockFifos, within } from '../../../helpers/fifo-guards';
+import { rawGit } from '../../../helpers/raw-git';
+import { tempDirs } from '../../../helpers/temp-dirs';
 
 const tempDir = tempDirs('aca-irregular-git-');
 const writers: ChildProcess[] = [];

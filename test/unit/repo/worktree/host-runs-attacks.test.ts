@@ -16,11 +16,11 @@ import {
   gitDirWithCommit,
   createFreshRunRepository,
   type GitStoreLocation,
-} from '../../../src/repo';
-import type { RunPlace } from '../../../src/shared/run-types';
-import { tempDirs } from '../../helpers/temp-dirs';
-import { rawGit } from '../../helpers/raw-git';
-import { unblockFifos, within } from '../../helpers/fifo-guards';
+} from '../../../../src/repo';
+import type { RunPlace } from '../../../../src/shared/run-types';
+import { tempDirs } from '../../../helpers/temp-dirs';
+import { rawGit } from '../../../helpers/raw-git';
+import { unblockFifos, within } from '../../../helpers/fifo-guards';
 
 const tempDir = tempDirs('aca-adopt-attack-');
 const AUTHOR = { name: 'aca', email: 'aca@localhost' };

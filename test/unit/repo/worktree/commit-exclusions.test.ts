@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { commitAll, createRunWorktree, isUnaddableName, type RunWorktree } from '../../../src/repo';
-import { tempDirs } from '../../helpers/temp-dirs';
-import { makeUserRepo, userGit, writeFiles } from '../../helpers/run-fixture';
+import { commitAll, createRunWorktree, isUnaddableName, type RunWorktree } from '../../../../src/repo';
+import { tempDirs } from '../../../helpers/temp-dirs';
+import { makeUserRepo, userGit, writeFiles } from '../../../helpers/run-fixture';
 
 const tempDir = tempDirs('aca-commit-exclusions-');
 
