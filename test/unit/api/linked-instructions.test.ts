@@ -21,7 +21,15 @@ afterAll(() => {
 function earlierRun(instructions?: string): EarlierRun {
   const repo = makeRepo({ 'a.py': 'x = 1\n' });
   const commit = gitIn(repo, 'rev-parse', 'HEAD').trim();
-  const git = { gitDir: path.join(repo, '.git'), commonDir: path.join(repo, '.git'), workTree: repo };
+  const gitDir = path.join(repo, '.git');
+  const place = {
+    workflowId: 'earlier',
+    branch: 'aca/earlier',
+    disk: 'disk-1',
+    gitDir,
+    commonDir: gitDir,
+    workTree: repo,
+  };
   const result = {
     workflowId: 'earlier',
     state: 'FAILED',
@@ -29,7 +37,7 @@ function earlierRun(instructions?: string): EarlierRun {
     iterations: 1,
     passRate: 0,
     tests: { passed: 0, failed: 1, errors: 0 },
-    git,
+    place,
     branch: 'aca/earlier',
     repo: null,
     baseCommit: commit,

@@ -100,7 +100,7 @@ describe('aca result --json', () => {
         'attempts',
         'cost',
         'parentRun',
-        'git',
+        'place',
         'testCommand',
         'reviewWithCare',
       ].sort(),
