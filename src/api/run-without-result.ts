@@ -80,7 +80,8 @@ function endingReason(events: HistoryEvent[]): string | null {
  */
 async function expectedPlace(id: string, input: RunInput, config: AcaConfig): Promise<RunPlace | null> {
   const workTree = input.workspace ?? path.join(config.workspacesRoot, safeKey(id));
-  const guessed = { workflowId: id, branch: runBranch(id), disk: thisDisk(config), workTree };
+  // The disk is not known; a snapshot's place only names files, it routes no step.
+  const guessed = { workflowId: id, branch: runBranch(id), disk: '', workTree };
   if (input.repo) {
     try {
       const { commonDir } = await discoverRepository(input.repo.path);
@@ -91,15 +92,6 @@ async function expectedPlace(id: string, input: RunInput, config: AcaConfig): Pr
   }
   const gitDir = path.join(config.home, 'git', `${safeKey(id)}.git`);
   return fs.existsSync(path.join(gitDir, 'HEAD')) ? { ...guessed, gitDir, commonDir: gitDir } : null;
-}
-
-/** The disk id of this machine's ACA_HOME (see HostRuns.disk); empty when no worker made one. */
-function thisDisk(config: AcaConfig): string {
-  try {
-    return fs.readFileSync(path.join(config.home, 'disk-id'), 'utf8').trim();
-  } catch {
-    return '';
-  }
 }
 
 /** The snapshot of a run that ended without a result (see endedWithoutResult). */

@@ -1,6 +1,5 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { HostStepInput } from '../activities/host-steps';
-import type { HostQueues } from '../shared/host-queues';
 import type { RunInput, RunSnapshot } from '../shared/run-types';
 import { AcaError } from '../shared/errors';
 import { safeKey } from '../shared/safe-key';
@@ -145,11 +144,6 @@ export class RunContext {
   hostStep(): HostStepInput | null {
     const { place, headCommit } = this.record;
     return place && headCommit ? { place, headCommit } : null;
-  }
-
-  /** The task queues of the host that has the run's files; null before the run is prepared. */
-  hostQueues(): HostQueues | null {
-    return this.work.host;
   }
 
   /**

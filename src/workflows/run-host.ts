@@ -15,7 +15,7 @@ export async function stepOnHost<T>(
   queue: 'files' | 'tests',
 ): Promise<T> {
   for (;;) {
-    const queues = run.hostQueues();
+    const queues = run.work.host;
     if (!queues) throw new Error('the run has no host yet');
     const host = hostActivities(queues, hostStartTimeoutMs(run), run.work.heartbeatTimeoutMs);
     try {
@@ -46,7 +46,7 @@ async function hostAnswers(host: HostActivities): Promise<boolean> {
 /** Another worker takes the run over from the git store, its setup command run again there. */
 async function moveRun(run: RunContext): Promise<void> {
   const { record, work } = run;
-  const from = run.hostQueues()!.host;
+  const from = work.host!.host;
   const adopted = await run.activities.repository.adoptRun.executeWithOptions(
     { summary: `host · adopt the run from the git store (${from} took no step)` },
     [run.hostStep()!],
